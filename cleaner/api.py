@@ -1,0 +1,177 @@
+"""`clean_html`: the bytes of one page -> a cleaned CleanEval document or a rejection.
+
+The one entry point the CLI, the Spark job and the evaluation share. No exception escapes
+it, whatever the bytes: every failure becomes a rejection with a reason, so a job over
+millions of records can count outcomes instead of dying on one page.
+
+Rejection reasons:
+  empty          no bytes, or only whitespace
+  too_large      more bytes than [limits] max_html_bytes
+  decode_failed  the decoder failed (should not happen: decoding replaces)
+  parse_error    the HTML parser or segmenter failed
+  no_text        the page has no text blocks at all
+  no_content     the model labelled every block as boilerplate
+  timeout        the per-document time budget ran out between stages
+  internal_error any other exception (its type is kept in `error`)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .assemble import LabelStats, assemble
+from .config import Config, load_config
+from .decode import decode_html
+from .model import CrfModel, load_model
+from .segment import Block, segment_blocks
+
+REJECTION_REASONS = (
+    "empty", "too_large", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
+)  # fmt: skip
+STAGES = ("decode", "segment", "features", "crf", "assemble")
+
+
+@dataclass
+class CleanResult:
+    status: str  # "cleaned" | "rejected"
+    reason: str | None = None
+    error: str | None = None
+    cleaneval: str = ""
+    plain: str = ""
+    stats: LabelStats | None = None
+    n_blocks: int = 0
+    encoding: str | None = None
+    encoding_source: str | None = None
+    replacements: int = 0
+    sanitized_chars: int = 0  # characters Arrow/Parquet could not store, replaced
+    blocks_truncated: bool = False
+    nesting_capped: bool = False
+    url: str | None = None  # from a CleanEval wrapper line when the page has one
+    model_hash: str | None = None
+    feature_version: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    # Filled only with keep_blocks=True (inspection, --format json).
+    blocks: list[Block] | None = None
+    labels: list[str] | None = None
+    confidences: list[float] | None = None
+    marginals: list[dict[str, float]] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "cleaned"
+
+
+class _Budget:
+    def __init__(self, seconds: float):
+        self.deadline = time.perf_counter() + seconds if seconds > 0 else None
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+
+def _sanitize(text: str) -> tuple[str, int]:
+    """Replace lone surrogates (unencodable in UTF-8, fatal for Arrow) with U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        surrogate = [0xD800 <= ord(ch) <= 0xDFFF for ch in text]
+        fixed = "".join("\ufffd" if bad else ch for ch, bad in zip(text, surrogate))
+        return fixed, sum(surrogate)
+
+
+def clean_html(
+    data: bytes,
+    *,
+    http_charset: str | None = None,
+    model: CrfModel | None = None,
+    config: Config | None = None,
+    keep_blocks: bool = False,
+    all_marginals: bool = False,
+) -> CleanResult:
+    """Clean one page (see module docstring). Never raises."""
+    try:
+        return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
+    except MemoryError:
+        return CleanResult("rejected", "internal_error", error="MemoryError")
+    except Exception as exc:  # the contract: no exception escapes
+        return CleanResult("rejected", "internal_error", error=f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> CleanResult:
+    config = config or load_config()
+    limits = config["limits"]
+    model = model or load_model()
+    result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
+    timings = result.timings_ms
+    if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
+        result.reason, result.error = "internal_error", f"expected bytes, got {type(data).__name__}"
+        return result
+    if len(data) > int(limits["max_html_bytes"]):
+        result.reason = "too_large"
+        return result
+    if not bytes(data[:4096]).strip() and not bytes(data).strip():
+        result.reason = "empty"
+        return result
+    budget = _Budget(float(limits.get("time_budget_s", 0)))
+
+    t = time.perf_counter()
+    try:
+        page = decode_html(bytes(data), http_charset=http_charset, config=config)
+    except Exception as exc:
+        result.reason, result.error = "decode_failed", f"{type(exc).__name__}: {exc}"[:500]
+        return result
+    timings["decode"] = (time.perf_counter() - t) * 1000
+    result.encoding, result.encoding_source, result.replacements = page.encoding, page.source, page.replacements
+    if page.wrapper:
+        result.url = page.wrapper.get("id")
+    if budget.expired():
+        result.reason = "timeout"
+        return result
+
+    fconfig = model.feature_config(config)
+    t = time.perf_counter()
+    try:
+        seg = segment_blocks(page.text, fconfig)
+    except Exception as exc:
+        result.reason, result.error = "parse_error", f"{type(exc).__name__}: {exc}"[:500]
+        return result
+    timings["segment"] = (time.perf_counter() - t) * 1000
+    result.n_blocks = len(seg.blocks)
+    result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
+    if not seg.blocks:
+        result.reason = "no_text"
+        return result
+    if budget.expired():
+        result.reason = "timeout"
+        return result
+
+    t = time.perf_counter()
+    extractor = model.extractor()
+    stats = extractor.stats(seg.blocks)
+    feats = extractor.extract(seg.blocks, stats)
+    timings["features"] = (time.perf_counter() - t) * 1000
+    if budget.expired():
+        result.reason = "timeout"
+        return result
+
+    t = time.perf_counter()
+    labels, conf = model.tag(feats)
+    marginals = model.marginals_all(len(labels)) if all_marginals else None
+    timings["crf"] = (time.perf_counter() - t) * 1000
+
+    t = time.perf_counter()
+    out = assemble(seg.blocks, labels, conf, [s.n_words for s in stats])
+    result.cleaneval, n1 = _sanitize(out.cleaneval)
+    result.plain, n2 = _sanitize(out.plain)
+    result.sanitized_chars = n1
+    result.stats = out.stats
+    timings["assemble"] = (time.perf_counter() - t) * 1000
+    if keep_blocks:
+        result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
+    if not out.segments:
+        result.reason = "no_content"
+        return result
+    result.status = "cleaned"
+    return result

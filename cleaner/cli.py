@@ -1,0 +1,338 @@
+"""`cleaner`: the command line.
+
+    cleaner clean PATH... --out DIR [--model M] [--format cleaneval|json]
+    cleaner train DATA_DIR... --out MODEL [--cv]
+    cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
+
+Exit codes (stable, for scripts):
+    0  success
+    1  finished, but some pages were rejected (clean) or a quality gate failed (eval)
+    2  bad usage (unknown option, missing argument)
+    3  an input is missing or unreadable
+    4  the model or the config is invalid
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"cleaner: error: {message}", file=sys.stderr)
+    return code
+
+
+def _load(args):
+    """The config and the model named on the command line (errors name the file)."""
+    from .config import ConfigError, load_config
+    from .model import ModelError, load_model
+
+    try:
+        config = load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+    try:
+        model = load_model(getattr(args, "model", None))
+    except ModelError as exc:
+        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+    return config, model
+
+
+# -- clean --------------------------------------------------------------------------------
+
+
+def _html_inputs(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files.extend(sorted(q for q in p.rglob("*") if q.suffix.lower() in (".html", ".htm") and q.is_file()))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise SystemExit(_fail(EXIT_INPUT, f"input not found: {p}"))
+    return files
+
+
+def result_json(result, name: str) -> dict:
+    blocks = []
+    if result.blocks is not None:
+        for i, b in enumerate(result.blocks):
+            entry = {
+                "index": i,
+                "text": b.text,
+                "label": result.labels[i],
+                "probability": round(result.confidences[i], 6),
+                "containers": list(b.containers),
+            }
+            if result.marginals:
+                entry["marginals"] = {k: round(v, 6) for k, v in result.marginals[i].items()}
+            blocks.append(entry)
+    return {
+        "file": name,
+        "status": result.status,
+        "reason": result.reason,
+        "encoding": result.encoding,
+        "encoding_source": result.encoding_source,
+        "model_hash": result.model_hash,
+        "stats": result.stats.to_dict() if result.stats else None,
+        "text": result.cleaneval,
+        "blocks": blocks,
+    }
+
+
+def cmd_clean(args) -> int:
+    from tqdm import tqdm
+
+    from .api import clean_html
+
+    files = _html_inputs(args.paths)
+    config, model = _load(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rejected: dict[str, int] = {}
+    as_json = args.format == "json"
+    for path in tqdm(files, desc="clean", unit="page", disable=args.quiet or len(files) < 2, file=sys.stderr):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            print(f"cleaner: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            rejected["unreadable"] = rejected.get("unreadable", 0) + 1
+            continue
+        res = clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json)
+        if not res.ok:
+            rejected[res.reason] = rejected.get(res.reason, 0) + 1
+            if not args.quiet:
+                print(f"cleaner: {path}: rejected ({res.reason}{': ' + res.error if res.error else ''})", file=sys.stderr)
+        if as_json:
+            (out / f"{path.stem}.json").write_text(json.dumps(result_json(res, path.name), ensure_ascii=False) + "\n")
+        else:
+            # A rejected page still gets its (empty) file: it scores as empty output.
+            (out / f"{path.stem}.txt").write_text(res.cleaneval + ("\n" if res.cleaneval else ""), encoding="utf-8")
+    n_bad = sum(rejected.values())
+    if not args.quiet:
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(rejected.items()))
+        print(f"cleaned {len(files) - n_bad}/{len(files)} pages into {out}" + (f" (rejected: {detail})" if detail else ""),
+              file=sys.stderr)
+    return EXIT_PARTIAL if n_bad else EXIT_OK
+
+
+# -- train / eval -------------------------------------------------------------------------
+
+
+def _pages(args):
+    from .data import find_pages, load_folds
+
+    pages, folds = [], {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        try:
+            pages.extend(find_pages(d, args.datasets))
+        except FileNotFoundError as exc:
+            raise SystemExit(_fail(EXIT_INPUT, str(exc)))
+        folds.update(load_folds(d))
+    pages = [p for p in pages if p.gold_path is not None]
+    if not pages:
+        raise SystemExit(_fail(EXIT_INPUT, "no pages with a gold file found in " + ", ".join(args.data_dirs or [])))
+    if args.limit:
+        pages = pages[: args.limit]
+    if not folds:  # user folders: deterministic folds by key
+        import zlib
+
+        folds = {p.key: zlib.crc32(p.key.encode()) % 6 + 1 for p in pages}
+    return pages, folds
+
+
+def _families(args):
+    from .features import FAMILIES
+
+    if not args.families:
+        return None
+    fams = tuple(f.strip() for f in args.families.split(",") if f.strip())
+    unknown = [f for f in fams if f not in FAMILIES]
+    if unknown:
+        raise SystemExit(_fail(EXIT_USAGE, f"unknown feature families {unknown}; known: {', '.join(FAMILIES)}"))
+    return fams
+
+
+def _cv_summary(results) -> dict:
+    from .evaluate import figures
+
+    return {
+        f.dataset: {
+            k: (round(v, 4) if isinstance(v, float) else v)
+            for k, v in f.scores.items()
+            if k.startswith(("macro_", "micro_", "n_docs"))
+        }
+        | {"block_accuracy": round(f.block_accuracy, 4), "content_accuracy": round(f.content_accuracy, 4)}
+        for f in figures(results)
+    }
+
+
+def cmd_train(args) -> int:
+    from .config import ConfigError, load_config
+    from .data import manifest_hash
+    from .model import CrfModel
+    from .train import cross_validate, fit, model_meta, prepare, trainable
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return _fail(EXIT_MODEL, str(exc))
+    families = _families(args)
+    pages, folds = _pages(args)
+    tc = config["train"]
+    c1 = args.c1 if args.c1 is not None else float(tc["c1"])
+    c2 = args.c2 if args.c2 is not None else float(tc["c2"])
+    iters = args.max_iterations or int(tc["max_iterations"])
+    t0 = time.time()
+    docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
+    min_al = float(tc["min_alignment"])
+    train_docs = trainable(docs, min_al)
+    left_out = [(d.key, round(d.coverage, 3)) for d in docs if d not in train_docs]
+    print(f"prepared {len(docs)} pages; {len(train_docs)} used for training, {len(left_out)} left out "
+          f"(gold alignment < {min_al}): {left_out[:10]}{' ...' if len(left_out) > 10 else ''}", file=sys.stderr)
+    if not train_docs:
+        return _fail(EXIT_INPUT, "no page has a gold file that aligns with it")
+    cv_figures = None
+    grid_log = []
+    if args.cv:
+        best = None
+        grid = [(a, b) for a in tc["c1_grid"] for b in tc["c2_grid"]] if args.c1 is None else [(c1, c2)]
+        for a, b in grid:
+            res = cross_validate(docs, config, c1=a, c2=b, max_iterations=iters, processes=args.jobs,
+                                 progress=not args.quiet)
+            summary = _cv_summary(res)
+            mean_f1 = sum(v["macro_f1"] for k, v in summary.items() if k != "all") / max(1, len(summary) - (len(summary) > 1))
+            grid_log.append({"c1": a, "c2": b, "mean_macro_f1": round(mean_f1, 4)})
+            print(f"cv c1={a} c2={b}: mean macro F1 over sets {mean_f1:.4f}", file=sys.stderr)
+            if best is None or mean_f1 > best[0]:
+                best = (mean_f1, a, b, summary)
+        _, c1, c2, cv_figures = best
+    data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters)
+    meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
+                      n_docs=len(train_docs),
+                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out})
+    path = CrfModel(data, meta).save(args.out)
+    print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_eval(args) -> int:
+    from .config import ConfigError, load_config
+    from .evaluate import figures, summary_table, write_report
+    from .train import cross_validate, predict, prepare
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return _fail(EXIT_MODEL, str(exc))
+    pages, folds = _pages(args)
+    tc = config["train"]
+    if args.cv:
+        families = _families(args)
+        docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
+        c1 = args.c1 if args.c1 is not None else float(tc["c1"])
+        c2 = args.c2 if args.c2 is not None else float(tc["c2"])
+        iters = args.max_iterations or int(tc["max_iterations"])
+        results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, processes=args.jobs,
+                                 progress=not args.quiet)
+        how = (f"{len(set(folds.values()))}-fold cross-validation by document (folds.tsv), "
+               f"c1={c1}, c2={c2}, {iters} L-BFGS iterations; a model is trained per fold on the other folds.")
+    else:
+        _, model = _load(args)
+        config = model.feature_config(config)
+        docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
+                       processes=args.jobs, progress=not args.quiet)
+        results = [predict(model, d) for d in docs]
+        how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
+    figs = figures(results)
+    print(summary_table(figs))
+    if args.report:
+        path = write_report(figs, Path(args.report), "Evaluation", how)
+        print(f"report written to {path}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")
+    return EXIT_OK
+
+
+# -- main ---------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cleaner",
+        description="Clean web pages into CleanEval text (<h>/<p>/<l> segments) with a CRF block labeller; "
+        "train and evaluate the model.",
+        epilog="Exit codes: 0 ok, 1 some pages rejected, 2 bad usage, 3 input missing, 4 invalid model/config.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("clean", help="clean HTML files into CleanEval text files",
+                       description="Clean every .html file given (or found under a directory given) and write "
+                       "DIR/<file stem>.txt in CleanEval format, or .json with the blocks, their labels and "
+                       "probabilities. Rejected pages get an empty file and a message on stderr.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files or directories")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
+    p.add_argument("--model", metavar="M", help="model file (default: the packaged model)")
+    p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
+    p.add_argument("--format", choices=("cleaneval", "json"), default="cleaneval")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_clean)
+
+    def data_args(q, what):
+        q.add_argument("data_dirs", nargs="*", metavar="DATA_DIR",
+                       help=f"{what}: a data root (../shared/data), one data set (html/ + gold/), or a folder "
+                       "of NAME.html pages with NAME.txt gold beside them (default: ../shared/data)")
+        q.add_argument("--datasets", nargs="+", metavar="NAME", help="only these data sets of a data root")
+        q.add_argument("--config", metavar="TOML", help="config overlay")
+        q.add_argument("--limit", type=int, help="use only the first N pages (quick runs)")
+        q.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+        q.add_argument("--c1", type=float, help="L1 regularisation (default from config)")
+        q.add_argument("--c2", type=float, help="L2 regularisation (default from config)")
+        q.add_argument("--max-iterations", type=int, help="L-BFGS iterations (default from config)")
+        q.add_argument("--families", help="comma-separated feature families (ablation); default all")
+        q.add_argument("-q", "--quiet", action="store_true")
+
+    p = sub.add_parser("train", help="train a CRF model from pages with gold text",
+                       description="Prepare the pages (decode, segment, features, align gold), leave out pages "
+                       "whose gold aligns badly, and train a CRF with L-BFGS. With --cv, c1/c2 are chosen by "
+                       "k-fold cross-validation by document over the grid in the config, and the figures are "
+                       "stored in the model's sidecar.")
+    data_args(p, "training data")
+    p.add_argument("--out", required=True, metavar="MODEL", help="model path (writes MODEL and MODEL.json)")
+    p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="score a model, or cross-validate, with the project's scorer",
+                       description="Score cleaned output against gold text (word P/R/F1, text-only, markup "
+                       "P/R/F1, macro and micro), block accuracy and a confusion matrix per data set. With --cv, "
+                       "train one model per fold (folds.tsv) and score the held-out pages.")
+    data_args(p, "evaluation data")
+    p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model)")
+    p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
+    p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
+    p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Configuration: one TOML file (conf/default.toml) read into a plain nested dict.
+
+The config is data, not code, so it can be broadcast to Spark executors and hashed into
+a model's sidecar. `Config.section_hash` fingerprints only the sections that change
+the features a model sees (segment, features), so that a model refuses to run with a
+config it was not trained with.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "conf" / "default.toml"
+
+# Sections whose content changes the feature vectors (and therefore must match the model).
+FEATURE_SECTIONS = ("segment", "features")
+
+
+class ConfigError(ValueError):
+    """The configuration file is missing, unreadable or invalid."""
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Config:
+    data: dict[str, Any] = field(default_factory=dict)
+    source: str = "<default>"
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self.data[section]
+
+    def section_hash(self, sections: tuple[str, ...] = FEATURE_SECTIONS) -> str:
+        sub = {s: self.data.get(s, {}) for s in sections}
+        blob = json.dumps(sub, sort_keys=True, ensure_ascii=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<json>") -> "Config":
+        return cls(json.loads(text), source)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"invalid config file {path}: {exc}") from exc
+
+
+def _validate(data: dict, source: str) -> None:
+    for section in ("limits", "decode", "segment", "features", "model", "train"):
+        if not isinstance(data.get(section), dict):
+            raise ConfigError(f"{source}: missing section [{section}]")
+    bins = data["features"].get("bins", {})
+    for name, values in bins.items():
+        if not values or list(values) != sorted(values):
+            raise ConfigError(f"{source}: [features.bins] {name} must be a non-empty ascending list")
+    import re
+
+    for name, pattern in data["features"].get("regexp", {}).items():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{source}: [features.regexp] {name} is not a valid regexp: {exc}") from exc
+    if data["limits"].get("max_html_bytes", 1) <= 0:
+        raise ConfigError(f"{source}: [limits] max_html_bytes must be positive")
+
+
+_DEFAULT: Config | None = None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load the default config, overlaid with `path` when given (only the keys it sets change)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        data = _read_toml(DEFAULT_CONFIG_PATH)
+        _validate(data, str(DEFAULT_CONFIG_PATH))
+        _DEFAULT = Config(data, str(DEFAULT_CONFIG_PATH))
+    if path is None:
+        return _DEFAULT
+    override = _read_toml(Path(path))
+    merged = _merge(_DEFAULT.data, override)
+    _validate(merged, str(path))
+    return Config(merged, str(path))

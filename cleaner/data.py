@@ -1,0 +1,80 @@
+"""Annotated page collections: the shared data sets, their folds, and user folders.
+
+Three layouts are accepted wherever a DATA_DIR is given:
+  * a data root holding data sets (`../shared/data`: sub-folders with html/ and gold/),
+  * one data set (`html/ID.html` + `gold/ID.txt`),
+  * a plain folder of `NAME.html` pages with their gold `NAME.txt` beside them (what
+    `cleaner annotate` writes).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Page:
+    dataset: str
+    id: str
+    html_path: Path
+    gold_path: Path | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.dataset}/{self.id}"
+
+
+def _dataset_pages(root: Path, name: str) -> list[Page]:
+    pages = []
+    for html in sorted((root / "html").glob("*.html"), key=lambda p: _natural(p.stem)):
+        gold = root / "gold" / (html.stem + ".txt")
+        pages.append(Page(name, html.stem, html, gold if gold.exists() else None))
+    return pages
+
+
+def _natural(s: str):
+    return (0, int(s), "") if s.isdigit() else (1, 0, s)
+
+
+def find_pages(data_dir: str | Path, datasets: list[str] | None = None) -> list[Page]:
+    """All pages under `data_dir` (any of the three layouts), sorted deterministically."""
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"not a directory: {root}")
+    if (root / "html").is_dir():
+        return _dataset_pages(root, root.name)
+    subsets = sorted(d for d in root.iterdir() if (d / "html").is_dir())
+    if subsets:
+        pages: list[Page] = []
+        for d in subsets:
+            if datasets is None or d.name in datasets:
+                pages.extend(_dataset_pages(d, d.name))
+        return pages
+    pages = []
+    for html in sorted(root.glob("*.html")):
+        gold = html.with_suffix(".txt")
+        pages.append(Page(root.name, html.stem, html, gold if gold.exists() else None))
+    return pages
+
+
+def load_folds(data_dir: str | Path) -> dict[str, int]:
+    """`dataset/id` -> fold number from folds.tsv (empty when the file is absent)."""
+    path = Path(data_dir) / "folds.tsv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {f"{r['dataset']}/{r['id']}": int(r["fold"]) for r in csv.DictReader(fh, delimiter="\t")}
+
+
+def manifest_hash(pages: list[Page]) -> str:
+    """A fingerprint of the training data: page keys and the bytes of pages and golds."""
+    h = hashlib.sha256()
+    for p in pages:
+        h.update(p.key.encode())
+        h.update(hashlib.sha256(p.html_path.read_bytes()).digest())
+        if p.gold_path:
+            h.update(hashlib.sha256(p.gold_path.read_bytes()).digest())
+    return h.hexdigest()[:16]

@@ -1,0 +1,540 @@
+"""Bytes -> text: decide a page's character encoding and decode it without ever raising.
+
+Order of evidence (the WHATWG "encoding sniffing" order, with the corpus-oriented changes
+measured in docs/decoding.md):
+
+1. **BOM** (UTF-8, UTF-16LE, UTF-16BE) wins over everything and is stripped.
+2. **HTTP** ``Content-Type`` charset, when the caller gives one and it is a known label.
+3. **meta** prescan of the first ``[decode] prescan_bytes`` bytes: ``<meta charset=...>`` or
+   ``<meta http-equiv="Content-Type" content="...; charset=...">`` (comments skipped; the first
+   meta with a *known* label wins, unknown labels are skipped as the spec says).
+4. **detector**: strict UTF-8 validity first (non-ASCII bytes that decode as UTF-8 are UTF-8),
+   then a C detector on at most ``[decode] detector_bytes`` bytes.
+5. **default**: UTF-8 with replacement.
+
+Labels are mapped as browsers map them (the WHATWG Encoding Standard label table, below):
+iso-8859-1/latin1/us-ascii/ascii -> windows-1252, gb2312 -> GBK (decoded with Python's gb18030,
+which is what the WHATWG GBK decoder is), big5 -> big5hkscs, euc-kr -> cp949, Shift_JIS labels ->
+cp932 (windows-31j, what browsers decode Shift_JIS with), UTF-16 labels found by the meta prescan ->
+UTF-8. Unknown labels, and the labels of the WHATWG "replacement" encoding (iso-2022-kr, hz-gb-2312,
+...), are ignored so that the next step decides.
+
+Two measured departures from browsers (switchable in ``[decode]``, see docs/decoding.md):
+
+* ``invalid_declared_utf8``: what to do when HTTP/meta declare UTF-8 but the bytes are not valid
+  UTF-8 — ``"trust"`` (browser behaviour: U+FFFD), ``"detect"`` (let the detector decide) or
+  ``"repair"`` (decode as UTF-8 and decode each invalid byte as windows-1252, the usual cause
+  being windows-1252 text pasted into a UTF-8 template).
+* ``valid_utf8_wins``: bytes with non-ASCII content that are valid UTF-8 are decoded as UTF-8
+  even when the page declares a legacy encoding (valid multi-byte UTF-8 almost never happens by
+  chance in legacy-encoded text).
+
+``DecodedPage.replacements`` counts the U+FFFD produced by decoding only: U+FFFD characters that
+the bytes themselves encode (e.g. ``EF BF BD`` in UTF-8) are not counted. The count is exact and
+costs a second decode only on pages whose text contains U+FFFD at all.
+
+CleanEval / CleanPortalEval inputs start with a wrapper line ``<text id="URL" title="..."
+encoding="...">`` and end with ``</text>``: both are removed from ``text`` and the wrapper's
+attributes (HTML entities decoded) are returned in ``wrapper``. Its ``encoding`` attribute is
+*not* used for decoding (it is often "unset" or wrong).
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["DecodedPage", "decode_html", "lookup_label", "SOURCES", "DETECTORS"]
+
+SOURCES = ("bom", "http", "meta", "detector", "default")
+
+
+@dataclass(frozen=True)
+class DecodedPage:
+    text: str
+    encoding: str  # Python codec name used (codecs.lookup(...).name, e.g. "utf-8", "cp1252")
+    source: str  # one of SOURCES
+    replacements: int  # U+FFFD produced by decoding (not those encoded in the bytes)
+    wrapper: dict | None  # attributes of a CleanEval <text ...> wrapper line, when present
+
+
+# --------------------------------------------------------------------------------------------
+# WHATWG Encoding Standard label table (https://encoding.spec.whatwg.org/#names-and-labels),
+# written out by hand; value: the Python codec that decodes like the browser's decoder.
+# --------------------------------------------------------------------------------------------
+_WHATWG: dict[str, tuple[str, ...]] = {
+    "utf-8": ("unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8",
+              "x-unicode20utf8"),
+    "cp866": ("866", "cp866", "csibm866", "ibm866"),
+    "iso8859-2": ("csisolatin2", "iso-8859-2", "iso-ir-101", "iso8859-2", "iso88592",
+                  "iso_8859-2", "iso_8859-2:1987", "l2", "latin2"),
+    "iso8859-3": ("csisolatin3", "iso-8859-3", "iso-ir-109", "iso8859-3", "iso88593",
+                  "iso_8859-3", "iso_8859-3:1988", "l3", "latin3"),
+    "iso8859-4": ("csisolatin4", "iso-8859-4", "iso-ir-110", "iso8859-4", "iso88594",
+                  "iso_8859-4", "iso_8859-4:1988", "l4", "latin4"),
+    "iso8859-5": ("csisolatincyrillic", "cyrillic", "iso-8859-5", "iso-ir-144", "iso8859-5",
+                  "iso88595", "iso_8859-5", "iso_8859-5:1988"),
+    "iso8859-6": ("arabic", "asmo-708", "csiso88596e", "csiso88596i", "csisolatinarabic",
+                  "ecma-114", "iso-8859-6", "iso-8859-6-e", "iso-8859-6-i", "iso-ir-127",
+                  "iso8859-6", "iso88596", "iso_8859-6", "iso_8859-6:1987"),
+    "iso8859-7": ("csisolatingreek", "ecma-118", "elot_928", "greek", "greek8", "iso-8859-7",
+                  "iso-ir-126", "iso8859-7", "iso88597", "iso_8859-7", "iso_8859-7:1987",
+                  "sun_eu_greek"),
+    "iso8859-8": ("csiso88598e", "csisolatinhebrew", "hebrew", "iso-8859-8", "iso-8859-8-e",
+                  "iso-ir-138", "iso8859-8", "iso88598", "iso_8859-8", "iso_8859-8:1988",
+                  "visual", "csiso88598i", "iso-8859-8-i", "logical"),
+    "iso8859-10": ("csisolatin6", "iso-8859-10", "iso-ir-157", "iso8859-10", "iso885910", "l6",
+                   "latin6"),
+    "iso8859-13": ("iso-8859-13", "iso8859-13", "iso885913"),
+    "iso8859-14": ("iso-8859-14", "iso8859-14", "iso885914"),
+    "iso8859-15": ("csisolatin9", "iso-8859-15", "iso8859-15", "iso885915", "iso_8859-15",
+                   "l9"),
+    "iso8859-16": ("iso-8859-16",),
+    "koi8-r": ("cskoi8r", "koi", "koi8", "koi8-r", "koi8_r"),
+    "koi8-u": ("koi8-ru", "koi8-u"),
+    "mac-roman": ("csmacintosh", "mac", "macintosh", "x-mac-roman"),
+    "cp874": ("dos-874", "iso-8859-11", "iso8859-11", "iso885911", "tis-620", "windows-874"),
+    "cp1250": ("cp1250", "windows-1250", "x-cp1250"),
+    "cp1251": ("cp1251", "windows-1251", "x-cp1251"),
+    "cp1252": ("ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819",
+               "iso-8859-1", "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1",
+               "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252",
+               # x-user-defined: the meta prescan turns it into windows-1252.
+               "x-user-defined"),
+    "cp1253": ("cp1253", "windows-1253", "x-cp1253"),
+    "cp1254": ("cp1254", "csisolatin5", "iso-8859-9", "iso-ir-148", "iso8859-9", "iso88599",
+               "iso_8859-9", "iso_8859-9:1989", "l5", "latin5", "windows-1254", "x-cp1254"),
+    "cp1255": ("cp1255", "windows-1255", "x-cp1255"),
+    "cp1256": ("cp1256", "windows-1256", "x-cp1256"),
+    "cp1257": ("cp1257", "windows-1257", "x-cp1257"),
+    "cp1258": ("cp1258", "windows-1258", "x-cp1258"),
+    "mac-cyrillic": ("x-mac-cyrillic", "x-mac-ukrainian"),
+    # GBK and gb18030 share the gb18030 decoder in the WHATWG standard.
+    "gb18030": ("chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80",
+                "gbk", "iso-ir-58", "x-gbk", "gb18030"),
+    "big5hkscs": ("big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5"),
+    "euc_jp": ("cseucpkdfmtjapanese", "euc-jp", "x-euc-jp"),
+    "iso2022_jp": ("csiso2022jp", "iso-2022-jp"),
+    "cp932": ("csshiftjis", "ms932", "ms_kanji", "shift-jis", "shift_jis", "sjis",
+              "windows-31j", "x-sjis"),
+    "cp949": ("cseuckr", "csksc56011987", "euc-kr", "iso-ir-149", "korean", "ks_c_5601-1987",
+              "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949"),
+    "utf-16-be": ("unicodefffe", "utf-16be"),
+    "utf-16-le": ("csunicode", "iso-10646-ucs-2", "ucs-2", "unicode", "unicodefeff", "utf-16",
+                  "utf-16le"),
+}
+
+LABELS: dict[str, str] = {label: codec for codec, labels in _WHATWG.items() for label in labels}
+
+# Names the C detectors return that are not WHATWG labels (detector output only, never page labels).
+_DETECTOR_ALIASES = {
+    "uhc": "cp949",
+    "iso-2022-cn": "",  # WHATWG "replacement": not decodable by browsers
+    "iso-2022-kr": "",
+    "hz-gb-2312": "",
+    "euc-tw": "",
+    "x-iso-10646-ucs-4-3412": "",
+    "x-iso-10646-ucs-4-2143": "",
+}
+
+_WS = " \t\n\f\r"
+_UTF16 = ("utf-16-le", "utf-16-be")
+
+
+def lookup_label(label: str | bytes | None) -> str | None:
+    """WHATWG "get an encoding": the Python codec for a label, or None for an unknown label."""
+    if label is None:
+        return None
+    if isinstance(label, (bytes, bytearray)):
+        label = bytes(label).decode("latin-1")
+    return LABELS.get(label.strip(_WS).lower())
+
+
+_WHATWG_CODECS = frozenset(_WHATWG)
+
+
+def _codec_for_detector(name: str | None, whatwg_only: bool = True) -> str | None:
+    """Codec for a detector's answer; with `whatwg_only`, None unless browsers know the
+    encoding (uchardet also answers IBM852/855/865, MacCentralEurope, VISCII, ...)."""
+    if not name:
+        return None
+    key = name.strip(_WS).lower()
+    if key in LABELS:
+        return LABELS[key]
+    if key in _DETECTOR_ALIASES:
+        return _DETECTOR_ALIASES[key] or None
+    try:
+        codec = codecs.lookup(key).name
+    except LookupError:
+        return None
+    return codec if not whatwg_only or codec in _WHATWG_CODECS else None
+
+
+# --------------------------------------------------------------------------------------------
+# Western guard. uchardet, given an English page with a handful of non-ASCII bytes (curly quotes
+# and dashes in windows-1252, an accented name), often answers a Central European, Nordic or
+# Vietnamese code page (see docs/decoding.md). When the detector answers a single-byte encoding
+# other than windows-1252, the bytes read as windows-1252 look Western (typographic punctuation,
+# or accented letters next to ASCII letters) and the text's letters are almost all ASCII, the
+# page is decoded as windows-1252. Dense non-ASCII text (Polish, Czech, Russian, Greek, ...) is
+# left to the detector.
+# --------------------------------------------------------------------------------------------
+_SINGLE_BYTE = frozenset(_WHATWG) - {"utf-8", "utf-16-le", "utf-16-be", "gb18030", "big5hkscs",
+                                     "euc_jp", "iso2022_jp", "cp932", "cp949", "cp1252"}
+# ISO-8859-x never uses 0x80-0x9F (C1 controls); a page that does is in the windows- sibling.
+_ISO_TO_WINDOWS = {"iso8859-2": "cp1250", "iso8859-4": "cp1257", "iso8859-6": "cp1256",
+                   "iso8859-7": "cp1253", "iso8859-8": "cp1255", "iso8859-13": "cp1257",
+                   "iso8859-15": "cp1252"}
+_C1_RE = re.compile(rb"[\x80-\x9f]")
+_HIGH_RE = re.compile(rb"[\x80-\xff]")
+_ASCII_LETTERS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NOT_ASCII_LETTERS = bytes(b for b in range(256) if b not in _ASCII_LETTERS)
+# windows-1252 bytes that are punctuation/symbols commonly found in English text.
+_CP1252_PUNCT = frozenset(
+    b"\x80\x82\x84\x85\x86\x87\x89\x8b\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9b\xa0"
+    b"\xa1\xa2\xa3\xa5\xa6\xa7\xa8\xa9\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6"
+    b"\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xd7\xf7"
+)
+_CP1252_LETTERS = (frozenset(range(0xC0, 0x100)) - {0xD7, 0xF7}) | frozenset(
+    b"\x83\x8a\x8c\x8e\x9a\x9c\x9e\x9f\xaa")
+_MARKUP_RE = re.compile(
+    rb"<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>", re.S | re.I)
+
+
+def _western_share(sample: bytes) -> float:
+    high = west = 0
+    n = len(sample)
+    for m in _HIGH_RE.finditer(sample):
+        i = m.start()
+        b = sample[i]
+        high += 1
+        if b in _CP1252_PUNCT:
+            west += 1
+        elif b in _CP1252_LETTERS and (
+            (i > 0 and sample[i - 1] in _ASCII_LETTERS)
+            or (i + 1 < n and sample[i + 1] in _ASCII_LETTERS)
+        ):
+            west += 1
+    return west / high if high else 1.0
+
+
+def _non_ascii_letter_ratio(sample: bytes) -> float:
+    """Non-ASCII letters (read as windows-1252) per ASCII letter, in the text outside markup."""
+    text = _MARKUP_RE.sub(b" ", sample)
+    ascii_letters = len(text.translate(None, _NOT_ASCII_LETTERS))
+    high_letters = sum(1 for m in _HIGH_RE.finditer(text) if text[m.start()] in _CP1252_LETTERS)
+    return high_letters / max(1, ascii_letters)
+
+
+def _guard(codec: str, sample: bytes, cfg: dict) -> str:
+    if codec in _ISO_TO_WINDOWS and _C1_RE.search(sample):
+        codec = _ISO_TO_WINDOWS[codec]
+    if codec in _SINGLE_BYTE and cfg.get("western_guard", True):
+        if (_western_share(sample) >= float(cfg.get("western_min_share", 0.9))
+                and _non_ascii_letter_ratio(sample) < float(cfg.get("western_max_letter_ratio", 0.015))):
+            return "cp1252"
+    return codec
+
+
+# --------------------------------------------------------------------------------------------
+# Detectors: sample bytes -> (label, confidence). Both wrap uchardet; see docs/decoding.md.
+# --------------------------------------------------------------------------------------------
+def _detect_cchardet(sample: bytes) -> tuple[str | None, float]:
+    import cchardet
+
+    result = cchardet.detect(sample)
+    return result.get("encoding"), float(result.get("confidence") or 0.0)
+
+
+def _detect_resiliparse(sample: bytes) -> tuple[str | None, float]:
+    from resiliparse.parse.encoding import detect_encoding
+
+    # max_len=0: the caller has already bounded the sample; no confidence is exposed.
+    enc = detect_encoding(sample, max_len=0, html5_compatible=False, from_html_meta=False)
+    return enc, (1.0 if enc else 0.0)
+
+
+DETECTORS: dict[str, Callable[[bytes], tuple[str | None, float]]] = {
+    "cchardet": _detect_cchardet,
+    "resiliparse": _detect_resiliparse,
+    "none": lambda sample: (None, 0.0),
+}
+DEFAULT_DETECTOR = "cchardet"
+_detector_cache: dict[str, Callable[[bytes], tuple[str | None, float]]] = {}
+
+
+def _get_detector(name: str) -> Callable[[bytes], tuple[str | None, float]]:
+    """The named detector; when its module is not installed, the other uchardet wrapper."""
+    if name in _detector_cache:
+        return _detector_cache[name]
+    chosen = DETECTORS.get(name, DETECTORS[DEFAULT_DETECTOR])
+    for candidate in (chosen, DETECTORS["cchardet"], DETECTORS["resiliparse"], DETECTORS["none"]):
+        try:
+            candidate(b"probe")
+        except ImportError:
+            continue
+        chosen = candidate
+        break
+    _detector_cache[name] = chosen
+    return chosen
+
+# --------------------------------------------------------------------------------------------
+# Meta prescan and the CleanEval wrapper
+# --------------------------------------------------------------------------------------------
+_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+_META_RE = re.compile(rb"<meta[\s/][^>]*>?", re.I)
+_ATTR_RE = re.compile(
+    rb"""([^\s/>"'=][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?"""
+)
+_CONTENT_CHARSET_RE = re.compile(
+    rb"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))""", re.I
+)
+_HTTP_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?([^\s;"']+)""", re.I)
+
+# Wrapper: optional BOM and blank lines, then <text attr="..." ...> (attribute values in double
+# quotes, as the CleanEval tools write them); the rest of that line is dropped with it.
+_WRAPPER_RE = re.compile(r"""\A\ufeff?\s*<text((?:\s+[\w:.-]+\s*=\s*"[^"]*")+)\s*>[ \t]*(?:\r?\n)?""")
+_WRAPPER_ATTR_RE = re.compile(r"""([\w:.-]+)\s*=\s*"([^"]*)\"""")
+_WRAPPER_BYTES_RE = re.compile(rb"""\A\s*<text(?:\s+[\w:.-]+\s*=\s*"[^"]*")+\s*>""")
+
+
+def _meta_label(window: bytes) -> str | None:
+    """Codec from the first <meta> in `window` that carries a known charset label."""
+    if b"<!--" in window:
+        window = _COMMENT_RE.sub(b" ", window)
+    for tag in _META_RE.finditer(window):
+        charset = content = None
+        for m in _ATTR_RE.finditer(tag.group(0), 5):
+            name = m.group(1).lower()
+            value = m.group(2) if m.group(2) is not None else (
+                m.group(3) if m.group(3) is not None else m.group(4))
+            if name == b"charset" and charset is None:
+                charset = value or b""
+            elif name == b"content" and content is None:
+                content = value or b""
+        codec = None
+        if charset is not None:
+            codec = lookup_label(charset) or lookup_label(charset.rstrip(b"/"))
+        # Lenient on purpose: a content="...charset=..." counts without checking that
+        # http-equiv="Content-Type" is present (pages often write name= instead).
+        if codec is None and content:
+            cm = _CONTENT_CHARSET_RE.search(content)
+            if cm:
+                codec = lookup_label(cm.group(1) or cm.group(2) or cm.group(3) or b"")
+        if codec is not None:
+            # A page that says UTF-16 in ASCII is not UTF-16 (WHATWG: use UTF-8).
+            return "utf-8" if codec in _UTF16 else codec
+    return None
+
+
+def _http_label(http_charset: str | bytes) -> str | None:
+    if isinstance(http_charset, (bytes, bytearray)):
+        http_charset = bytes(http_charset).decode("latin-1")
+    value = http_charset.strip(_WS)
+    if "=" in value or ";" in value:  # a whole Content-Type value was passed
+        m = _HTTP_CHARSET_RE.search(value)
+        if not m:
+            return None
+        value = m.group(1)
+    return lookup_label(value.strip("\"'"))
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding helpers
+# --------------------------------------------------------------------------------------------
+_tls = threading.local()
+
+
+def _count_replace(exc: UnicodeError):
+    _tls.count = getattr(_tls, "count", 0) + 1
+    return ("\ufffd", exc.end)
+
+
+def _cp1252_fallback(exc: UnicodeError):
+    """Decode each byte of an invalid UTF-8 sequence as windows-1252 (undefined bytes as in
+    WHATWG's windows-1252: the C1 control with the same number)."""
+    bad = exc.object[exc.start:exc.end]
+    return ("".join(_CP1252_BYTE[b] for b in bad), exc.end)
+
+
+_CP1252_BYTE = [bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in range(256)]
+_COUNT_ERRORS = "webcleaner.decode.countreplace"
+_REPAIR_ERRORS = "webcleaner.decode.cp1252fallback"
+codecs.register_error(_COUNT_ERRORS, _count_replace)
+codecs.register_error(_REPAIR_ERRORS, _cp1252_fallback)
+
+
+def _decode(data: bytes, codec: str, errors: str = "replace") -> tuple[str, str, int]:
+    """Decode never raising; returns (text, codec actually used, replacements produced)."""
+    try:
+        text = data.decode(codec, errors)
+    except Exception:  # unknown codec or a codec bug: fall back to UTF-8
+        codec, errors = "utf-8", "replace"
+        text = data.decode(codec, errors)
+    if "\ufffd" not in text:
+        return text, codec, 0
+    # Exact count of the replacements produced, without the U+FFFD that the bytes encode.
+    _tls.count = 0
+    try:
+        data.decode(codec, _COUNT_ERRORS)
+        count = _tls.count
+    except Exception:
+        count = text.count("\ufffd")
+    return text, codec, count
+
+
+def _strict_utf8(data: bytes) -> str | None:
+    """The text when `data` is valid UTF-8 (decoded once and reused), else None."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _decode_config(config) -> dict:
+    if config is None:
+        from cleaner.config import load_config
+
+        config = load_config()
+    try:
+        section = config["decode"]
+    except (KeyError, TypeError):
+        section = config if isinstance(config, dict) else {}
+    return section
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _bom(data: bytes) -> tuple[str, int] | None:
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return codec, len(bom)
+    return None
+
+
+def _strip_wrapper(text: str) -> tuple[str, dict | None]:
+    if "<text" not in text[:4096]:
+        return text, None
+    m = _WRAPPER_RE.match(text)
+    if not m:
+        return text, None
+    attrs = {k: html.unescape(v) for k, v in _WRAPPER_ATTR_RE.findall(m.group(1))}
+    body = text[m.end():]
+    tail = body[-64:].rstrip()
+    if tail.endswith("</text>"):
+        body = body.rstrip()[:-7]
+    return body, attrs
+
+
+def decode_html(data: bytes, http_charset: str | None = None, config=None) -> DecodedPage:
+    """Decode the bytes of one HTML page. Never raises for any bytes input.
+
+    `http_charset` is the charset parameter of the HTTP Content-Type header (a bare label, or the
+    whole header value); `config` is a Config, a dict with a "decode" section, or the [decode]
+    section itself (default: conf/default.toml).
+    """
+    if not isinstance(data, bytes):
+        data = bytes(data)  # bytearray / memoryview; anything else raises TypeError, by design
+    cfg = _decode_config(config)
+    prescan_bytes = int(cfg.get("prescan_bytes", 4096))
+    min_conf = float(cfg.get("min_detector_confidence", 0.2))
+    detector_bytes = int(cfg.get("detector_bytes", 65536))
+    detector = _get_detector(str(cfg.get("detector", DEFAULT_DETECTOR)))
+    invalid_utf8 = cfg.get("invalid_declared_utf8", "repair")
+    valid_utf8_wins = bool(cfg.get("valid_utf8_wins", True))
+    utf8_first = bool(cfg.get("utf8_first", True))
+
+    # 1. BOM
+    bom = _bom(data)
+    if bom is not None:
+        codec, skip = bom
+        text, codec, n = _decode(data[skip:], codec)
+        return _page(text, codec, "bom", n)
+
+    # Pure ASCII (no ESC, which would announce ISO-2022-JP): no detection is needed. A declared
+    # legacy label would decode it to the same text; the declaration is still reported.
+    # (NUL bytes: maybe BOM-less UTF-16, which the detector may recognise.)
+    ascii_only = data.isascii() and b"\x1b" not in data and b"\x00" not in data
+
+    # 2. HTTP charset, 3. meta prescan
+    declared, source = None, None
+    if http_charset:
+        declared = _http_label(http_charset)
+        # A UTF-16 header on bytes without a single NUL in the first KiB is a lie.
+        if declared in _UTF16 and b"\x00" not in data[:1024]:
+            declared = None
+        if declared is not None:
+            source = "http"
+    if declared is None and prescan_bytes > 0:
+        start = 0
+        w = _WRAPPER_BYTES_RE.match(data, 0, 8192) if data[:64].lstrip()[:5] == b"<text" else None
+        if w:
+            start = w.end()
+        declared = _meta_label(data[start:start + prescan_bytes])
+        if declared is not None:
+            source = "meta"
+
+    if ascii_only:
+        text, codec, n = _decode(data, declared or "utf-8")
+        return _page(text, codec, source or "default", n)
+
+    # Valid UTF-8 is decided once; `utf8` is its text, or None when the bytes are not UTF-8.
+    need_utf8 = declared == "utf-8" or utf8_first or (valid_utf8_wins and declared not in _UTF16)
+    utf8 = _strict_utf8(data) if need_utf8 else None
+
+    if declared is not None:
+        if declared == "utf-8":
+            if utf8 is not None:
+                return _page(utf8, "utf-8", source, 0)
+            if invalid_utf8 == "trust":
+                text, codec, n = _decode(data, "utf-8")
+                return _page(text, codec, source, n)
+            if invalid_utf8 == "repair":
+                text, codec, n = _decode(data, "utf-8", _REPAIR_ERRORS)
+                return _page(text, codec, source, n)
+            # "detect": fall through to the detector
+        elif valid_utf8_wins and utf8 is not None and declared not in _UTF16:
+            # Valid multi-byte UTF-8 under a legacy label: the label is stale (measured).
+            return _page(utf8, "utf-8", "detector", 0)
+        else:
+            text, codec, n = _decode(data, declared)
+            return _page(text, codec, source, n)
+
+    # 4. detector: valid UTF-8 first, then the C detector on a bounded sample
+    if utf8_first and utf8 is not None:
+        return _page(utf8, "utf-8", "detector", 0)
+    sample = data[:detector_bytes] if detector_bytes > 0 else data
+    try:
+        label, confidence = detector(sample)
+    except Exception:
+        label, confidence = None, 0.0
+    codec = (_codec_for_detector(label, bool(cfg.get("detector_whatwg_only", True)))
+             if confidence >= min_conf else None)
+    if codec is not None and codec != "utf-8":
+        codec = _guard(codec, sample, cfg)
+    if codec is not None and codec != "utf-8":
+        text, codec, n = _decode(data, codec)
+        return _page(text, codec, "detector", n)
+    # 5. default (or a detector that says UTF-8 on invalid UTF-8)
+    src = "detector" if codec == "utf-8" else (source or "default")
+    errors = _REPAIR_ERRORS if invalid_utf8 == "repair" else "replace"
+    text, codec, n = _decode(data, "utf-8", errors)
+    return _page(text, codec, src, n)
+
+
+def _page(text: str, codec: str, source: str, replacements: int) -> DecodedPage:
+    try:
+        name = codecs.lookup(codec).name
+    except LookupError:
+        name = codec
+    body, wrapper = _strip_wrapper(text)
+    return DecodedPage(body, name, source, replacements, wrapper)

@@ -1,0 +1,121 @@
+"""Evaluation figures and the Markdown report.
+
+Per data set: the scorer's macro and micro figures (word P/R/F1, text-only, markup
+P/R/F1), block labelling accuracy on the full label set and on content vs noise
+(against the gold-aligned labels), a confusion matrix and the distribution of
+per-document F1 (plotted next to the report).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from .align import CONTENT_LABELS, LABELS
+from .score import aggregate
+
+
+@dataclass
+class SetFigures:
+    dataset: str
+    n_docs: int
+    scores: dict
+    block_accuracy: float
+    content_accuracy: float
+    confusion: dict[str, dict[str, int]]  # gold -> predicted -> count
+    f1s: list[float]
+
+
+def figures(results, datasets: list[str] | None = None) -> list[SetFigures]:
+    """Group DocResults by data set (plus an 'all' row) and compute every figure."""
+    groups: dict[str, list] = defaultdict(list)
+    for r in results:
+        groups[r.dataset].append(r)
+    names = datasets or sorted(groups)
+    out = []
+    for name in names + (["all"] if len(names) > 1 else []):
+        rs = [r for r in results] if name == "all" else groups.get(name, [])
+        if not rs:
+            continue
+        conf: dict[str, dict[str, int]] = {g: {p: 0 for p in LABELS} for g in LABELS}
+        total = correct = content_correct = 0
+        for r in rs:
+            for g, p in zip(r.gold_labels, r.pred_labels):
+                conf.setdefault(g, {}).setdefault(p, 0)
+                conf[g][p] += 1
+                total += 1
+                correct += g == p
+                content_correct += (g in CONTENT_LABELS) == (p in CONTENT_LABELS)
+        out.append(
+            SetFigures(
+                name,
+                len(rs),
+                aggregate([r.score for r in rs]),
+                correct / total if total else 0.0,
+                content_correct / total if total else 0.0,
+                conf,
+                [r.score.f1 for r in rs],
+            )
+        )
+    return out
+
+
+def _f(x) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def summary_table(figs: list[SetFigures]) -> str:
+    head = (
+        "| set | docs | word P | word R | word F1 | text-only | markup P | markup R | markup F1 "
+        "| micro F1 | block acc | content acc |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for f in figs:
+        s = f.scores
+        rows.append(
+            f"| {f.dataset} | {f.n_docs} | {_f(s['macro_precision'])} | {_f(s['macro_recall'])} "
+            f"| **{_f(s['macro_f1'])}** | {_f(s['macro_text_only'])} | {_f(s['macro_markup_precision'])} "
+            f"| {_f(s['macro_markup_recall'])} | {_f(s['macro_markup_f1'])} | {_f(s['micro_f1'])} "
+            f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
+def confusion_table(f: SetFigures) -> str:
+    labels = [lab for lab in LABELS if lab in f.confusion]
+    head = "| gold \\ predicted | " + " | ".join(labels) + " |\n|---|" + "---|" * len(labels) + "\n"
+    rows = [f"| {g} | " + " | ".join(str(f.confusion[g].get(p, 0)) for p in labels) + " |" for g in labels]
+    return head + "\n".join(rows) + "\n"
+
+
+def plot_f1(figs: list[SetFigures], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sets = [f for f in figs if f.dataset != "all"]
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
+    ax.boxplot([f.f1s for f in sets], vert=False, showfliers=True, flierprops={"markersize": 2})
+    ax.set_yticks(range(1, len(sets) + 1), [f"{f.dataset} (n={f.n_docs})" for f in sets])
+    ax.set_xlabel("per-document word F1")
+    ax.set_xlim(0, 1.01)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_report(figs: list[SetFigures], path: Path, title: str, preamble: str = "") -> Path:
+    path = Path(path)
+    plot = plot_f1(figs, path.with_suffix(".png"))
+    parts = [f"# {title}\n", preamble.strip() + "\n" if preamble else "", "## Figures (macro averages unless marked)\n",
+             summary_table(figs), f"\n![per-document F1]({plot.name})\n"]
+    for f in figs:
+        parts.append(f"\n## Block labels: {f.dataset}\n\n" + confusion_table(f))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+    return path

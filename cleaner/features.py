@@ -1,0 +1,331 @@
+"""Block features: Victor's families plus the strongest of Dragnet's, as CRFsuite attributes.
+
+Every feature is a string attribute `family.name=value` (binary in the CRF). Numeric values
+are mapped to bins from `conf/` ("largest bin less-or-equal to the value"), as Victor did,
+so the CRF learns thresholds without scaling issues. Each block also carries the features
+of its neighbours within `[features] window`, prefixed with the offset (`-1:` / `+1:`),
+restricted to `window_families`.
+
+Families (the prefix of every attribute, used for ablation):
+  container  ancestor classes (p, a, u, img, header, bold, italic, list, form)
+  split      p / br / hr / inline / block tags between the previous block and this one
+  char       character classes, absolute and relative
+  token      whitespace-token classes, absolute and relative
+  sentence   sentence count, mean length, begins/ends like a sentence
+  dup        duplicate text within the document
+  regexp     url, date, time, bullet
+  group      div-group and td-group word ratios (words outside links)
+  position   relative position in the document
+  document   document-level sizes
+  tag        the innermost tag and its parent (Dragnet-era markup cue)
+  idclass    id/class tokens of the ancestors (Dragnet)
+  density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from .config import Config, load_config
+from .segment import Block
+from .text import char_classes, count_words
+
+FAMILIES = (
+    "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
+    "position", "document", "tag", "idclass", "density",
+)  # fmt: skip
+FEATURE_VERSION = "1"
+
+
+@dataclass(slots=True)
+class BlockStats:
+    """Numbers measured on one block, shared by features and the output statistics."""
+
+    n_words: int
+    n_chars: int
+    link_words: int  # words inside a link
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) >= 1 else f"{x:g}"
+
+
+def _bin_label(bins: list[float], value: float) -> str:
+    """The largest bin less-or-equal to `value` (the smallest bin when below all)."""
+    i = bisect_right(bins, value) - 1
+    return _fmt(bins[i if i >= 0 else 0])
+
+
+class _Table:
+    """Precomputed attribute strings `name=bin` for integer inputs 0..cap.
+
+    Feature extraction runs per block on every page, so formatting and bisecting are done
+    once here; a lookup is a list index.
+    """
+
+    __slots__ = ("labels", "cap")
+
+    def __init__(self, name: str, bins: list[float], cap: int, scale: float = 1.0):
+        self.cap = cap
+        self.labels = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
+
+    def __call__(self, i: int) -> str:
+        return self.labels[i if i < self.cap else self.cap]
+
+
+class _PrefixCache(dict):
+    """attribute -> the same attribute seen from a neighbour (`-1:` ...), built once."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.prefix = prefix
+
+    def __missing__(self, key: str) -> str:
+        value = self[key] = self.prefix + key
+        return value
+
+
+class FeatureExtractor:
+    """Compiled settings (bins, regexps, tag classes) turned into a fast per-document function."""
+
+    def __init__(self, config: Config | None = None, families: tuple[str, ...] | None = None):
+        self.config = config or load_config()
+        fc = self.config["features"]
+        self.families = frozenset(families or FAMILIES)
+        bins = fc["bins"]
+        count_cap = int(max(bins["count"])) + 1
+        doc_cap = int(max(bins["document"])) + 1
+
+        def count(name: str) -> _Table:
+            return _Table(name, bins["count"], count_cap)
+
+        def rel(name: str) -> _Table:
+            # Relative values are looked up as whole per-mille.
+            return _Table(name, bins["relative"], 1000, 1000.0)
+
+        self.t_split = {k: _Table("split." + k, bins["split"], int(max(bins["split"])) + 1)
+                        for k in ("p", "br", "hr", "class-inline", "class-block")}
+        self.t_char = [(count(f"char.{k}"), rel(f"char.{k}.rel")) for k in ("alpha", "num", "punct", "white", "other")]
+        self.t_token = [(count(f"token.{k}"), rel(f"token.{k}.rel")) for k in ("alpha", "num", "mix", "other")]
+        self.t_sent_count = count("sentence.count")
+        self.t_sent_len = count("sentence.avg-length")
+        self.t_density = count("density.text")
+        self.t_dup = count("dup.count")
+        self.t_div = rel("group.div-word-ratio")
+        self.t_td = rel("group.td-word-ratio")
+        self.t_link = rel("density.group-link")
+        self.t_pos = _Table("position", bins["position"], 1000, 1000.0)
+        self.t_doc = {k: _Table("document." + k, bins["document"], doc_cap)
+                      for k in ("word-count", "sentence-count", "block-count")}
+        self.t_doc_rel = {k: rel("document." + k) for k in ("max-div-group", "max-td-group")}
+        rx = fc["regexp"]
+        self.re_url = re.compile(rx["url"])
+        self.re_date = re.compile(rx["date"])
+        self.re_time = re.compile(rx["time"])
+        self.re_bullet = re.compile(rx["bullet"])
+        self.re_sent_end = re.compile(rx["sentence_end"])
+        self.re_sent_split = re.compile(rx["sentence_split"])
+        self.classes = [
+            ("container." + name, frozenset(fc[name.replace("-", "_")]))
+            for name in ("class-header", "class-bold", "class-italic", "class-list", "class-form")
+        ]
+        self.inline = frozenset(fc["inline_tags"])
+        self.block_tags = frozenset(self.config["segment"]["block_tags"])
+        self.window = int(fc["window"])
+        self.window_families = frozenset(fc["window_families"]) & self.families
+        self.max_idclass = int(fc["max_idclass_tokens_per_block"])
+        self._prefixed: dict[int, _PrefixCache] = {}
+
+    # -- per block ---------------------------------------------------------------------
+
+    def _block_own(self, b: Block, st: BlockStats, shared: list[str], private: list[str]) -> None:
+        """Append the block's own attributes: `shared` ones are also given to neighbours."""
+        fam = self.families
+        wf = self.window_families
+        text = b.text
+        if "container" in fam:
+            out = shared if "container" in wf else private
+            anc = b.ancestors
+            for tag in ("p", "a", "u", "img"):
+                if tag in anc:
+                    out.append("container." + tag)
+            for name, tags in self.classes:
+                if not anc.isdisjoint(tags):
+                    out.append(name)
+        if "split" in fam:
+            out = shared if "split" in wf else private
+            p = br = hr = inline = block = 0
+            for tags in (b.opened, b.closed):
+                for tag, n in tags.items():
+                    if tag == "p":
+                        p += n
+                    elif tag == "br":
+                        br += n
+                    elif tag == "hr":
+                        hr += n
+                    if tag in self.inline:
+                        inline += n
+                    elif tag in self.block_tags:
+                        block += n
+            # Zero counts are left out: absence encodes zero (reference coding), which
+            # halves the attributes per block and the CRF's time.
+            t = self.t_split
+            for name, n in (("p", p), ("br", br), ("hr", hr), ("class-inline", inline), ("class-block", block)):
+                if n:
+                    out.append(t[name](n))
+        n_chars = st.n_chars or 1
+        if "char" in fam:
+            out = shared if "char" in wf else private
+            for (t_abs, t_rel), n in zip(self.t_char, char_classes(text)):
+                if n:
+                    out.append(t_abs(n))
+                    out.append(t_rel(n * 1000 // n_chars))
+        if "token" in fam:
+            out = shared if "token" in wf else private
+            alpha = num = mix = other = 0
+            toks = text.split()
+            for tok in toks:
+                if tok.isalpha():
+                    alpha += 1
+                elif tok.isdigit():
+                    num += 1
+                elif tok.isalnum():
+                    mix += 1
+                else:
+                    other += 1
+            nt = len(toks) or 1
+            for (t_abs, t_rel), n in zip(self.t_token, (alpha, num, mix, other)):
+                if n:
+                    out.append(t_abs(n))
+                    out.append(t_rel(n * 1000 // nt))
+        if "sentence" in fam:
+            out = shared if "sentence" in wf else private
+            n_sent = sum(1 for x in self.re_sent_split.split(text) if x and not x.isspace())
+            out.append(self.t_sent_count(n_sent))
+            out.append(self.t_sent_len(st.n_words // n_sent if n_sent else 0))
+            first = text[:1]
+            if first.isupper() or (first.isalpha() and not first.islower()):
+                out.append("sentence.begin")
+            if self.re_sent_end.search(text):
+                out.append("sentence.end")
+        if "regexp" in fam:
+            out = shared if "regexp" in wf else private
+            if self.re_url.search(text):
+                out.append("regexp.url")
+            if self.re_date.search(text):
+                out.append("regexp.date")
+            if self.re_time.search(text):
+                out.append("regexp.time")
+            if self.re_bullet.match(text):
+                out.append("regexp.bullet")
+        if "tag" in fam:
+            out = shared if "tag" in wf else private
+            cont = b.containers
+            out.append("tag.self=" + (cont[-1] if cont else "-"))
+            out.append("tag.parent=" + (cont[-2] if len(cont) > 1 else "-"))
+            if b.artificial:
+                out.append("tag.artificial=" + b.artificial)
+        if "density" in fam:
+            out = shared if "density" in wf else private
+            lines = -(-st.n_chars // 80) or 1
+            out.append(self.t_density(st.n_words // lines))
+            if b.in_link:
+                out.append("density.in-link")
+        if "idclass" in fam and b.idclass:
+            out = shared if "idclass" in wf else private
+            for tok in b.idclass[: self.max_idclass]:
+                out.append("idclass." + tok)
+
+    # -- per document ------------------------------------------------------------------
+
+    def stats(self, blocks: list[Block]) -> list[BlockStats]:
+        out = []
+        for b in blocks:
+            n = count_words(b.text)
+            out.append(BlockStats(n, len(b.text), n if b.in_link else 0))
+        return out
+
+    def _prefix(self, offset: int, feats: list[str]) -> list[str]:
+        cache = self._prefixed.get(offset)
+        if cache is None:
+            cache = self._prefixed[offset] = _PrefixCache(f"{offset:+d}:")
+        return list(map(cache.__getitem__, feats))
+
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None) -> list[list[str]]:
+        """One attribute list per block (own features, then the neighbours' with offsets)."""
+        if stats is None:
+            stats = self.stats(blocks)
+        n = len(blocks)
+        fam = self.families
+        wf = self.window_families
+        # Document-level aggregates.
+        doc_words = sum(s.n_words for s in stats)
+        free_words = sum(s.n_words - s.link_words for s in stats) or 1
+        div_words: dict[int, int] = {}
+        td_words: dict[int, int] = {}
+        div_all: dict[int, int] = {}
+        div_link: dict[int, int] = {}
+        for b, s in zip(blocks, stats):
+            free = s.n_words - s.link_words
+            div_words[b.div_group] = div_words.get(b.div_group, 0) + free
+            td_words[b.td_group] = td_words.get(b.td_group, 0) + free
+            div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
+            div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
+        doc_feats: list[str] = []
+        if "document" in fam:
+            n_sent = sum(len(self.re_sent_end.findall(b.text)) for b in blocks)
+            max_div = max((v for k, v in div_words.items() if k >= 0), default=0)
+            max_td = max((v for k, v in td_words.items() if k >= 0), default=0)
+            doc_feats = [
+                self.t_doc["word-count"](doc_words),
+                self.t_doc["sentence-count"](n_sent),
+                self.t_doc["block-count"](n),
+                self.t_doc_rel["max-div-group"](max_div * 1000 // free_words),
+                self.t_doc_rel["max-td-group"](max_td * 1000 // free_words),
+            ]
+        keys = [b.text.casefold() for b in blocks]
+        seen: dict[str, int] = {}
+        for k in keys:
+            seen[k] = seen.get(k, 0) + 1
+        first_seen: set[str] = set()
+        shared_rows: list[list[str]] = []
+        rows: list[list[str]] = []
+        for i, (b, s) in enumerate(zip(blocks, stats)):
+            shared: list[str] = []
+            private: list[str] = ["bias"]
+            self._block_own(b, s, shared, private)
+            if "dup" in fam:
+                out = shared if "dup" in wf else private
+                c = seen[keys[i]]
+                if c > 1:
+                    out.append(self.t_dup(c))
+                    if keys[i] not in first_seen:
+                        out.append("dup.first")
+                first_seen.add(keys[i])
+            if "group" in fam:
+                out = shared if "group" in wf else private
+                g = b.div_group
+                out.append(self.t_div(div_words[g] * 1000 // free_words) if g >= 0 else "group.div-word-ratio=none")
+                g = b.td_group
+                out.append(self.t_td(td_words[g] * 1000 // free_words) if g >= 0 else "group.td-word-ratio=none")
+            if "density" in fam:
+                out = shared if "density" in wf else private
+                g = b.div_group
+                out.append(self.t_link(div_link[g] * 1000 // (div_all[g] or 1)))
+            if "position" in fam:
+                out = shared if "position" in wf else private
+                out.append(self.t_pos(i * 1000 // n))
+            private.extend(doc_feats)
+            shared_rows.append(shared)
+            rows.append(private)
+        result = []
+        for i in range(n):
+            row = shared_rows[i] + rows[i]
+            for k in range(1, self.window + 1):
+                row.extend(self._prefix(-k, shared_rows[i - k]) if i - k >= 0 else (f"-{k}:BOD",))
+                row.extend(self._prefix(k, shared_rows[i + k]) if i + k < n else (f"+{k}:EOD",))
+            result.append(row)
+        return result

@@ -1,0 +1,183 @@
+"""The CRF model: train, save, load and tag. No pickles anywhere.
+
+A model is two files: `NAME.crfsuite` (CRFsuite's own binary format) and
+`NAME.crfsuite.json` (the sidecar: labels, feature version and families, the [segment]
+and [features] config it was trained with and its hash, the training-data manifest hash,
+hyper-parameters and cross-validation figures). The sidecar's feature config is used at
+tagging time, so a model always sees the features it was trained on whatever the
+runtime config says; the runtime config still decides limits and decoding.
+
+`CrfModel` holds the bytes (cheap to broadcast) and opens a CRFsuite tagger lazily, once
+per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pycrfsuite
+
+from .align import LABELS
+from .config import FEATURE_SECTIONS, Config, _merge, load_config
+from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
+
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
+
+
+class ModelError(ValueError):
+    """A model file is missing, unreadable or inconsistent with its sidecar."""
+
+
+@dataclass
+class CrfModel:
+    data: bytes
+    meta: dict[str, Any] = field(default_factory=dict)
+    _tagger: Any = field(default=None, repr=False, compare=False)
+    _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()[:16]
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.meta.get("labels", LABELS))
+
+    @property
+    def feature_version(self) -> str:
+        return str(self.meta.get("feature_version", FEATURE_VERSION))
+
+    def feature_config(self, runtime: Config | None = None) -> Config:
+        """The runtime config with the model's own [segment]/[features] laid over it."""
+        runtime = runtime or load_config()
+        own = self.meta.get("feature_config")
+        if not own:
+            return runtime
+        return Config(_merge(runtime.data, own), runtime.source + "+model")
+
+    def extractor(self, runtime: Config | None = None) -> FeatureExtractor:
+        if self._extractor is None or runtime is not None:
+            families = tuple(self.meta.get("families", FAMILIES))
+            ex = FeatureExtractor(self.feature_config(runtime), families)
+            if runtime is not None:
+                return ex
+            self._extractor = ex
+        return self._extractor
+
+    def tagger(self) -> pycrfsuite.Tagger:
+        if self._tagger is None:
+            tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.data)
+            self._tagger = tagger
+        return self._tagger
+
+    def tag(self, features: list[list[str]], marginals: bool = True) -> tuple[list[str], list[float]]:
+        """Labels for a block sequence, and the marginal probability of each chosen label."""
+        if not features:
+            return [], []
+        tagger = self.tagger()
+        tagger.set(features)
+        labels = tagger.tag()
+        if not marginals:
+            return labels, []
+        return labels, [tagger.marginal(y, i) for i, y in enumerate(labels)]
+
+    def marginals_all(self, n: int) -> list[dict[str, float]]:
+        """All labels' marginals for the sequence last tagged (for `--format json`)."""
+        tagger = self.tagger()
+        names = tagger.labels()
+        return [{y: tagger.marginal(y, i) for y in names} for i in range(n)]
+
+    # -- files ---------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = dict(self.meta, model_hash=self.hash)
+        _atomic_write(path, self.data)
+        _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
+        return path
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+_LOADED: dict[str, CrfModel] = {}
+
+
+def load_model(path: str | Path | None = None) -> CrfModel:
+    """Load a model (the packaged default when `path` is None); cached per process."""
+    path = Path(path) if path else DEFAULT_MODEL_PATH
+    key = str(path.resolve())
+    if key in _LOADED:
+        return _LOADED[key]
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from exc
+    side = sidecar_path(path)
+    try:
+        meta = json.loads(side.read_text())
+    except OSError as exc:
+        raise ModelError(f"cannot read model sidecar {side}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
+    model = CrfModel(data, meta)
+    expected = meta.get("model_hash")
+    if expected and expected != model.hash:
+        raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
+    try:
+        model.tagger()
+    except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file
+        raise ModelError(f"model {path} is not a valid CRFsuite model: {exc}") from exc
+    _LOADED[key] = model
+    return model
+
+
+def train_crf(
+    X: list[list[list[str]]],
+    y: list[list[str]],
+    *,
+    c1: float,
+    c2: float,
+    max_iterations: int,
+    verbose: bool = False,
+) -> bytes:
+    """Train a linear-chain CRF with L-BFGS (via sklearn-crfsuite); returns the model bytes.
+
+    CRFsuite's L-BFGS is deterministic: the same sequences in the same order give the
+    same model bytes.
+    """
+    import sklearn_crfsuite
+
+    with tempfile.TemporaryDirectory(prefix="crf-") as tmp:
+        model_file = os.path.join(tmp, "model.crfsuite")
+        crf = sklearn_crfsuite.CRF(
+            algorithm="lbfgs",
+            c1=c1,
+            c2=c2,
+            max_iterations=max_iterations,
+            all_possible_transitions=True,
+            model_filename=model_file,
+            verbose=verbose,
+        )
+        crf.fit(X, y)
+        return Path(model_file).read_bytes()
+
+
+def feature_config_sections(config: Config) -> dict[str, Any]:
+    return {s: config.data[s] for s in FEATURE_SECTIONS}

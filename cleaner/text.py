@@ -1,0 +1,45 @@
+"""Script-aware character and word counting shared by features, assembly and statistics.
+
+Scripts written without spaces (Chinese, Japanese kana) count one word per code point, so
+that word-based features and statistics mean the same thing in every language. No
+language-specific word lists are used anywhere in the core.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Han, kana, CJK compatibility ideographs and extension planes: one word per code point.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_ALPHA_RE = re.compile(r"[^\W\d_]+")
+_DIGIT_RE = re.compile(r"\d+")
+_SPACE_RE = re.compile(r"\s+")
+# Punctuation of the common scripts; any other non-word, non-space character is "other".
+_PUNCT_RE = re.compile(
+    r"[!-/:-@\[-`{-~\u00a1\u00ab\u00b7\u00bb\u00bf\u2010-\u2027\u2030-\u205e"
+    r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u0589\u05be"
+    r"\u060c\u061b\u061f\u06d4\u0964\u0965]+"
+)
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(text)
+
+
+def count_words(text: str) -> int:
+    return len(WORD_RE.findall(text))
+
+
+def _run_length(pattern: re.Pattern, text: str) -> int:
+    return sum(map(len, pattern.findall(text)))
+
+
+def char_classes(text: str) -> tuple[int, int, int, int, int]:
+    """Counts of (alpha, num, punct, white, other) characters, for any script."""
+    alpha = _run_length(_ALPHA_RE, text)
+    num = _run_length(_DIGIT_RE, text)
+    white = _run_length(_SPACE_RE, text)
+    punct = _run_length(_PUNCT_RE, text)
+    other = max(0, len(text) - alpha - num - white - punct)
+    return alpha, num, punct, white, other

@@ -1,0 +1,203 @@
+"""Training data preparation, CRF training and cross-validation by document.
+
+Pages are prepared once (decode -> segment -> features -> gold alignment) in a pool of
+worker processes; folds are trained in forked workers that inherit the prepared data
+instead of receiving a copy. Documents whose gold aligns badly (coverage below
+[train] min_alignment) are left out of training but are still evaluated: a page the
+gold does not describe still counts in the figures.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from .align import align_blocks
+from .assemble import assemble
+from .config import Config, load_config
+from .data import Page, load_folds
+from .decode import decode_html
+from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .gold import read_gold
+from .model import CrfModel, feature_config_sections, train_crf
+from .score import DocScore, score_document
+from .segment import segment_blocks
+
+
+@dataclass
+class PreparedDoc:
+    key: str
+    dataset: str
+    fold: int | None
+    texts: list[str]
+    word_counts: list[int]
+    features: list[list[str]]
+    labels: list[str]
+    gold: str
+    coverage: float
+    gold_words: int
+    page_words: int
+    note: str = ""
+
+
+@dataclass
+class DocResult:
+    key: str
+    dataset: str
+    fold: int | None
+    score: DocScore
+    gold_labels: list[str]
+    pred_labels: list[str]
+    prediction: str
+    coverage: float
+
+
+_PREP_STATE: dict = {}
+
+
+def _prepare_one(page: Page) -> PreparedDoc:
+    config: Config = _PREP_STATE["config"]
+    extractor: FeatureExtractor = _PREP_STATE["extractor"]
+    folds: dict = _PREP_STATE["folds"]
+    decoded = decode_html(page.html_path.read_bytes(), config=config)
+    seg = segment_blocks(decoded.text, config)
+    stats = extractor.stats(seg.blocks)
+    feats = extractor.extract(seg.blocks, stats)
+    gold = read_gold(page.gold_path) if page.gold_path else ""
+    al = align_blocks(seg.blocks, gold)
+    return PreparedDoc(
+        key=page.key,
+        dataset=page.dataset,
+        fold=folds.get(page.key),
+        texts=[b.text for b in seg.blocks],
+        word_counts=[s.n_words for s in stats],
+        features=feats,
+        labels=al.labels,
+        gold=gold,
+        coverage=al.coverage,
+        gold_words=al.gold_words,
+        page_words=al.page_words,
+        note=al.note,
+    )
+
+
+def _intern(doc: PreparedDoc) -> PreparedDoc:
+    # Attribute strings repeat across documents; interning keeps millions of copies out
+    # of memory when the pool hands documents back.
+    intern = sys.intern
+    doc.features = [list(map(intern, row)) for row in doc.features]
+    doc.labels = list(map(intern, doc.labels))
+    return doc
+
+
+def prepare(
+    pages: list[Page],
+    config: Config | None = None,
+    families: tuple[str, ...] | None = None,
+    folds: dict[str, int] | None = None,
+    processes: int | None = None,
+    progress: bool = True,
+) -> list[PreparedDoc]:
+    config = config or load_config()
+    _PREP_STATE.update(
+        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}
+    )
+    processes = processes or min(len(pages), os.cpu_count() or 1) or 1
+    bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)
+    docs: list[PreparedDoc] = []
+    if processes <= 1:
+        for p in pages:
+            docs.append(_prepare_one(p))
+            bar.update()
+    else:
+        with mp.get_context("fork").Pool(processes) as pool:
+            for doc in pool.imap(_prepare_one, pages, chunksize=4):
+                docs.append(_intern(doc))
+                bar.update()
+    bar.close()
+    return docs
+
+
+def trainable(docs: list[PreparedDoc], min_alignment: float) -> list[PreparedDoc]:
+    return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.texts]
+
+
+def fit(docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int) -> bytes:
+    return train_crf(
+        [d.features for d in docs], [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations
+    )
+
+
+def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None) -> dict:
+    meta = {
+        "labels": list(config["model"]["labels"]),
+        "feature_version": FEATURE_VERSION,
+        "families": list(families or FAMILIES),
+        "feature_config": feature_config_sections(config),
+        "config_hash": config.section_hash(),
+        "training_manifest_hash": manifest,
+        "training_documents": n_docs,
+        "c1": c1,
+        "c2": c2,
+        "max_iterations": max_iterations,
+        "trainer": "sklearn-crfsuite lbfgs",
+    }
+    meta.update(extra or {})
+    return meta
+
+
+def predict(model: CrfModel, doc: PreparedDoc) -> DocResult:
+    labels, conf = model.tag(doc.features, marginals=False)
+    out = assemble(doc.texts, labels, None, doc.word_counts)
+    return DocResult(
+        doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
+        out.cleaneval, doc.coverage,
+    )
+
+
+_CV_STATE: dict = {}
+
+
+def _run_fold(args) -> list[DocResult]:
+    fold, c1, c2, max_iterations = args
+    docs: list[PreparedDoc] = _CV_STATE["docs"]
+    min_alignment = _CV_STATE["min_alignment"]
+    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
+    data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations)
+    model = CrfModel(data, {})
+    return [predict(model, d) for d in docs if d.fold == fold]
+
+
+def cross_validate(
+    docs: list[PreparedDoc],
+    config: Config,
+    *,
+    c1: float,
+    c2: float,
+    max_iterations: int,
+    folds: list[int] | None = None,
+    processes: int = 2,
+    progress: bool = True,
+) -> list[DocResult]:
+    """k-fold CV by document: train on the other folds, predict the held-out one."""
+    fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
+    _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]))
+    jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
+    results: list[DocResult] = []
+    bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)
+    if processes <= 1:
+        for j in jobs:
+            results.extend(_run_fold(j))
+            bar.update()
+    else:
+        with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
+            for part in pool.imap_unordered(_run_fold, jobs):
+                results.extend(part)
+                bar.update()
+    bar.close()
+    results.sort(key=lambda r: r.key)
+    return results

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Create .venv and install the project with everything the job and the tests need.
+# Idempotent: re-running on a set-up machine only checks. Spark needs Java 17+.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_java() {
+    command -v java >/dev/null 2>&1 || return 0
+    local v
+    v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2}' | cut -d. -f1)
+    [ "${v:-0}" -lt 17 ]
+}
+if need_java; then
+    echo "[setup] Java 17+ not found: installing openjdk-17-jre-headless" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    echo "[setup] creating .venv" >&2
+    "$PY" -m venv .venv
+fi
+# Reinstall only when pyproject.toml changed since the last install.
+stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+    echo "[setup] installing the project and its pinned dependencies" >&2
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]" 2>&1 | grep -v "is ignored" >&2 || true
+    .venv/bin/python -c "import cleaner, selectolax, pycrfsuite, pyspark" || { echo "[setup] install failed" >&2; exit 1; }
+    rm -f .venv/.installed-*; touch "$stamp"
+fi

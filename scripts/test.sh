@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: set up (venv, Java) and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_env.sh
+export PYSPARK_PYTHON="$PWD/.venv/bin/python"
+# -n 2: the machine has 2 cores; Spark tests use local[2] themselves and are grouped
+# onto one worker so they do not starve each other.
+exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup "$@"

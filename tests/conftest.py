@@ -1,0 +1,45 @@
+"""Shared fixtures: where the shared data lives, and a small CRF trained for real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(config, items):
+    # Spark tests share one JVM per worker and must not run beside each other's
+    # local[2] jobs on a 2-core machine: keep them on one xdist worker.
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not DATA.is_dir():
+        pytest.fail(f"shared data not found at {DATA} (the project expects ../shared/data)")
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def small_model(tmp_path_factory, data_dir):
+    """A real CRF trained on 24 shared pages (seconds), for tests of the machinery.
+
+    Quality is tested on the shipped model (test_quality.py), not on this one.
+    """
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.model import CrfModel
+    from cleaner.train import fit, model_meta, prepare, trainable
+
+    config = load_config()
+    pages = find_pages(data_dir, ["cleaneval-dev"])[:12] + find_pages(data_dir, ["dragnet"])[:12]
+    docs = prepare(pages, config, processes=1, progress=False)
+    data = fit(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=30)
+    meta = model_meta(config, None, c1=0.05, c2=0.05, max_iterations=30, manifest="test", n_docs=len(docs))
+    path = CrfModel(data, meta).save(tmp_path_factory.mktemp("model") / "small.crfsuite")
+    return path

@@ -1,0 +1,77 @@
+from cleaner.features import FeatureExtractor
+from cleaner.segment import Block, segment_blocks
+from cleaner.text import char_classes, count_words
+
+
+def block(text: str, containers=("body", "p"), **kw) -> Block:
+    """A block builder: only what a feature test needs."""
+    return Block(text=text, containers=tuple(containers), ancestors=frozenset(containers), **kw)
+
+
+def feats(blocks, window=0, **kw):
+    from cleaner.config import Config, load_config, _merge
+
+    cfg = Config(_merge(load_config().data, {"features": {"window": window}}))
+    return FeatureExtractor(cfg, **kw).extract(blocks)
+
+
+def test_character_classes_work_for_every_script():
+    assert char_classes("Abc 12, d!") == (4, 2, 2, 2, 0)
+    assert char_classes("日本語。") == (3, 0, 1, 0, 0)
+    assert char_classes("€5") == (0, 1, 0, 0, 1)
+
+
+def test_words_count_cjk_by_code_point():
+    assert count_words("日本語 text") == 4
+    assert count_words("Hello, wide world") == 3
+
+
+def test_container_classes():
+    (f,) = feats([block("x", ("body", "ul", "li", "a", "b"), in_link=True)])
+    assert {"container.a", "container.class-list", "container.class-bold"} <= set(f)
+    assert "container.class-header" not in f and "container.p" not in f
+
+
+def test_numeric_values_are_binned_largest_less_or_equal():
+    text = "one two three four five six seven eight nine ten eleven twelve"  # 12 alpha tokens
+    (f,) = feats([block(text)])
+    assert "token.alpha=10" in f  # bins ... 10, 15 ...: 12 -> 10
+    assert "token.alpha.rel=1" in f
+    assert not any(x.startswith("token.num") for x in f)  # zero counts are left out
+
+
+def test_sentence_and_regexp_features():
+    (f,) = feats([block("Visit www.example.com on 12/03/2007 at 10:30 pm. It is fine.")])
+    assert {"regexp.url", "regexp.date", "regexp.time", "sentence.begin", "sentence.end"} <= set(f)
+    assert "sentence.count=2" in f
+    (g,) = feats([block("• a bulleted item")])
+    assert "regexp.bullet" in g
+
+
+def test_duplicates_are_counted_and_first_marked():
+    f = feats([block("Home"), block("Story"), block("home")])
+    assert "dup.first" in f[0] and "dup.count=2" in f[0]
+    assert "dup.first" not in f[2] and "dup.count=2" in f[2]
+    assert not any(x.startswith("dup.") for x in f[1])
+
+
+def test_group_word_ratio_counts_words_outside_links():
+    blocks = segment_blocks(
+        "<div>one two three four five six</div><div><a href=x>l1 l2 l3 l4</a> x y</div>"
+    ).blocks
+    f = feats(blocks)
+    # free words: 6 + 2 = 8; first div 6/8 = 0.75 -> bin 0.7; link div 2/8 = 0.25 -> 0.2
+    assert "group.div-word-ratio=0.7" in f[0]
+    assert "group.div-word-ratio=0.2" in f[1]
+
+
+def test_neighbour_window_adds_prefixed_features():
+    f = feats([block("A", ("body", "h1")), block("B")], window=1)
+    assert "-1:BOD" in f[0] and "+1:container.class-header" not in f[0]
+    assert "-1:container.class-header" in f[1] and "+1:EOD" in f[1]
+
+
+def test_families_can_be_switched_off_for_ablation():
+    (f,) = feats([block("Some text here.")], families=("char",))
+    assert f[0] == "bias" or "bias" in f
+    assert all(x == "bias" or x.startswith("char.") for x in f)

@@ -1,0 +1,79 @@
+from cleaner.segment import cap_nesting, segment_blocks
+
+
+def texts(html: str) -> list[str]:
+    return [b.text for b in segment_blocks(html).blocks]
+
+
+def test_a_block_is_text_between_two_tags():
+    assert texts("<p>Hello <i>world</i>!</p>") == ["Hello", "world", "!"]
+
+
+def test_entities_decoded_and_whitespace_normalised():
+    assert texts("<p>  Fish&nbsp;&amp;\n\tchips  </p>") == ["Fish & chips"]
+
+
+def test_text_free_elements_are_dropped():
+    html = ("<body><script>var x = 'no';</script><style>p{}</style><noscript>no</noscript>"
+            "<template>no</template><iframe>no</iframe><svg><text>no</text></svg><!-- no --><p>yes</p></body>")
+    assert texts(html) == ["yes"]
+
+
+def test_img_alt_becomes_an_artificial_block():
+    blocks = segment_blocks('<p>before<img src="x.png" alt=" A  cat "><img src="y.png">after</p>').blocks
+    assert [(b.text, b.artificial) for b in blocks] == [("before", None), ("A cat", "img-alt"), ("after", None)]
+
+
+def test_every_pre_line_is_a_block():
+    blocks = segment_blocks("<pre>line one\n\n  line two\nline three</pre>").blocks
+    assert [b.text for b in blocks] == ["line one", "line two", "line three"]
+    assert {b.artificial for b in blocks} == {"pre-line"}
+
+
+def test_containers_tags_between_blocks_and_link():
+    blocks = segment_blocks("<div><h1>Title</h1><p>Text <a href='/'>link</a></p><br><hr>Tail</div>").blocks
+    title, text, link, tail = blocks
+    assert title.containers == ("body", "div", "h1")
+    assert text.opened == {"p": 1} and text.closed == {"h1": 1}
+    assert link.in_link and not text.in_link
+    assert tail.opened == {"br": 1, "hr": 1} and tail.closed == {"a": 1, "p": 1, "br": 1, "hr": 1}
+
+
+def test_div_and_td_groups():
+    html = ("<div>a<div>b</div>c</div><table><tr><td>d<b>e</b></td><td>f</td></tr></table>")
+    a, b, c, d, e, f = segment_blocks(html).blocks
+    assert a.div_group == c.div_group != b.div_group
+    assert d.td_group == e.td_group != f.td_group
+    assert d.div_group == -1 and a.td_group == -1
+
+
+def test_id_class_tokens_of_ancestors_innermost_first():
+    (b,) = segment_blocks('<div id="main-content"><p class="Story Body_text">x</p></div>').blocks
+    assert b.idclass == ("story", "body", "text", "main", "content")
+
+
+def test_deep_nesting_is_iterative_and_bounded():
+    n = 100_000
+    seg = segment_blocks("<div>" * n + "deep text" + "</div>" * n)
+    assert [b.text for b in seg.blocks] == ["deep text"]
+    assert seg.nesting_capped
+
+
+def test_cap_nesting_leaves_ordinary_pages_alone():
+    html = "<div><p>a</p><p>b</p></div>" * 10
+    assert cap_nesting(html, 50) == (html, False)
+    flattened, capped = cap_nesting("<b>" * 100 + "x", 10)
+    assert capped and flattened.count("<b>") == 10 and "x" in flattened
+
+
+def test_max_blocks_limit_truncates(tmp_path):
+    from cleaner.config import load_config
+
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text("[limits]\nmax_blocks = 5\n")
+    seg = segment_blocks("<p>x</p>" * 20, load_config(cfg_file))
+    assert len(seg.blocks) == 5 and seg.truncated
+
+
+def test_cjk_page_segments():
+    assert texts("<p>日本語の<b>テキスト</b>です。</p>") == ["日本語の", "テキスト", "です。"]

@@ -8,17 +8,20 @@ in `stats.skipped` under a reason. The invariant
     stats.html_records + sum(stats.skipped.values()) == stats.records_read
 
 holds at every yield and after the iterator ends, however the file is damaged: a record is
-counted as read as soon as its WARC/ARC header block has been parsed, and a record that
-damage cut short (block shorter than its Content-Length, invalid or missing Content-Length,
-broken gzip member) is counted as `skipped["damaged"]`, never yielded. Bytes that could not
-be parsed as a record header at all are not records: they appear only in `stats.errors`
-(with the byte offset) and the reader resynchronises at the next gzip member or
-`WARC/1.x` / ARC header line after the damage. The iterator never raises.
+counted as read as soon as its WARC/ARC header block has been parsed. A record that damage
+cut short (block shorter than its Content-Length, invalid or missing Content-Length, gzip
+member broken inside its body) is counted as `skipped["damaged"]` and not yielded - unless
+its HTTP payload is provably complete (HTTP Content-Length reached, or chunked body with its
+final chunk), in which case it is yielded with a note. Bytes that cannot be parsed as a record
+header at all are not records: they appear only in `stats.errors` (with the byte offset)
+and the reader resynchronises at the next gzip member or `WARC/1.x` / ARC header line after
+the damage. The iterator never raises. Pass a fresh WarcFileStats per file.
 
 Payloads are read with a bounded read (max_payload_bytes + 1 raw bytes), the rest of the
 record is drained, Transfer-Encoding: chunked is undone with verification (raw bytes kept
 when the body is not really chunked) and Content-Encoding gzip/deflate/br is decoded with an
-output cap, so memory per record stays at about two times max_payload_bytes.
+output cap, so memory stays at about two times max_payload_bytes plus an 8 MiB rewind
+window of raw bytes (used only to resynchronise non-seekable streams after damage).
 
 `write_html_warc` writes small deterministic test/benchmark WARCs (see scripts/make_warc.py).
 See docs/warc.md for the accounting rules and the behaviour on the damaged sample files.
@@ -103,7 +106,7 @@ class HtmlRecord:
     warc_file: str
     offset: int               # byte offset of the record in the file (ArchiveIterator offset)
     warc_date: str | None
-    url: str                  # WARC-Target-URI, spaces/control chars/invalid UTF-8 %-encoded
+    url: str                  # WARC-Target-URI; spaces, control chars, invalid UTF-8 %-encoded
     record_type: str          # "response" | "resource"
     http_status: int | None
     content_type: str         # mime only, lowercased ("" when missing)
@@ -245,10 +248,18 @@ class _GzipDamage(Exception):
         self.member_start = member_start
 
 
+_SURROGATE_RX = re.compile("[\udc80-\udcff]")
+
+
 def _decode_header_line(line):
-    """Header lines as UTF-8 with surrogateescape, so invalid bytes survive (see _clean_url)."""
+    """Header lines as UTF-8; bytes that are not valid UTF-8 become %XX (warcio would decode
+    the whole line as Latin-1). No surrogates: they would break loggers and serialisers."""
     if isinstance(line, bytes):
-        return line.decode("utf-8", "surrogateescape")
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            return _SURROGATE_RX.sub(lambda m: "%%%02X" % (ord(m.group()) - 0xDC00),
+                                     line.decode("utf-8", "surrogateescape"))
     return line
 
 
@@ -513,7 +524,7 @@ def _drain(stream) -> None:
         pass
 
 
-def _dechunk(raw: bytes) -> tuple[bytes, str]:
+def _dechunk(raw: bytes, complete_input: bool = True) -> tuple[bytes, str]:
     """Undo HTTP chunked transfer coding. Status: "ok" (terminating 0-chunk seen),
     "unterminated" (data ends inside/without the last chunk), "not-chunked" (first size
     line invalid: raw returned), "invalid" (broke after valid chunks: rest appended raw)."""
@@ -536,6 +547,8 @@ def _dechunk(raw: bytes) -> tuple[bytes, str]:
         start = eol + 1
         end = start + size
         if end >= n:
+            if pos == 0 and complete_input and end > n:
+                return raw, "not-chunked"     # "size" line announces more than there is
             out.append(raw[start:end])
             return b"".join(out), "unterminated"
         out.append(raw[start:end])
@@ -549,30 +562,53 @@ def _dechunk(raw: bytes) -> tuple[bytes, str]:
             return b"".join(out) + raw[end:], "invalid"
 
 
-def _zlib_decode(data: bytes, wbits: int, cap: int) -> tuple[bytes, bool]:
-    """Decode one or more concatenated zlib/gzip streams; returns (output, complete)."""
-    out = []
+def _zlib_decode(data: bytes, wbits: int, cap: int) -> tuple[bytes, str]:
+    """Decode one or more concatenated zlib/gzip streams, at most cap + 1 output bytes.
+    Status: "ok" (complete, or output above cap), "incomplete" (input ends inside the
+    stream), "error" (corrupt after some output: the output so far is returned) or
+    "bad-start" (not this encoding at all)."""
+    out: list[bytes] = []
     got = 0
+    d = zlib.decompressobj(wbits)
+    pos = 0
+    started = False            # current stream produced output
+    first = True               # still in the first stream
+    block = 64                 # a tiny first block: a wrong header fails before any output
     while True:
-        d = zlib.decompressobj(wbits)
-        piece = d.decompress(data, cap + 1 - got)
+        if got > cap:
+            return b"".join(out), "ok"
+        tail = d.unconsumed_tail
+        if tail:
+            inp = tail
+        elif pos < len(data):
+            inp = data[pos:pos + block]
+            pos += len(inp)
+            block = 16384
+        else:
+            return b"".join(out), "incomplete"
+        try:
+            piece = d.decompress(inp, cap + 1 - got)
+        except zlib.error:
+            if first:
+                return (b"", "bad-start") if pos <= 64 else (b"".join(out), "error")
+            # a later stream: garbage after a complete one, or a corrupt one
+            return b"".join(out), ("error" if started else "ok")
+        if piece:
+            started = True
         out.append(piece)
         got += len(piece)
-        if got > cap:
-            return b"".join(out), True
-        if not d.eof:
-            return b"".join(out), False
-        data = d.unused_data
-        if not data.strip(b"\x00\r\n "):
-            return b"".join(out), True
-        try:
-            zlib.decompressobj(wbits).decompress(data[:_PEEK], 1)
-        except zlib.error:
-            return b"".join(out), True   # trailing garbage after a complete stream
+        if d.eof:
+            rest = d.unused_data + data[pos:]
+            if not rest.strip(b"\x00\r\n \t"):
+                return b"".join(out), "ok"
+            data, pos = rest, 0
+            d = zlib.decompressobj(wbits)   # another member follows (or garbage)
+            started = first = False
 
 
 def _decode_content(data: bytes, coding: str, cap: int) -> tuple[bytes, str]:
-    """Returns (output, status); status in ok | incomplete | not-encoded | error | unsupported."""
+    """Returns (output, status); status in ok | incomplete | error | not-encoded |
+    unsupported. Output is at most cap + 1 bytes (decompression bombs)."""
     if coding in ("gzip", "x-gzip"):
         attempts = (47,)          # gzip or zlib header, auto-detected
     elif coding == "deflate":
@@ -581,17 +617,19 @@ def _decode_content(data: bytes, coding: str, cap: int) -> tuple[bytes, str]:
         try:
             dec = _brotli.Decompressor()
             out = dec.process(data, output_buffer_limit=cap + 1)
+        except TypeError:         # old brotli without an output limit: do not risk it
+            return data, "unsupported"
         except Exception:
             return data, "not-encoded"
         return out, ("ok" if dec.is_finished() or len(out) > cap else "incomplete")
     else:
         return data, "unsupported"
     for wbits in attempts:
-        try:
-            out, complete = _zlib_decode(data, wbits, cap)
-        except zlib.error:
-            continue
-        return out, ("ok" if complete else "incomplete")
+        out, status = _zlib_decode(data, wbits, cap)
+        if wbits < 0 and status != "ok":
+            continue              # raw deflate has no header: accept only a clean decode
+        if status != "bad-start":
+            return out, status
     # Not decodable from the start: usually the writer stored the decoded body but kept
     # the header. Keep the bytes unchanged.
     return data, "not-encoded"
@@ -627,8 +665,8 @@ def _clean_str(value: str | None) -> str | None:
 
 def _clean_url(value: str | None) -> str:
     """WARC-Target-URI as a safe string: trimmed, <...> removed (wget 1.19 bug),
-    whitespace and control characters %-encoded; if the raw bytes are not valid UTF-8
-    every non-ASCII byte is %-encoded (valid UTF-8 IRIs are kept as they are)."""
+    whitespace and control characters %-encoded; bytes that are not valid UTF-8 were already
+    %-encoded when the header was decoded (valid UTF-8 IRIs are kept as they are)."""
     if not value:
         return ""
     raw = value.strip().encode("utf-8", "surrogateescape")
@@ -674,6 +712,7 @@ class _FileReader:
         self.multi_member_warned = False
         self.shared_ordinal: dict[int, int] = {}
         self.pending_resync: int | None = None
+        self.crossing_warned = False
 
     # --- resynchronisation ---------------------------------------------------------------
 
@@ -814,7 +853,10 @@ class _FileReader:
         short_msg = f"record truncated: {short} of {cl.strip()} block bytes missing"
         if crossed:
             notes.append("spans-gzip-members")
-            stats._warning(offset, "record block continues in the next gzip member(s)")
+            if not self.crossing_warned:
+                self.crossing_warned = True
+                stats._warning(offset, "record block continues in the next gzip member(s) "
+                                       "(first such record; see notes)")
         if short and (damaged or reason is not None):
             stats._error(offset, short_msg)
             return "skip", "damaged"
@@ -829,7 +871,7 @@ class _FileReader:
         ce = _split_tokens(http.get_header("Content-Encoding")) if http else []
         payload_complete = False
         if "chunked" in te:
-            body, status = _dechunk(payload)
+            body, status = _dechunk(payload, complete_input=not raw_over and not short)
             payload_complete = status == "ok"
             if status in ("ok", "unterminated"):
                 notes.append("dechunked")
@@ -859,7 +901,7 @@ class _FileReader:
                          else f"content-encoding:{coding}:{status}")
             if status == "incomplete" and not truncated:
                 notes.append("content-encoding-incomplete")
-            if status in ("not-encoded", "unsupported"):
+            if status in ("not-encoded", "unsupported", "error"):
                 break
         if len(payload) > self.cap:
             payload, truncated = payload[:self.cap], True
@@ -907,6 +949,9 @@ class _FileReader:
         gen = iter(it)
         while True:
             offset = it.offset
+            if len(stats.errors) >= MAX_ERRORS:
+                stats._error(offset, f"{MAX_ERRORS} errors: rest of the file abandoned")
+                return ("stop",)
             shared_before = it.multi_record_members
             try:
                 record = next(gen)
@@ -969,9 +1014,6 @@ class _FileReader:
     def run(self):
         stats = self.stats
         while True:
-            if len(stats.errors) > MAX_ERRORS:
-                stats._error(self.src.tell(), f"more than {MAX_ERRORS} errors: file abandoned")
-                return
             action = yield from self._segment()
             if action[0] == "end":
                 stats.reached_end = True

@@ -1,0 +1,75 @@
+#!/usr/bin/env python
+"""Per-page CPU time of the cleaning core, per stage, over the shared pages (one core).
+
+    .venv/bin/python scripts/bench_core.py [--data ../shared/data] [--every 1] [--model M] [--repeat 1]
+
+Prints the median / p90 CPU milliseconds per page of each stage (decode, segment,
+features, crf, assemble) and of the whole `clean_html` call, per data set and over all
+pages. Pages are read into memory first; each page is cleaned `--repeat` times and the
+fastest run is kept, so that machine noise inflates the figures as little as possible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cleaner.api import STAGES, clean_html  # noqa: E402
+from cleaner.config import load_config  # noqa: E402
+from cleaner.data import find_pages  # noqa: E402
+from cleaner.model import load_model  # noqa: E402
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--every", type=int, default=1, help="take every N-th page (quick runs)")
+    ap.add_argument("--model", help="model (default: packaged)")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+
+    config = load_config()
+    model = load_model(args.model)
+    pages = find_pages(args.data)[:: args.every]
+    blobs = [(p.dataset, p.html_path.read_bytes()) for p in pages]
+    clean_html(blobs[0][1], model=model, config=config)  # warm-up: tagger, regexps, tables
+    rows: dict[str, list[dict]] = {}
+    for ds, data in blobs:
+        best = None
+        for _ in range(args.repeat):
+            c0 = time.process_time()
+            res = clean_html(data, model=model, config=config)
+            cpu = (time.process_time() - c0) * 1000
+            if best is None or cpu < best[0]:
+                best = (cpu, res)
+        cpu, res = best
+        entry = {s: res.timings_ms.get(s, 0.0) for s in STAGES}
+        entry["total_cpu"] = cpu
+        entry["blocks"] = res.n_blocks
+        rows.setdefault(ds, []).append(entry)
+    rows["all"] = [e for v in list(rows.values()) for e in v]
+
+    cols = list(STAGES) + ["total_cpu"]
+    print(f"model {model.hash}, {len(blobs)} pages, CPU ms per page (stages: wall ms, single thread)\n")
+    print("| set | pages | median blocks | " + " | ".join(f"{c} med" for c in cols) + " | total p90 |")
+    print("|---|---|---|" + "---|" * (len(cols) + 1))
+    for ds, es in rows.items():
+        meds = [statistics.median(e[c] for e in es) for c in cols]
+        print(f"| {ds} | {len(es)} | {statistics.median(e['blocks'] for e in es):.0f} | "
+              + " | ".join(f"{m:.2f}" for m in meds) + f" | {pct([e['total_cpu'] for e in es], 0.9):.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""`clean_html` contract: a cleaned document or a rejection with a reason, never an exception."""
+
+import os
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cleaner.api import REJECTION_REASONS, clean_html
+from cleaner.model import load_model
+
+
+@pytest.fixture(scope="module")
+def model(small_model):
+    return load_model(small_model)
+
+
+def test_real_page_is_cleaned_with_consistent_statistics(model, data_dir):
+    res = clean_html((data_dir / "cleaneval-dev/html/1.html").read_bytes(), model=model)
+    assert res.ok, res.reason
+    assert res.cleaneval.startswith(("<p> ", "<h> ", "<l> "))
+    s = res.stats
+    assert sum(v.blocks for v in s.per_label.values()) == s.n_blocks == res.n_blocks
+    assert sum(v.words for v in s.per_label.values()) == s.words_total
+    assert 0 < s.kept_word_share <= 1 and 0 < s.mean_confidence <= 1
+    assert res.url == "http://1-las-vegas-real-estate.com/homes/sellers/list_today/"
+    assert res.model_hash == model.hash
+    assert set(res.timings_ms) == {"decode", "segment", "features", "crf", "assemble"}
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        (b"", "empty"),
+        (b"   \n\t  ", "empty"),
+        (b"<html><body><script>x()</script><img src=a.png></body></html>", "no_text"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_reason(model, data, reason):
+    res = clean_html(data, model=model)
+    assert (res.status, res.reason) == ("rejected", reason)
+
+
+def test_too_large_page_is_rejected_before_any_work(model):
+    res = clean_html(b"<p>" + b"x" * (50 * 1024 * 1024) + b"</p>", model=model)
+    assert (res.status, res.reason) == ("rejected", "too_large")
+    assert res.timings_ms == {}
+
+
+def test_deep_nesting_does_not_crash(model):
+    res = clean_html(b"<div>" * 100_000 + b"Some deep text here." + b"</div>" * 100_000, model=model)
+    assert res.reason in (None, "no_content")
+    assert res.nesting_capped
+
+
+def test_invalid_utf8_is_decoded_with_replacements(model):
+    page = b'<html><head><meta charset="utf-8"></head><body><p>Caf\xe9 au lait and \xff\xfe more text.</p></body></html>'
+    res = clean_html(page, model=model)
+    assert res.status in ("cleaned", "rejected") and res.reason in (None, "no_content")
+    # Either the decoder recovers the real encoding, or it counts what it replaced.
+    assert "Café" in res.plain or res.replacements >= 2
+
+
+def test_lone_surrogate_entities_never_reach_the_output(model):
+    res = clean_html(b"<p>Bad &#xD800; char in a sentence of reasonable length.</p>" * 5, model=model)
+    (res.cleaneval + res.plain).encode("utf-8")  # must not raise
+
+
+def test_wrong_argument_type_is_a_rejection_not_an_exception(model):
+    res = clean_html("not bytes", model=model)  # type: ignore[arg-type]
+    assert res.reason == "internal_error"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000))
+def test_random_bytes_never_raise(model, data):
+    res = clean_html(data, model=model)
+    assert res.status in ("cleaned", "rejected")
+    assert res.reason is None or res.reason in REJECTION_REASONS
+
+
+def test_random_bytes_from_os_never_raise(model):
+    for seed in range(20):
+        res = clean_html(os.urandom(20_000), model=model)
+        assert res.status in ("cleaned", "rejected")

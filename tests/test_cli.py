@@ -1,0 +1,77 @@
+"""The `cleaner` command line contract (used by other tools): files, formats, exit codes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+CLI = [sys.executable, "-m", "cleaner.cli"]
+
+
+def run(*args, **kw):
+    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def test_clean_writes_one_cleaneval_file_per_page(tmp_path, data_dir, small_model):
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in ("1", "2"):
+        (pages / f"p{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+    (pages / "empty.html").write_bytes(b"")
+    r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
+    assert r.returncode == 1, r.stderr  # one page rejected
+    assert "empty.html: rejected (empty)" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["empty.txt", "p1.txt", "p2.txt"]
+    text = (tmp_path / "out/p1.txt").read_text()
+    assert text.splitlines()[0][:4] in ("<p> ", "<h> ", "<l> ")
+    assert (tmp_path / "out/empty.txt").read_text() == ""
+
+
+def test_clean_json_gives_blocks_labels_and_probabilities(tmp_path, data_dir, small_model):
+    page = data_dir / "cleaneval-dev/html/1.html"
+    r = run("clean", page, "--out", tmp_path, "--model", small_model, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "1.json").read_text())
+    assert doc["status"] == "cleaned" and doc["blocks"]
+    b = doc["blocks"][0]
+    assert b["label"] in ("header", "paragraph", "list", "continuation", "other")
+    assert abs(sum(b["marginals"].values()) - 1) < 1e-3 and 0 < b["probability"] <= 1
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["clean", "/nonexistent/page.html", "--out", "/tmp/x"], 3, "input not found: /nonexistent/page.html"),
+        (["clean", "README.md", "--out", "/tmp/x", "--model", "/nonexistent.crfsuite"], 4, "/nonexistent.crfsuite"),
+        (["clean"], 2, "required"),
+        (["frobnicate"], 2, "invalid choice"),
+    ],
+)
+def test_exit_codes_and_messages(args, code, message):
+    r = run(*args)
+    assert r.returncode == code
+    assert message in r.stderr
+
+
+def test_help_explains_each_command():
+    for cmd in ("clean", "train", "eval"):
+        r = run(cmd, "--help")
+        assert r.returncode == 0 and "usage: cleaner " + cmd in r.stdout
+
+
+def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    for i in ("1", "2", "3", "4", "5", "6"):
+        (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
+    model = tmp_path / "m.crfsuite"
+    r = run("train", folder, "--out", model, "--max-iterations", "20", "--jobs", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "m.crfsuite.json").read_text())
+    assert meta["training_documents"] == 6 and meta["labels"][0] == "header"
+    r = run("eval", folder, "--model", model, "--jobs", "1", "-q", "--report", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert "| annotated | 6 |" in r.stdout
+    assert (tmp_path / "r.png").stat().st_size > 1000

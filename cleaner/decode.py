@@ -1,37 +1,49 @@
 """Bytes -> text: decide a page's character encoding and decode it without ever raising.
 
 Order of evidence (the WHATWG "encoding sniffing" order, with the corpus-oriented changes
-measured in docs/decoding.md):
+measured in docs/decoding.md; each is a key of ``[decode]``):
 
-1. **BOM** (UTF-8, UTF-16LE, UTF-16BE) wins over everything and is stripped.
-2. **HTTP** ``Content-Type`` charset, when the caller gives one and it is a known label.
-3. **meta** prescan of the first ``[decode] prescan_bytes`` bytes: ``<meta charset=...>`` or
-   ``<meta http-equiv="Content-Type" content="...; charset=...">`` (comments skipped; the first
-   meta with a *known* label wins, unknown labels are skipped as the spec says).
-4. **detector**: strict UTF-8 validity first (non-ASCII bytes that decode as UTF-8 are UTF-8),
-   then a C detector on at most ``[decode] detector_bytes`` bytes.
-5. **default**: UTF-8 with replacement.
+1. **bom**: a UTF-8, UTF-16LE or UTF-16BE byte-order mark wins over everything and is stripped.
+2. **http**: the HTTP ``Content-Type`` charset, when the caller gives one and it is a known label
+   (a UTF-16 label on bytes without a NUL in the first KiB is ignored).
+3. **meta**: a prescan of the first ``prescan_bytes`` bytes (after a CleanEval wrapper line) for
+   ``<meta charset=...>`` or ``<meta ... content="...; charset=...">``, comments skipped; the first
+   meta with a *known* label wins (unknown labels are skipped, as the spec says). Lenient on one
+   point: the content= form counts without checking for http-equiv="Content-Type".
+4. **detector**: bytes with non-ASCII content that are valid UTF-8 are UTF-8 (``utf8_first``);
+   otherwise faust-cchardet (uchardet) on the first ``detector_bytes`` bytes, its answer kept when
+   its confidence is at least ``min_detector_confidence``, browsers can decode it
+   (``detector_whatwg_only``) and the Western guard below does not overrule it.
+5. **default**: UTF-8 — by default with each invalid byte read as windows-1252 (see
+   ``invalid_declared_utf8``), so that no U+FFFD is produced.
+
+Pure-ASCII bytes (no ESC, which announces ISO-2022-JP, and no NUL) skip the detector.
 
 Labels are mapped as browsers map them (the WHATWG Encoding Standard label table, below):
-iso-8859-1/latin1/us-ascii/ascii -> windows-1252, gb2312 -> GBK (decoded with Python's gb18030,
-which is what the WHATWG GBK decoder is), big5 -> big5hkscs, euc-kr -> cp949, Shift_JIS labels ->
-cp932 (windows-31j, what browsers decode Shift_JIS with), UTF-16 labels found by the meta prescan ->
-UTF-8. Unknown labels, and the labels of the WHATWG "replacement" encoding (iso-2022-kr, hz-gb-2312,
-...), are ignored so that the next step decides.
+iso-8859-1/latin1/us-ascii/ascii -> windows-1252, gb2312/GBK -> gb18030 (the WHATWG GBK decoder is
+the gb18030 decoder), big5 -> big5hkscs, euc-kr/ks_c_5601 -> cp949, Shift_JIS labels -> cp932
+(windows-31j, what browsers decode Shift_JIS with), UTF-16 labels found by the meta prescan ->
+UTF-8. Unknown labels, and the labels of the WHATWG "replacement" encoding (iso-2022-kr,
+hz-gb-2312, ...), are ignored so that the next step decides.
 
-Two measured departures from browsers (switchable in ``[decode]``, see docs/decoding.md):
+Measured departures from browsers (docs/decoding.md):
 
-* ``invalid_declared_utf8``: what to do when HTTP/meta declare UTF-8 but the bytes are not valid
-  UTF-8 — ``"trust"`` (browser behaviour: U+FFFD), ``"detect"`` (let the detector decide) or
-  ``"repair"`` (decode as UTF-8 and decode each invalid byte as windows-1252, the usual cause
-  being windows-1252 text pasted into a UTF-8 template).
-* ``valid_utf8_wins``: bytes with non-ASCII content that are valid UTF-8 are decoded as UTF-8
-  even when the page declares a legacy encoding (valid multi-byte UTF-8 almost never happens by
-  chance in legacy-encoded text).
+* ``invalid_declared_utf8``: HTTP/meta declare UTF-8 but the bytes are not valid UTF-8 —
+  ``"trust"`` (browsers: U+FFFD), ``"detect"`` (ask the detector) or ``"repair"`` (default:
+  UTF-8 where valid, each invalid byte as windows-1252; 2007 pages often paste windows-1252 text
+  into a UTF-8 template). A repaired page with no valid multi-byte UTF-8 at all is reported as
+  ``cp1252``, which is exactly what it was decoded as.
+* ``valid_utf8_wins``: non-ASCII bytes that are valid UTF-8 are decoded as UTF-8 even under a
+  legacy label (the label is stale; valid multi-byte UTF-8 does not happen by chance).
+* Western guard (``western_guard``): uchardet reads English pages with a few windows-1252 curly
+  quotes as IBM865, MacCentralEurope, windows-1250, ISO-8859-2, ... A single-byte answer other than
+  windows-1252 becomes windows-1252 when the non-ASCII bytes, read as windows-1252, look Western
+  and the text's letters are almost all ASCII. An ISO-8859-x answer on bytes that use 0x80-0x9F
+  becomes its windows- sibling.
 
 ``DecodedPage.replacements`` counts the U+FFFD produced by decoding only: U+FFFD characters that
-the bytes themselves encode (e.g. ``EF BF BD`` in UTF-8) are not counted. The count is exact and
-costs a second decode only on pages whose text contains U+FFFD at all.
+the bytes themselves encode (``EF BF BD`` in UTF-8) are not counted. The count is exact and costs
+a second decode only on pages whose text contains U+FFFD at all.
 
 CleanEval / CleanPortalEval inputs start with a wrapper line ``<text id="URL" title="..."
 encoding="...">`` and end with ``</text>``: both are removed from ``text`` and the wrapper's
@@ -43,6 +55,7 @@ from __future__ import annotations
 
 import codecs
 import html
+import importlib.util
 import re
 import threading
 from dataclasses import dataclass
@@ -264,6 +277,7 @@ DETECTORS: dict[str, Callable[[bytes], tuple[str | None, float]]] = {
     "none": lambda sample: (None, 0.0),
 }
 DEFAULT_DETECTOR = "cchardet"
+_DETECTOR_MODULES = {"cchardet": "cchardet", "resiliparse": "resiliparse"}
 _detector_cache: dict[str, Callable[[bytes], tuple[str | None, float]]] = {}
 
 
@@ -271,16 +285,15 @@ def _get_detector(name: str) -> Callable[[bytes], tuple[str | None, float]]:
     """The named detector; when its module is not installed, the other uchardet wrapper."""
     if name in _detector_cache:
         return _detector_cache[name]
-    chosen = DETECTORS.get(name, DETECTORS[DEFAULT_DETECTOR])
-    for candidate in (chosen, DETECTORS["cchardet"], DETECTORS["resiliparse"], DETECTORS["none"]):
-        try:
-            candidate(b"probe")
-        except ImportError:
-            continue
-        chosen = candidate
-        break
-    _detector_cache[name] = chosen
-    return chosen
+    order = [name, "cchardet", "resiliparse", "none"] if name in DETECTORS else \
+        [DEFAULT_DETECTOR, "cchardet", "resiliparse", "none"]
+    for candidate in order:
+        module = _DETECTOR_MODULES.get(candidate)
+        if module is None or importlib.util.find_spec(module) is not None:
+            _detector_cache[name] = DETECTORS[candidate]
+            return DETECTORS[candidate]
+    return DETECTORS["none"]  # pragma: no cover
+
 
 # --------------------------------------------------------------------------------------------
 # Meta prescan and the CleanEval wrapper
@@ -358,6 +371,7 @@ def _cp1252_fallback(exc: UnicodeError):
     """Decode each byte of an invalid UTF-8 sequence as windows-1252 (undefined bytes as in
     WHATWG's windows-1252: the C1 control with the same number)."""
     bad = exc.object[exc.start:exc.end]
+    _tls.repaired = getattr(_tls, "repaired", 0) + len(bad)
     return ("".join(_CP1252_BYTE[b] for b in bad), exc.end)
 
 
@@ -385,6 +399,19 @@ def _decode(data: bytes, codec: str, errors: str = "replace") -> tuple[str, str,
     except Exception:
         count = text.count("\ufffd")
     return text, codec, count
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
+def _decode_repair(data: bytes) -> tuple[str, str, int]:
+    """UTF-8 where the bytes are valid UTF-8, windows-1252 for every byte that is not. Produces
+    no U+FFFD. Reported as "cp1252" when no byte was valid multi-byte UTF-8 (the text is then
+    exactly the WHATWG windows-1252 decoding), else as "utf-8"."""
+    _tls.repaired = 0
+    text = data.decode("utf-8", _REPAIR_ERRORS)
+    high = len(data) - len(data.translate(None, _HIGH_BYTES))
+    return text, ("cp1252" if high and _tls.repaired >= high else "utf-8"), 0
 
 
 def _strict_utf8(data: bytes) -> str | None:
@@ -431,7 +458,7 @@ def _strip_wrapper(text: str) -> tuple[str, dict | None]:
     body = text[m.end():]
     tail = body[-64:].rstrip()
     if tail.endswith("</text>"):
-        body = body.rstrip()[:-7]
+        body = body.rstrip()[:-7].rstrip()
     return body, attrs
 
 
@@ -490,6 +517,8 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
     # Valid UTF-8 is decided once; `utf8` is its text, or None when the bytes are not UTF-8.
     need_utf8 = declared == "utf-8" or utf8_first or (valid_utf8_wins and declared not in _UTF16)
     utf8 = _strict_utf8(data) if need_utf8 else None
+    # Only non-ASCII bytes are evidence for UTF-8 (ISO-2022-JP, for one, is 7-bit).
+    utf8_evidence = utf8 is not None and not data.isascii()
 
     if declared is not None:
         if declared == "utf-8":
@@ -499,10 +528,10 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
                 text, codec, n = _decode(data, "utf-8")
                 return _page(text, codec, source, n)
             if invalid_utf8 == "repair":
-                text, codec, n = _decode(data, "utf-8", _REPAIR_ERRORS)
+                text, codec, n = _decode_repair(data)
                 return _page(text, codec, source, n)
             # "detect": fall through to the detector
-        elif valid_utf8_wins and utf8 is not None and declared not in _UTF16:
+        elif valid_utf8_wins and utf8_evidence and declared not in _UTF16:
             # Valid multi-byte UTF-8 under a legacy label: the label is stale (measured).
             return _page(utf8, "utf-8", "detector", 0)
         else:
@@ -510,7 +539,7 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
             return _page(text, codec, source, n)
 
     # 4. detector: valid UTF-8 first, then the C detector on a bounded sample
-    if utf8_first and utf8 is not None:
+    if utf8_first and utf8_evidence:
         return _page(utf8, "utf-8", "detector", 0)
     sample = data[:detector_bytes] if detector_bytes > 0 else data
     try:
@@ -526,8 +555,10 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
         return _page(text, codec, "detector", n)
     # 5. default (or a detector that says UTF-8 on invalid UTF-8)
     src = "detector" if codec == "utf-8" else (source or "default")
-    errors = _REPAIR_ERRORS if invalid_utf8 == "repair" else "replace"
-    text, codec, n = _decode(data, "utf-8", errors)
+    if invalid_utf8 == "repair":
+        text, codec, n = _decode_repair(data)
+    else:
+        text, codec, n = _decode(data, "utf-8")
     return _page(text, codec, src, n)
 
 

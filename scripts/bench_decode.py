@@ -6,10 +6,14 @@ For each pipeline variant and page: decode the page bytes, then measure
     windows-1252; markers, the `URL:` line and Dragnet separator lines dropped; entities decoded;
     words = re.findall(r"\\w+", casefold(NFKC(text)))) that occur among the page text's words
     (entities decoded as well, markup included: only the decoding differs between variants);
+  * the same restricted to the gold words with a non-ASCII character (where decoding matters),
+    against the gold as is and against the gold with its reversible mojibake undone (some gold
+    files keep "donâ€™t" as the annotators saw a UTF-8 page shown as windows-1252);
   * the U+FFFD produced by decoding, and the time of the decode call.
-Prints one table per data set and a pooled one: mean coverage over all pages and over the pages
-that are not pure ASCII, pages where the variant is below the best variant for that page, pages
-with any U+FFFD, median µs per page, and how often each source decided.
+Prints one table per data set and a pooled one (mean coverage over all pages and over the pages
+that are not pure ASCII, non-ASCII gold words found, pages where the variant is below the best
+variant for that page, pages with any U+FFFD, median µs per page, how often each source decided),
+then the time of each detector alone on the pages that are not valid UTF-8.
 
     .venv/bin/python scripts/bench_decode.py [--data ../shared/data] [--sets cleaneval-dev,...]
         [--variants name,name] [--repeat 3] [--list-diffs]

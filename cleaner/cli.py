@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
+# Each module defines add_parser(subparsers) and sets `func` on its sub-parser.
+EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate")
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
@@ -320,6 +322,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.set_defaults(func=cmd_eval)
+
+    # Commands that live in their own modules register themselves here.
+    import importlib
+
+    for module in EXTRA_COMMAND_MODULES:
+        try:
+            importlib.import_module(module).add_parser(sub)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
     return parser
 
 

@@ -177,9 +177,10 @@ class FeatureExtractor:
                 if n:
                     out.append(t[name](n))
         n_chars = st.n_chars or 1
+        classes = char_classes(text)
         if "char" in fam:
             out = shared if "char" in wf else private
-            for (t_abs, t_rel), n in zip(self.t_char, char_classes(text)):
+            for (t_abs, t_rel), n in zip(self.t_char, classes):
                 if n:
                     out.append(t_abs(n))
                     out.append(t_rel(n * 1000 // n_chars))
@@ -213,12 +214,14 @@ class FeatureExtractor:
                 out.append("sentence.end")
         if "regexp" in fam:
             out = shared if "regexp" in wf else private
-            if self.re_url.search(text):
+            # Cheap gates first: a URL needs a dot or an @, dates and times need a digit.
+            if ("." in text or "@" in text) and self.re_url.search(text):
                 out.append("regexp.url")
-            if self.re_date.search(text):
-                out.append("regexp.date")
-            if self.re_time.search(text):
-                out.append("regexp.time")
+            if classes[1]:
+                if self.re_date.search(text):
+                    out.append("regexp.date")
+                if self.re_time.search(text):
+                    out.append("regexp.time")
             if self.re_bullet.match(text):
                 out.append("regexp.bullet")
         if "tag" in fam:

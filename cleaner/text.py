@@ -35,8 +35,27 @@ def _run_length(pattern: re.Pattern, text: str) -> int:
     return sum(map(len, pattern.findall(text)))
 
 
+# ASCII fast path: one C-level translate maps every character to its class letter.
+_ASCII_CLASS = {}
+for _c in range(128):
+    _ch = chr(_c)
+    if _ch.isalpha():
+        _ASCII_CLASS[_c] = "a"
+    elif _ch.isdigit():
+        _ASCII_CLASS[_c] = "n"
+    elif _ch.isspace():
+        _ASCII_CLASS[_c] = "w"
+    elif _PUNCT_RE.match(_ch):
+        _ASCII_CLASS[_c] = "p"
+    else:
+        _ASCII_CLASS[_c] = "o"
+
+
 def char_classes(text: str) -> tuple[int, int, int, int, int]:
     """Counts of (alpha, num, punct, white, other) characters, for any script."""
+    if text.isascii():
+        t = text.translate(_ASCII_CLASS)
+        return t.count("a"), t.count("n"), t.count("p"), t.count("w"), t.count("o")
     alpha = _run_length(_ALPHA_RE, text)
     num = _run_length(_DIGIT_RE, text)
     white = _run_length(_SPACE_RE, text)

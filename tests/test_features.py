@@ -75,3 +75,18 @@ def test_families_can_be_switched_off_for_ablation():
     (f,) = feats([block("Some text here.")], families=("char",))
     assert f[0] == "bias" or "bias" in f
     assert all(x == "bias" or x.startswith("char.") for x in f)
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_ascii_fast_path_counts_like_the_general_path(text):
+    import cleaner.text as t
+
+    general = (
+        t._run_length(t._ALPHA_RE, text), t._run_length(t._DIGIT_RE, text), t._run_length(t._PUNCT_RE, text),
+        t._run_length(t._SPACE_RE, text),
+    )
+    assert char_classes(text)[:4] == general
+    assert sum(char_classes(text)) == len(text)

@@ -7,6 +7,7 @@ continuation cannot continue boilerplate); `other` is dropped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .align import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
@@ -14,6 +15,9 @@ from .segment import Block
 from .text import count_words
 
 MARKER = {HEADER: "<h>", PARAGRAPH: "<p>", LIST: "<l>"}
+# Page text that happens to contain a marker ("the <p> tag") would open a false segment:
+# escape it as an entity, which the CleanEval scorer decodes back to the same words.
+_LITERAL_MARKER = re.compile(r"<([phlPHL])>")
 
 
 @dataclass
@@ -87,6 +91,6 @@ def assemble(
     stats.n_segments = len(joined)
     if confidences:
         stats.mean_confidence = sum(confidences) / len(confidences)
-    cleaneval = "\n".join(f"{MARKER[label]} {text}" for label, text in joined)
+    cleaneval = "\n".join(MARKER[label] + " " + _LITERAL_MARKER.sub(r"&lt;\1>", text) for label, text in joined)
     plain = "\n".join(text for _, text in joined)
     return Assembled(cleaneval, plain, stats, joined)

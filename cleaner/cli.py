@@ -196,9 +196,12 @@ def cmd_train(args) -> int:
     docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
     min_al = float(tc["min_alignment"])
     train_docs = trainable(docs, min_al)
-    left_out = [(d.key, round(d.coverage, 3)) for d in docs if d not in train_docs]
-    print(f"prepared {len(docs)} pages; {len(train_docs)} used for training, {len(left_out)} left out "
-          f"(gold alignment < {min_al}): {left_out[:10]}{' ...' if len(left_out) > 10 else ''}", file=sys.stderr)
+    kept = {d.key for d in train_docs}
+    empty_gold = [d.key for d in docs if d.key not in kept and (d.gold_words == 0 or not d.texts)]
+    left_out = [(d.key, round(d.coverage, 3)) for d in docs if d.key not in kept and d.key not in empty_gold]
+    print(f"prepared {len(docs)} pages; {len(train_docs)} used for training; left out: {len(left_out)} whose gold "
+          f"aligns below {min_al} {left_out[:10]}{' ...' if len(left_out) > 10 else ''}, {len(empty_gold)} with an "
+          f"empty gold or no text {empty_gold[:10]}", file=sys.stderr)
     if not train_docs:
         return _fail(EXIT_INPUT, "no page has a gold file that aligns with it")
     cv_figures = None
@@ -219,7 +222,8 @@ def cmd_train(args) -> int:
     data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs),
-                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out})
+                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+                             "left_out_empty_gold": empty_gold})
     path = CrfModel(data, meta).save(args.out)
     print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)

@@ -54,6 +54,7 @@ class DocResult:
     pred_labels: list[str]
     prediction: str
     coverage: float
+    p_other: list[float] | None = None  # marginal P(other) per block (decision-rule studies)
 
 
 _PREP_STATE: dict = {}
@@ -152,10 +153,12 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
 
 def predict(model: CrfModel, doc: PreparedDoc) -> DocResult:
     labels, conf = model.tag(doc.features, marginals=False)
+    tagger = model.tagger()
+    p_other = [tagger.marginal("other", i) for i in range(len(labels))] if labels else []
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
-        out.cleaneval, doc.coverage,
+        out.cleaneval, doc.coverage, p_other,
     )
 
 

@@ -18,3 +18,12 @@ def test_labels_become_cleaneval_segments_and_statistics():
 def test_continuation_after_boilerplate_opens_a_paragraph():
     out = assemble(["nav", "orphan"], ["other", "continuation"])
     assert out.cleaneval == "<p> orphan"
+
+
+def test_literal_markers_in_page_text_do_not_open_segments():
+    from cleaner.score import score_document
+
+    out = assemble(["Use the <p> tag and <H> too"], ["paragraph"])
+    assert out.cleaneval == "<p> Use the &lt;p> tag and &lt;H> too"
+    assert out.plain == "Use the <p> tag and <H> too"
+    assert score_document(out.cleaneval, "<p>Use the p tag and H too").f1 == 1.0

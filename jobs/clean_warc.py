@@ -1,0 +1,733 @@
+#!/usr/bin/env python
+"""Clean the HTML pages of WARC files with Spark; write Parquet (one row per HTML record).
+
+    python jobs/clean_warc.py --input 'warcs/*.warc.gz' --output out/        # local[*]
+    spark-submit jobs/clean_warc.py --input s3a://bucket/warcs/ --output s3a://bucket/out/
+
+Both behave the same; `python` starts a local-mode session (all cores; --master to change),
+spark-submit uses the session it was given. The shape follows Common Crawl's cc-pyspark
+(`sparkcc.py`): a job class with parsed arguments, a per-partition generator over WARC
+records (jobs/worker.py), counters for every outcome. What differs: the model and config are
+broadcast once and opened once per Python worker; work is planned by bytes (jobs/plan.py);
+output is published atomically with a run record (jobs/runs.py).
+
+Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed,
+2 bad usage, 3 input missing, 4 invalid model or config, 5 output directory unusable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit jobs/clean_warc.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import cleaner  # noqa: E402
+from cleaner.config import ConfigError, load_config  # noqa: E402
+from cleaner.model import DEFAULT_MODEL_PATH, ModelError, load_model  # noqa: E402
+from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
+
+from jobs import plan  # noqa: E402
+from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
+from jobs.storage import (  # noqa: E402
+    HadoopFS, InputError, LocalFS, base_name, is_local, local_path, read_input_list,
+    resolve_local, resolve_remote,
+)
+
+log = logging.getLogger("clean_warc")
+ROOT = Path(__file__).resolve().parent.parent
+
+JOB_DEFAULTS = {
+    "master": "local[*]",
+    "app_name": "clean_warc",
+    "driver_memory": "2g",
+    "log_level": "WARN",
+    "progress_bar": True,
+    "distribution": "split",
+    "task_bytes": 256 << 20,
+    "min_task_bytes": 4 << 20,
+    "tasks_per_core": 3,
+    "split_factor": 1.5,
+    "plain_byte_weight": 0.3,
+    "max_payload_bytes": 10_000_000,
+    "compression": "zstd",
+    "compression_level": 3,
+    "target_file_mb": 128,
+    "shuffle_bytes_per_output_byte": 1.5,
+    "partition_by": ["crawl"],
+    "crawl_pattern": r"CC-MAIN-\d{4}-\d{2}",
+    "default_crawl": "local",
+}
+
+
+class JobError(Exception):
+    """A failure with an exit code and a message naming what is wrong."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="clean_warc.py",
+        description="Clean the HTML records of WARC files with Spark and write Parquet.",
+        epilog="Exit codes: 0 ok, 1 Spark job failed, 2 bad usage, 3 input missing, "
+               "4 invalid model or config, 5 output directory unusable.")
+    ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
+                    help="WARC/ARC files, directories, globs or Hadoop URIs (hdfs://, s3a://, ...)")
+    ap.add_argument("--input-list", action="append", default=[], metavar="FILE",
+                    help="text file with one WARC path/URI/glob per line (repeatable)")
+    ap.add_argument("--output", required=True, metavar="DIR", help="output directory (path or URI)")
+    ap.add_argument("--conf", dest="config", metavar="TOML",
+                    help="config overlay (default: conf/default.toml only)")
+    ap.add_argument("--model", metavar="M.crfsuite",
+                    help=f"CRF model (default: {DEFAULT_MODEL_PATH.relative_to(ROOT)})")
+    ap.add_argument("--master", help="Spark master when started with python (default: [job] "
+                                     "master, local[*]); spark-submit's --master wins")
+    ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
+    ap.add_argument("--partition-by", metavar="COLS",
+                    help=f"comma-separated, of {', '.join(PARTITION_COLUMNS)}; '' for none "
+                         "(default: [job] partition_by)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--skip-done", action="store_true",
+                      help="process only files no published run of OUTPUT has done")
+    mode.add_argument("--overwrite", action="store_true",
+                      help="delete the runs already in OUTPUT first")
+    ap.add_argument("--distribution", choices=plan.MODES, help="work distribution (default: "
+                                                                "[job] distribution)")
+    ap.add_argument("--target-file-mb", type=float, help="Parquet file size target")
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra Spark setting for a session started by this script (repeatable)")
+    ap.add_argument("--no-progress", action="store_true", help="no Spark progress bar")
+    ap.add_argument("--simulate-crash", choices=("before_publish", "after_publish"),
+                    help=argparse.SUPPRESS)  # test hook: stop as if killed at that point
+    return ap
+
+
+def _setup_logging() -> None:
+    if not any(getattr(h, "_clean_warc", False) for h in log.handlers):
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("%(asctime)s clean_warc: %(message)s", "%H:%M:%S"))
+        h._clean_warc = True
+        log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def code_version() -> dict:
+    out = {"webcleaner": cleaner.__version__, "schema": SCHEMA_VERSION}
+    try:
+        import pyspark
+        out["pyspark"] = pyspark.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    if (ROOT / ".git").exists():
+        try:
+            out["git_commit"] = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                timeout=5, check=True).stdout.strip()
+            dirty = subprocess.run(
+                ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True, text=True, timeout=5).stdout.strip()
+            out["git_dirty"] = bool(dirty)
+        except Exception:
+            pass
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Progress: one line per finished WARC, read from the accumulator while the job runs
+# ------------------------------------------------------------------------------------------
+
+class ProgressLogger(threading.Thread):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0):
+        super().__init__(name="clean_warc-progress", daemon=True)
+        self.acc = acc
+        self.interval = interval
+        self.parts: dict[str, int] = {}
+        for p in pieces:
+            self.parts[p["uri"]] = p["parts"]
+        self.order = list(dict.fromkeys(p["uri"] for p in pieces))
+        self.logged: set[str] = set()
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval):
+            self.poll()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=10)
+        self.poll()
+
+    def poll(self) -> None:
+        try:
+            snap = self.acc.value
+        except Exception:
+            return
+        by_file: dict[str, list[dict]] = {}
+        for st in snap.values():
+            by_file.setdefault(st["file"], []).append(st)
+        for uri, sts in by_file.items():
+            if uri in self.logged or len(sts) < self.parts.get(uri, 1):
+                continue
+            self.logged.add(uri)
+            f = merge_file_stats(sts)
+            extra = f" ({f['pieces']} ranges)" if f["pieces"] > 1 else ""
+            err = f", OPEN FAILED: {f['open_error']}" if f["open_error"] else ""
+            log.info("WARC %d/%d done: %s%s: %d records, %d cleaned, %d rejected, %d skipped, "
+                     "%d errors, %.1f s%s", len(self.logged), len(self.parts), base_name(uri), extra,
+                     f["records_read"], f["cleaned"], sum(f["rejected"].values()),
+                     sum(f["skipped"].values()), len(f["errors"]), f["seconds"], err)
+
+
+def _add_counts(into: dict, more: dict) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def merge_file_stats(pieces: list[dict]) -> dict:
+    """The counters of one file from the counters of its pieces."""
+    pieces = sorted(pieces, key=lambda s: s["start"])
+    out = {"records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "skipped": {},
+           "errors": [], "warnings": 0, "seconds": 0.0, "cpu_seconds": 0.0, "clean_seconds": 0.0,
+           "bytes_read": 0, "truncated_payloads": 0, "pieces": len(pieces), "open_error": None,
+           "completed": True}
+    for s in pieces:
+        for k in ("records_read", "html_records", "cleaned", "bytes_read", "truncated_payloads"):
+            out[k] += s[k]
+        for k in ("seconds", "cpu_seconds", "clean_seconds"):
+            out[k] += s[k]
+        _add_counts(out["rejected"], s["rejected"])
+        _add_counts(out["skipped"], s["skipped"])
+        out["errors"].extend(s["errors"])
+        out["warnings"] += len(s["warnings"])
+        out["open_error"] = out["open_error"] or s["open_error"]
+        out["completed"] = out["completed"] and s["completed"]
+    out["rejected"] = dict(sorted(out["rejected"].items()))
+    out["skipped"] = dict(sorted(out["skipped"].items()))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# The job
+# ------------------------------------------------------------------------------------------
+
+_SHIPPED: dict[str, str] = {}
+
+
+class CleanWarcJob:
+    """cc-pyspark-style job: parse arguments, validate, run on a SparkSession."""
+
+    name = "clean_warc"
+
+    def __init__(self, argv: list[str] | None = None):
+        self.argv = list(sys.argv[1:] if argv is None else argv)
+        self.args = build_parser().parse_args(self.argv)
+        self.prepared = False
+
+    # --- before Spark -------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Check everything that can be checked without Spark; raise JobError."""
+        a = self.args
+        try:
+            self.config = load_config(a.config)
+        except ConfigError as exc:
+            raise JobError(4, f"invalid config: {exc}") from exc
+        self.job = dict(JOB_DEFAULTS, **(self.config.data.get("job") or {}))
+        self._check_job_settings()
+        try:
+            self.model = load_model(a.model)
+        except ModelError as exc:
+            hint = "" if a.model else " (train one with `cleaner train`, or pass --model)"
+            raise JobError(4, f"unreadable model: {exc}{hint}") from exc
+        self.model_path = str(Path(a.model).resolve()) if a.model else str(DEFAULT_MODEL_PATH)
+        items = list(a.input)
+        for lst in a.input_list:
+            try:
+                items += read_input_list(lst)
+            except InputError as exc:
+                raise JobError(3, str(exc)) from exc
+        if not items:
+            raise JobError(2, "no input: give --input PATH... or --input-list FILE")
+        try:
+            self.local_files, self.remote_items = resolve_local(items)
+        except InputError as exc:
+            raise JobError(3, str(exc)) from exc
+        self.inputs_given = items
+        self.output_local = is_local(a.output)
+        if self.output_local:
+            root = os.path.abspath(local_path(a.output))
+            if os.path.exists(root) and not os.path.isdir(root):
+                raise JobError(5, f"output is not a directory: {root}")
+            out = OutputDir(LocalFS(), root)
+            self._check_output(out)
+        self.prepared = True
+
+    def _check_job_settings(self) -> None:
+        j, src = self.job, self.config.source
+        if self.args.partition_by is not None:
+            j["partition_by"] = [c.strip() for c in self.args.partition_by.split(",") if c.strip()]
+        if self.args.distribution:
+            j["distribution"] = self.args.distribution
+        if self.args.target_file_mb:
+            j["target_file_mb"] = self.args.target_file_mb
+        bad = [c for c in j["partition_by"] if c not in PARTITION_COLUMNS]
+        if bad:
+            raise JobError(4, f"invalid config: [job] partition_by in {src}: unknown column(s) "
+                              f"{', '.join(bad)} (allowed: {', '.join(PARTITION_COLUMNS)})")
+        if j["distribution"] not in plan.MODES:
+            raise JobError(4, f"invalid config: [job] distribution in {src} must be one of "
+                              f"{', '.join(plan.MODES)}")
+        for key in ("task_bytes", "min_task_bytes", "tasks_per_core", "target_file_mb",
+                    "max_payload_bytes", "split_factor", "plain_byte_weight",
+                    "shuffle_bytes_per_output_byte"):
+            if not isinstance(j[key], (int, float)) or j[key] <= 0:
+                raise JobError(4, f"invalid config: [job] {key} in {src} must be a positive number")
+        try:
+            re.compile(j["crawl_pattern"])
+        except re.error as exc:
+            raise JobError(4, f"invalid config: [job] crawl_pattern in {src}: {exc}") from exc
+
+    def _check_output(self, out: OutputDir) -> None:
+        if not out.is_ours():
+            raise JobError(5, f"output directory {out.root} holds files this job did not write; "
+                              "give an empty or new directory")
+        if not self.args.skip_done and not self.args.overwrite and out.published_ids():
+            raise JobError(5, f"output directory {out.root} already holds "
+                              f"{len(out.published_ids())} published run(s): use --skip-done to "
+                              "add only new WARC files, or --overwrite to replace them")
+
+    # --- Spark --------------------------------------------------------------------------
+
+    def create_session(self):
+        from pyspark.sql import SparkSession
+
+        a, j = self.args, self.job
+        builder = SparkSession.builder.appName(j["app_name"])
+        submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # started by spark-submit
+        if submitted:
+            if a.master:
+                log.warning("--master %s ignored: spark-submit's --master decides", a.master)
+        else:
+            master = a.master or j["master"]
+            builder = builder.master(master)
+            if master.startswith("local"):
+                # Local mode needs no network, and its workers must be this Python.
+                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+                builder = (builder.config("spark.driver.host", "127.0.0.1")
+                           .config("spark.driver.bindAddress", "127.0.0.1")
+                           .config("spark.driver.memory", j["driver_memory"]))
+            builder = builder.config("spark.ui.showConsoleProgress",
+                                     str(bool(j["progress_bar"]) and not a.no_progress).lower())
+            builder = builder.config("spark.python.worker.reuse", "true")
+        for item in a.spark_conf:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise JobError(2, f"--spark-conf expects KEY=VALUE, got {item!r}")
+            builder = builder.config(key.strip(), value.strip())
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel(j["log_level"])
+        return spark
+
+    def run(self, spark=None) -> dict:
+        """Run on `spark` (an existing session is reused and left running) or on a session
+        of its own (stopped at the end). Returns the run record."""
+        if not self.prepared:
+            self.prepare()
+        own = spark is None
+        if own:
+            spark = self.create_session()
+        saved = self._apply_sql_conf(spark)
+        try:
+            return self._run(spark)
+        finally:
+            for key, value in saved.items():
+                try:
+                    if value is None:
+                        spark.conf.unset(key)
+                    else:
+                        spark.conf.set(key, value)
+                except Exception:
+                    pass
+            if own:
+                spark.stop()
+
+    def _apply_sql_conf(self, spark) -> dict:
+        j = self.job
+        advisory = int(j["target_file_mb"] * (1 << 20) * j["shuffle_bytes_per_output_byte"])
+        settings = {
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+            "spark.sql.parquet.compression.codec": j["compression"],
+            "spark.sql.adaptive.enabled": "true",
+            "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+            "spark.sql.adaptive.advisoryPartitionSizeInBytes": str(advisory),
+            "spark.sql.files.maxRecordsPerFile": "0",
+        }
+        saved = {}
+        for key, value in settings.items():
+            try:
+                saved[key] = spark.conf.get(key, None)
+            except Exception:
+                saved[key] = None
+            spark.conf.set(key, value)
+        spark.sparkContext._jsc.hadoopConfiguration().set(
+            "parquet.compression.codec.zstd.level", str(int(j["compression_level"])))
+        return saved
+
+    def _ship_code(self, sc) -> None:
+        """Make `jobs` importable on the workers (the accumulator type and the partition
+        function live there). From a source tree: zip it and addPyFile; from a zip given
+        with --py-files: already there."""
+        import jobs
+
+        pkg = Path(jobs.__file__).resolve().parent
+        if not pkg.is_dir():
+            return
+        key = sc.applicationId
+        if key in _SHIPPED:
+            return
+        tmp = tempfile.mkdtemp(prefix="clean_warc-code-")
+        zpath = os.path.join(tmp, f"clean_warc_jobs_{key.replace('-', '_')}.zip")
+        with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+            for py in sorted(pkg.glob("*.py")):
+                zf.write(py, f"jobs/{py.name}")
+        sc.addPyFile(zpath)
+        _SHIPPED[key] = zpath
+
+    def crawl_name(self, uri: str) -> str:
+        if self.args.crawl:
+            return self.args.crawl
+        m = re.search(self.job["crawl_pattern"], uri)
+        if m:
+            return m.group(1) if m.groups() else m.group(0)
+        return self.job["default_crawl"]
+
+    def _run(self, spark) -> dict:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        from jobs.worker import PieceStatsParam, index_file, process_partition
+
+        a, j = self.args, self.job
+        started = datetime.now(timezone.utc)
+        t0 = time.perf_counter()
+        sc = spark.sparkContext
+        self._ship_code(sc)
+
+        # inputs
+        files = list(self.local_files)
+        if self.remote_items:
+            try:
+                files += resolve_remote(spark, self.remote_items)
+            except InputError as exc:
+                raise JobError(3, str(exc)) from exc
+        files = list({f.uri: f for f in files}.values())
+
+        # output directory: recover, decide what is to do
+        if self.output_local:
+            fs = LocalFS()
+            root = os.path.abspath(local_path(a.output))
+        else:
+            fs = HadoopFS(spark, a.output)
+            root = a.output
+        out = OutputDir(fs, root)
+        try:
+            self._check_output(out)
+            if a.overwrite:
+                out.clear()
+            fs.mkdirs(root)
+            published = out.recover()
+        except OutputError as exc:
+            raise JobError(5, str(exc)) from exc
+        done = done_files(published) if a.skip_done else {}
+        todo = [f for f in files if f.uri not in done]
+        skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}
+        if skipped_done:
+            log.info("--skip-done: %d of %d input files already done by earlier runs",
+                     len(skipped_done), len(files))
+        if not todo:
+            log.info("nothing to do: every input file is done in %s", root)
+            return {"status": "nothing_to_do", "inputs": [f.uri for f in files],
+                    "skipped_done": skipped_done, "rows_written": 0}
+
+        run_id = new_run_id()
+        log.info("run %s: %d WARC files (%.1f MB) -> %s", run_id, len(todo),
+                 sum(f.size for f in todo) / 1e6, root)
+
+        # plan
+        settings = plan.PlanSettings.from_config(j)
+        cores = max(1, sc.defaultParallelism)
+        target = plan.piece_target(todo, cores, settings)
+        crawl_of = {f.uri: self.crawl_name(f.uri) for f in todo}
+        cands = plan.split_candidates(todo, target, settings)
+        cuts: dict[str, list[int]] = {}
+        index_info = {"files": len(cands), "split": 0, "seconds": 0.0, "wall_seconds": 0.0}
+        if cands:
+            ti = time.perf_counter()
+            sc.setJobDescription(f"clean_warc {run_id}: offset pre-scan of {len(cands)} files")
+            specs = [{"uri": f.uri, "size": f.size, "pieces": plan.pieces_wanted(f, target, settings)}
+                     for f in cands]
+            results = sc.parallelize(specs, len(specs)).map(
+                functools.partial(index_file, settings={})).collect()
+            for r in results:
+                index_info["seconds"] += r["seconds"]
+                if r["cuts"]:
+                    cuts[r["uri"]] = r["cuts"]
+            index_info["split"] = len(cuts)
+            index_info["wall_seconds"] = time.perf_counter() - ti
+            log.info("offset pre-scan: %d of %d big files split into record ranges (%.1f s)",
+                     len(cuts), len(cands), index_info["wall_seconds"])
+        pieces = plan.make_pieces(todo, crawl_of, target, settings, cuts)
+        tasks = plan.pack(pieces, target, cores, settings)
+        task_specs = [{"task": i, "pieces": t} for i, t in enumerate(tasks)]
+        dist = dict(plan.describe(tasks), mode=settings.mode, cores=cores,
+                    piece_target_bytes=int(target), index=index_info)
+        log.info("%d pieces in %d tasks on %d cores (%s)", dist["pieces"], dist["tasks"], cores,
+                 settings.mode)
+
+        # run
+        bc = sc.broadcast({
+            "key": f"{self.model.hash}:{self.config.section_hash(tuple(self.config.data))}",
+            "model": self.model.data, "meta": self.model.meta,
+            "config": self.config.to_json(), "config_source": self.config.source,
+        })
+        acc = sc.accumulator({}, PieceStatsParam())
+        worker_settings = {"max_payload_bytes": int(j["max_payload_bytes"])}
+        rdd = sc.parallelize(task_specs, len(task_specs)).mapPartitions(
+            functools.partial(process_partition, bc=bc, acc=acc, settings=worker_settings))
+        df = spark.createDataFrame(rdd, from_arrow_schema(SCHEMA), verifySchema=False)
+        part_cols = list(j["partition_by"])
+        df = df.hint("rebalance", *part_cols)
+        staging = out.staging_dir(run_id)
+        sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
+        progress = ProgressLogger(acc, pieces)
+        progress.start()
+        try:
+            writer = df.write.mode("errorifexists").option("compression", j["compression"])
+            if part_cols:
+                writer = writer.partitionBy(*part_cols)
+            writer.parquet(fs.spark_path(staging))
+        except Exception as exc:
+            raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
+        finally:
+            progress.stop()
+            sc.setJobDescription(None)
+        piece_stats = dict(acc.value)
+        bc.unpersist()
+
+        missing = [p["key"] for p in pieces if p["key"] not in piece_stats]
+        if missing:
+            raise JobError(1, f"counters missing for {len(missing)} pieces (e.g. {missing[0]}); "
+                              "run not published")
+        per_file: dict[str, list[dict]] = {}
+        for p in pieces:
+            per_file.setdefault(p["uri"], []).append(piece_stats[p["key"]])
+        rows_expected = sum(s["html_records"] for s in piece_stats.values())
+        parquet_files = [(p, n) for p, n in fs.files(staging) if p.endswith(".parquet")]
+        rows_written = count_rows(spark, fs, staging, parquet_files) if rows_expected else 0
+        if rows_written != rows_expected:
+            raise JobError(1, f"staged output has {rows_written} rows, counters say "
+                              f"{rows_expected}: run not published")
+
+        elapsed = time.perf_counter() - t0
+        record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
+                              per_file, piece_stats, dist, out, staging, parquet_files,
+                              rows_written, spark)
+        try:
+            out.publish(run_id, record, crash_at=a.simulate_crash)
+        except SimulatedCrash:
+            raise
+        except Exception as exc:
+            raise JobError(5, f"cannot publish run {run_id} in {root}: {exc}") from exc
+        print_summary(record, sys.stdout)
+        return record
+
+    def _record(self, run_id, started, elapsed, files, todo, skipped_done, crawl_of, per_file,
+                piece_stats, dist, out, staging, parquet_files, rows_written, spark) -> dict:
+        a, j = self.args, self.job
+        size_of = {f.uri: f.size for f in todo}
+        file_records = {}
+        errors = []
+        totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
+                  "rejected": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "damaged_files": 0}
+        for uri in [f.uri for f in todo]:
+            m = merge_file_stats(per_file[uri])
+            rejected_n, skipped_n = sum(m["rejected"].values()), sum(m["skipped"].values())
+            accounted = m["cleaned"] + rejected_n + skipped_n == m["records_read"] \
+                and m["cleaned"] + rejected_n == m["html_records"]
+            status = "failed" if m["open_error"] else "done"
+            file_records[uri] = {
+                "name": base_name(uri), "size": size_of[uri], "crawl": crawl_of[uri],
+                "status": status, "open_error": m["open_error"],
+                "records_read": m["records_read"], "html_records": m["html_records"],
+                "cleaned": m["cleaned"], "rejected": m["rejected"], "skipped": m["skipped"],
+                "accounted": accounted, "completed": m["completed"],
+                "errors": m["errors"], "warnings": m["warnings"],
+                "truncated_payloads": m["truncated_payloads"], "pieces": m["pieces"],
+                "seconds": round(m["seconds"], 3), "clean_seconds": round(m["clean_seconds"], 3),
+                "cpu_seconds": round(m["cpu_seconds"], 3), "bytes_read": m["bytes_read"],
+            }
+            if not accounted:
+                log.error("accounting mismatch in %s: %s", uri, file_records[uri])
+            for k in ("records_read", "html_records", "cleaned"):
+                totals[k] += m[k]
+            _add_counts(totals["rejected"], m["rejected"])
+            _add_counts(totals["skipped"], m["skipped"])
+            totals["errors"] += len(m["errors"])
+            totals["failed_files"] += status == "failed"
+            totals["damaged_files"] += bool(m["errors"])
+            if m["open_error"]:
+                errors.append({"file": uri, "offset": None, "error": m["open_error"]})
+            errors.extend({"file": uri, **e} for e in m["errors"])
+        totals["rejected"] = dict(sorted(totals["rejected"].items()))
+        totals["skipped"] = dict(sorted(totals["skipped"].items()))
+        workers: dict[str, dict] = {}
+        for s in piece_stats.values():
+            w = workers.setdefault(str(s["pid"]), {"pieces": 0, "tasks": set(), "model_loads": 0,
+                                                   "max_rss_mb": 0.0, "clean_seconds": 0.0})
+            w["pieces"] += 1
+            w["tasks"].add(s["task"])
+            w["model_loads"] = max(w["model_loads"], s["model_loads_in_process"])
+            w["max_rss_mb"] = max(w["max_rss_mb"], round(s["max_rss_kb"] / 1024, 1))
+            w["clean_seconds"] = round(w["clean_seconds"] + s["clean_seconds"], 3)
+        for w in workers.values():
+            w["tasks"] = len(w["tasks"])
+        run_dir = out.run_dir(run_id)
+        staged_root = staging.rstrip("/") + "/"
+        out_files = [{"path": p[len(staged_root):] if p.startswith(staged_root) else p, "bytes": n}
+                     for p, n in parquet_files]
+        sc = spark.sparkContext
+        return {
+            "run_id": run_id,
+            "job": self.name,
+            "status": "published",
+            "started_at": started.isoformat(timespec="seconds"),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "elapsed_s": round(elapsed, 3),
+            "docs_per_s": round(totals["html_records"] / elapsed, 2) if elapsed > 0 else None,
+            "code_version": code_version(),
+            "command": ["jobs/clean_warc.py", *self.argv],
+            "spark": {"version": spark.version, "master": sc.master, "app_id": sc.applicationId,
+                      "default_parallelism": sc.defaultParallelism},
+            "config_source": self.config.source,
+            "config": dict(self.config.data, job=j),
+            "model": {"path": self.model_path, "hash": self.model.hash,
+                      "feature_version": self.model.feature_version,
+                      "labels": self.model.labels},
+            "inputs": [f.uri for f in files],
+            "skipped_done": skipped_done,
+            "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
+                       "compression": j["compression"], "target_file_mb": j["target_file_mb"],
+                       "rows_written": rows_written, "parquet_files": len(out_files),
+                       "bytes_written": sum(f["bytes"] for f in out_files), "files": out_files},
+            "distribution": dist,
+            "totals": totals,
+            "files": file_records,
+            "errors": errors,
+            "workers": workers,
+        }
+
+
+def count_rows(spark, fs, staging: str, parquet_files: list[tuple[str, int]]) -> int:
+    """Rows in the staged Parquet files: from the footers (local), or with Spark."""
+    if fs.kind == "local":
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(p).metadata.num_rows for p, _ in parquet_files)
+    return spark.read.parquet(fs.spark_path(staging)).count()
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if "Error" in line or "Exception" in line:
+            return line.strip()[:500]
+    return (text.splitlines()[0] if text else type(exc).__name__)[:500]
+
+
+# ------------------------------------------------------------------------------------------
+# Summary table
+# ------------------------------------------------------------------------------------------
+
+def print_summary(record: dict, stream, max_files: int = 40) -> None:
+    t = record["totals"]
+    rows = []
+    for uri, f in record["files"].items():
+        rows.append((f["name"], f["records_read"], f["html_records"], f["cleaned"],
+                     sum(f["rejected"].values()), sum(f["skipped"].values()), len(f["errors"]),
+                     f"{f['seconds']:.1f}", f["status"]))
+    width = max([len("file"), len("TOTAL")] + [min(len(r[0]), 48) for r in rows])
+    head = ("file", "records", "html", "cleaned", "rejected", "skipped", "errors", "seconds",
+            "status")
+    fmt = f"{{:<{width}}} {{:>8}} {{:>7}} {{:>8}} {{:>9}} {{:>8}} {{:>7}} {{:>8}}  {{}}"
+    w = stream.write
+    w(f"\nclean_warc run {record['run_id']}: {t['files']} WARC files, "
+      f"{record['distribution']['tasks']} tasks ({record['distribution']['split_files']} files "
+      f"split into record ranges)\n")
+    w(fmt.format(*head) + "\n")
+    for r in rows[:max_files]:
+        name = r[0] if len(r[0]) <= 48 else "..." + r[0][-45:]
+        w(fmt.format(name, *r[1:]) + "\n")
+    if len(rows) > max_files:
+        w(f"... {len(rows) - max_files} more files (see _run.json)\n")
+    w(fmt.format("TOTAL", t["records_read"], t["html_records"], t["cleaned"],
+                 sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"],
+                 f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
+    if t["rejected"]:
+        w("rejected: " + ", ".join(f"{k} {v}" for k, v in t["rejected"].items()) + "\n")
+    if t["skipped"]:
+        w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
+    o = record["output"]
+    w(f"rows written: {o['rows_written']} in {o['parquet_files']} Parquet files "
+      f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
+    w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
+      f"errors: {t['errors']} in {t['damaged_files']} files (file + offset in _run.json)\n")
+    stream.flush()
+
+
+# ------------------------------------------------------------------------------------------
+# Entry points
+# ------------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    """Run the job; returns the exit code. `spark`: reuse an existing session."""
+    _setup_logging()
+    job = CleanWarcJob(argv)
+    try:
+        job.prepare()
+        job.run(spark)
+    except JobError as exc:
+        log.error("error: %s", exc)
+        return exc.code
+    return 0
+
+
+def cli() -> int:
+    try:
+        return main()
+    except SimulatedCrash as exc:
+        # The test hook: stop at once, as a killed process would (no cleanup, no spark.stop).
+        sys.stderr.write(f"clean_warc: simulated crash {exc}\n")
+        sys.stderr.flush()
+        os._exit(70)
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,175 @@
+"""Executor side of the job (imported on the Python workers; no Spark imports needed).
+
+* The model and config arrive once per worker process as one broadcast value
+  {"key", "model", "meta", "config"}; `_state()` builds the CrfModel/Config from it once and
+  keeps them in a module-level cache keyed by model hash + config hash, so the CRFsuite
+  tagger is opened once per Python worker and reused by every later task of that worker
+  (Spark reuses Python workers: spark.python.worker.reuse, on by default).
+* `process_partition` is the per-partition generator (cc-pyspark's `process_warcs`): for
+  each piece of its task (a whole WARC or a record range) it streams HTML records with
+  `cleaner.warc.iter_html_records`, cleans each with `clean_html`, yields one row tuple in
+  schema order, and when the piece is done adds the piece's counters to the accumulator.
+* Counters travel back through a Spark accumulator whose value is a dict keyed by piece
+  ({uri}#{start}); merging is "last write wins" on identical values, so a re-executed task
+  (failure, speculation, stage retry) cannot count a piece twice.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+import traceback
+
+from cleaner.api import CleanResult, clean_html
+from cleaner.config import Config
+from cleaner.model import CrfModel
+from cleaner.schema import build_row, row_values
+from cleaner.warc import WarcFileStats, iter_html_records
+
+from . import scan
+from .storage import is_gzip_name, open_input
+
+try:  # the accumulator type must be importable on both sides
+    from pyspark.accumulators import AccumulatorParam as _AccumulatorParam
+except ImportError:  # pragma: no cover - workers always have pyspark
+    _AccumulatorParam = object
+
+_STATE: dict[str, tuple[CrfModel, Config]] = {}
+_MODEL_LOADS = 0
+
+
+class PieceStatsParam(_AccumulatorParam):
+    """Accumulator of {piece key: counters}. Copy-on-merge, so the driver can read a
+    consistent snapshot while the accumulator server thread merges updates."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, a, b):
+        if not b:
+            return a
+        if not a:
+            return dict(b)
+        merged = dict(a)
+        merged.update(b)
+        return merged
+
+
+def _state(bc) -> tuple[CrfModel, Config, bool]:
+    """(model, config, opened_now) for the broadcast, built once per Python process."""
+    global _MODEL_LOADS
+    value = bc.value
+    key = value["key"]
+    hit = _STATE.get(key)
+    if hit is not None:
+        return hit[0], hit[1], False
+    model = CrfModel(value["model"], value["meta"])
+    model.tagger()  # open CRFsuite now, once
+    config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
+    _STATE.clear()  # one model per process: a new job's model replaces the old one
+    _STATE[key] = (model, config)
+    _MODEL_LOADS += 1
+    return model, config, True
+
+
+def _max_rss_kb() -> int:
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, out: dict):
+    """Yield the row tuples of one piece; fill `out` with its counters when done."""
+    uri = piece["uri"]
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    stats = WarcFileStats()
+    cleaned = 0
+    rejected: dict[str, int] = {}
+    clean_s = 0.0
+    open_error = None
+    max_payload = int(settings.get("max_payload_bytes", 10_000_000))
+    try:
+        fh = open_input(uri, piece.get("start") or 0, piece.get("end"))
+    except Exception as exc:
+        open_error = f"cannot open: {type(exc).__name__}: {exc}"[:500]
+        fh = None
+    if fh is not None:
+        try:
+            for rec in iter_html_records(fh, uri, stats, max_payload_bytes=max_payload):
+                t = time.perf_counter()
+                result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
+                                    config=config)
+                ms = (time.perf_counter() - t) * 1000.0
+                clean_s += ms / 1000.0
+                try:
+                    row = build_row(rec, result, crawl=piece["crawl"], processing_ms=ms)
+                except Exception as exc:  # defensive: a row must exist for every record
+                    bad = CleanResult("rejected", "internal_error",
+                                      error=f"row: {type(exc).__name__}: {exc}"[:500],
+                                      model_hash=model.hash, feature_version=model.feature_version)
+                    row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms)
+                if row["status"] == "cleaned":
+                    cleaned += 1
+                else:
+                    reason = row["reason"] or "unknown"
+                    rejected[reason] = rejected.get(reason, 0) + 1
+                yield row_values(row)
+        finally:
+            try:
+                fh.close()
+            except Exception:
+                pass
+    out.update({
+        "file": uri,
+        "start": piece.get("start") or 0,
+        "end": piece.get("end"),
+        "part": piece.get("part", 0),
+        "parts": piece.get("parts", 1),
+        "records_read": stats.records_read,
+        "html_records": stats.html_records,
+        "cleaned": cleaned,
+        "rejected": rejected,
+        "skipped": dict(stats.skipped),
+        "errors": list(stats.errors),
+        "warnings": list(stats.warnings),
+        "open_error": open_error,
+        "reached_end": stats.reached_end,
+        "completed": stats.completed and open_error is None,
+        "bytes_read": stats.bytes_read,
+        "truncated_payloads": stats.truncated_payloads,
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
+        "clean_seconds": clean_s,
+        "reader_seconds": stats.seconds,
+    })
+
+
+def process_partition(iterator, bc, acc, settings: dict):
+    """mapPartitions function: task specs in, row tuples out (counters to `acc`)."""
+    for task in iterator:
+        model, config, opened = _state(bc)
+        for piece in task["pieces"]:
+            out: dict = {}
+            yield from process_piece(piece, model, config, settings, out)
+            out.update({"task": task["task"], "pid": os.getpid(), "max_rss_kb": _max_rss_kb(),
+                        "model_loads_in_process": _MODEL_LOADS, "opened_model": opened})
+            opened = False
+            acc.add({piece["key"]: out})
+
+
+def index_file(f: dict, settings: dict) -> dict:
+    """Offset pre-scan of one file -> {"uri", "cuts" or None, "records", "seconds"}."""
+    t0 = time.perf_counter()
+    try:
+        with open_input(f["uri"]) as fh:
+            offsets = scan.record_offsets(fh, f["size"], is_gzip_name(f["uri"]))
+    except Exception as exc:
+        return {"uri": f["uri"], "cuts": None, "records": 0, "seconds": time.perf_counter() - t0,
+                "error": f"{type(exc).__name__}: {exc}"[:300]}
+    cuts = scan.cut_points(offsets, f["size"], f["pieces"]) if offsets else None
+    return {"uri": f["uri"], "cuts": cuts if cuts and len(cuts) > 2 else None,
+            "records": len(offsets or ()), "seconds": time.perf_counter() - t0}
+
+
+def format_exception(exc: BaseException) -> str:  # pragma: no cover - diagnostics only
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -1,0 +1,616 @@
+"""The Spark job (jobs/clean_warc.py): real Spark, real WARCs built with scripts/make_warc.py.
+
+Spark tests are marked `spark` (conftest puts them on one xdist worker) and share one
+local[2] session; the tests about the command line run it as a subprocess, and the cluster
+test starts a standalone master and worker from the installed pyspark.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+sys.path.insert(0, str(ROOT))
+
+from cleaner.api import clean_html  # noqa: E402
+from cleaner.config import load_config  # noqa: E402
+from cleaner.model import load_model  # noqa: E402
+from cleaner.schema import PARTITION_COLUMNS, SCHEMA  # noqa: E402
+from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
+from jobs import plan, scan  # noqa: E402
+from jobs.runs import SimulatedCrash  # noqa: E402
+from jobs.storage import InputFile, RangeReader, open_input  # noqa: E402
+
+JOB = ROOT / "jobs" / "clean_warc.py"
+MAKE_WARC = ROOT / "scripts" / "make_warc.py"
+DATE = "2024-05-06T07:08:09Z"
+KEY = ("warc_file", "warc_offset", "record_id")
+
+
+# ------------------------------------------------------------------------------------------
+# Fixtures
+# ------------------------------------------------------------------------------------------
+
+def _make_warc(out: Path, *args: str) -> Path:
+    subprocess.run([sys.executable, str(MAKE_WARC), *args, "--date", DATE, "--out", str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
+    """Four small WARCs (57 pages in all) built from the shared pages with make_warc."""
+    d = tmp_path_factory.mktemp("warcs")
+    dev = data_dir / "cleaneval-dev" / "html"
+    dev_pages = sorted(dev.glob("*.html"), key=lambda p: int(p.stem))
+    part_a = d / "pages_a"
+    part_a.mkdir()
+    for p in dev_pages[:20]:
+        shutil.copy(p, part_a / p.name)
+    part_d = d / "pages_d"
+    part_d.mkdir()
+    for p in dev_pages[20:32]:
+        shutil.copy(p, part_d / p.name)
+    return {
+        "a": _make_warc(d / "a.warc.gz", str(part_a), "--with-requests"),
+        "b": _make_warc(d / "b.warc.gz", str(data_dir / "dragnet" / "html"), "--limit", "15"),
+        "c": _make_warc(d / "c.warc", str(data_dir / "cleanportaleval" / "html"), "--limit", "10",
+                        "--no-gzip", "--with-requests"),
+        "d": _make_warc(d / "d.warc.gz", str(part_d)),
+    }
+
+
+@pytest.fixture(scope="module")
+def model_and_config(small_model):
+    return load_model(small_model), load_config()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("test_job")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def split_conf(tmp_path_factory) -> Path:
+    """Tiny task targets, so that even these small WARCs are cut into record ranges."""
+    p = tmp_path_factory.mktemp("conf") / "split.toml"
+    p.write_text("[job]\nmin_task_bytes = 1\ntasks_per_core = 3\n")
+    return p
+
+
+def run_job(spark, *args) -> dict:
+    from jobs.clean_warc import CleanWarcJob
+
+    job = CleanWarcJob([str(a) for a in args])
+    job.prepare()
+    return job.run(spark)
+
+
+def read_rows(out: Path) -> list[dict]:
+    """Every published row (pyarrow skips _staging and _runs; partition columns come back)."""
+    table = pq.read_table(out)
+    return table.to_pylist()
+
+
+def direct_records(path: Path) -> tuple[list, WarcFileStats]:
+    stats = WarcFileStats()
+    with open(path, "rb") as fh:
+        recs = list(iter_html_records(fh, str(path), stats))
+    return recs, stats
+
+
+def assert_accounted(record: dict) -> None:
+    for uri, f in record["files"].items():
+        n_rej, n_skip = sum(f["rejected"].values()), sum(f["skipped"].values())
+        assert f["cleaned"] + n_rej + n_skip == f["records_read"], uri
+        assert f["cleaned"] + n_rej == f["html_records"], uri
+        assert f["accounted"], uri
+    t = record["totals"]
+    assert t["cleaned"] + sum(t["rejected"].values()) == t["html_records"] == \
+        record["output"]["rows_written"]
+    assert t["html_records"] + sum(t["skipped"].values()) == t["records_read"]
+
+
+# ------------------------------------------------------------------------------------------
+# Pure Python parts: offset scan, record ranges, planner
+# ------------------------------------------------------------------------------------------
+
+def _read_range(path: Path, start: int, end: int | None):
+    stats = WarcFileStats()
+    fh = RangeReader(open(path, "rb"), start, end) if (start or end is not None) else open(path, "rb")
+    with fh:
+        return [(r.offset, r.record_id) for r in iter_html_records(fh, str(path), stats)], stats
+
+
+@pytest.mark.parametrize("name", ["a", "c"])
+def test_record_ranges_partition_a_file_exactly(warcs, name):
+    path = warcs[name]
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        offsets = scan.record_offsets(fh, size, path.suffix == ".gz")
+    assert offsets and offsets[0] == 0
+    whole, whole_stats = _read_range(path, 0, None)
+    for pieces in (2, 3, 7):
+        cuts = scan.cut_points(offsets, size, pieces)
+        assert cuts[0] == 0 and cuts[-1] == size and cuts == sorted(set(cuts))
+        assert set(cuts[1:-1]) <= set(offsets)
+        got, read = [], collections.Counter()
+        for start, end in zip(cuts, cuts[1:]):
+            recs, st = _read_range(path, start, end)
+            assert st.accounted and not st.errors
+            got += recs
+            read["records"] += st.records_read
+            for k, v in st.skipped.items():
+                read[k] += v
+        assert got == whole  # same records, same absolute offsets, same order
+        assert read["records"] == whole_stats.records_read
+        assert {k: read[k] for k in whole_stats.skipped} == whole_stats.skipped
+
+
+def test_scan_refuses_files_it_cannot_cut(data_dir):
+    warc = data_dir / "warc"
+    for name in ("example-trunc.warc", "example-bad.warc.gz.bad", "example.arc.gz", "bad.arc"):
+        p = warc / name
+        with open(p, "rb") as fh:
+            assert scan.record_offsets(fh, p.stat().st_size, ".gz" in name) is None, name
+    from warcio.archiveiterator import ArchiveIterator
+
+    for name in ("example.warc.gz", "example.warc", "example-resource.warc.gz"):
+        p = warc / name
+        with open(p, "rb") as fh:
+            it = ArchiveIterator(fh)
+            expected = [it.get_record_offset() for _ in it]
+        with open(p, "rb") as fh:
+            assert scan.record_offsets(fh, p.stat().st_size, ".gz" in name) == expected, name
+
+
+def test_planner_packs_small_files_and_splits_big_ones():
+    files = [InputFile(f"/w/big.warc.gz", 900)] + [InputFile(f"/w/s{i}.warc.gz", 50) for i in range(6)]
+    settings = plan.PlanSettings(min_task_bytes=1, tasks_per_core=2)
+    target = plan.piece_target(files, 2, settings)
+    assert target == pytest.approx(1200 / 4)
+    assert [f.uri for f in plan.split_candidates(files, target, settings)] == ["/w/big.warc.gz"]
+    cuts = {"/w/big.warc.gz": [0, 300, 600, 900]}
+    pieces = plan.make_pieces(files, {}, target, settings, cuts)
+    assert len(pieces) == 3 + 6
+    tasks = plan.pack(pieces, target, 2, settings)
+    loads = [sum(p["cost"] for p in t) for t in tasks]
+    assert len(tasks) == 4 and max(loads) == 300 and sum(loads) == 1200
+    assert sorted(p["key"] for t in tasks for p in t) == sorted(p["key"] for p in pieces)
+    # without splitting, the big file is one task and bounds the run
+    packed = plan.PlanSettings(mode="packed", min_task_bytes=1, tasks_per_core=2)
+    assert plan.split_candidates(files, target, packed) == []
+    tasks = plan.pack(plan.make_pieces(files, {}, target, packed), target, 2, packed)
+    assert max(sum(p["cost"] for p in t) for t in tasks) == 900
+    # one task per file
+    per_file = plan.PlanSettings(mode="files")
+    assert len(plan.pack(plan.make_pieces(files, {}, target, per_file), target, 2, per_file)) == 7
+    # uncompressed bytes weigh less
+    assert plan.file_cost(InputFile("/w/x.warc", 1000), settings) == pytest.approx(300)
+
+
+# ------------------------------------------------------------------------------------------
+# (e) fail fast, before Spark starts
+# ------------------------------------------------------------------------------------------
+
+def _cli(*args, timeout=120, env=None):
+    e = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    e.update(env or {})
+    return subprocess.run([sys.executable, str(JOB), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=e, cwd=ROOT)
+
+
+def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_model):
+    out = tmp_path / "out"
+    bad_model = tmp_path / "broken.crfsuite"
+    bad_model.write_bytes(b"not a model")
+    (tmp_path / "broken.crfsuite.json").write_text("{}")
+    bad_conf = tmp_path / "bad.toml"
+    bad_conf.write_text("[limits\nmax_html_bytes = 1\n")
+    bad_job = tmp_path / "badjob.toml"
+    bad_job.write_text('[job]\npartition_by = ["host"]\n')
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"# inputs\n{warcs['a']}\n{tmp_path / 'gone.warc.gz'}\n")
+    cases = [
+        (["--input", tmp_path / "missing.warc.gz", "--model", small_model], 3, "missing.warc.gz"),
+        (["--input", str(tmp_path / "nothing-*.warc.gz"), "--model", small_model], 3, "nothing-*"),
+        (["--input-list", listing, "--model", small_model], 3, "gone.warc.gz"),
+        (["--input-list", tmp_path / "nolist.txt", "--model", small_model], 3, "nolist.txt"),
+        (["--input", warcs["a"], "--model", tmp_path / "absent.crfsuite"], 4, "absent.crfsuite"),
+        (["--input", warcs["a"], "--model", bad_model], 4, "broken.crfsuite"),
+        (["--input", warcs["a"], "--model", small_model, "--conf", bad_conf], 4, "bad.toml"),
+        (["--input", warcs["a"], "--model", small_model, "--conf", bad_job], 4, "partition_by"),
+    ]
+    for args, code, name in cases:
+        t = time.perf_counter()
+        r = _cli(*args, "--output", out)
+        assert r.returncode == code, (args, r.returncode, r.stderr[-2000:])
+        assert name in r.stderr, (name, r.stderr[-2000:])
+        assert "SparkContext" not in r.stderr and "log4j" not in r.stderr  # no JVM was started
+        assert time.perf_counter() - t < 60
+        assert not out.exists()
+    r = _cli("--output", out, "--model", small_model)
+    assert r.returncode == 2 and "no input" in r.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# (a) local mode: counts reconcile, every row equals clean_html on the same page
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.spark
+def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, model_and_config,
+                                      tmp_path):
+    out = tmp_path / "out"
+    inputs = [warcs["a"], warcs["b"], warcs["c"]]
+    record = run_job(spark, "--input", *inputs, "--output", out, "--model", small_model,
+                     "--conf", split_conf, "--crawl", "testcrawl")
+    run_json = json.loads((out / "_run.json").read_text())
+    assert run_json == json.loads(json.dumps(record, default=str))
+    assert (out / f"run={record['run_id']}" / "_run.json").exists()
+    assert (out / "_runs" / f"{record['run_id']}.json").exists()
+    assert not list((out / "_staging").glob("*"))
+    assert_accounted(record)
+    assert record["distribution"]["split_files"] >= 1  # record ranges were exercised
+    assert record["distribution"]["tasks"] >= 3
+    assert record["model"]["hash"] == model_and_config[0].hash
+    assert set(record["inputs"]) == {str(p) for p in inputs}
+    for w in record["workers"].values():  # the model is opened once per Python worker
+        assert w["model_loads"] == 1
+
+    rows = read_rows(out)
+    assert len(rows) == record["output"]["rows_written"] == record["totals"]["html_records"]
+    assert len({tuple(r[k] for k in KEY) for r in rows}) == len(rows)  # no duplicates
+    by_key = {tuple(r[k] for k in KEY): r for r in rows}
+    model, config = model_and_config
+    n = 0
+    for path in inputs:
+        recs, stats = direct_records(path)
+        f = record["files"][str(path)]
+        assert f["records_read"] == stats.records_read and f["skipped"] == stats.skipped
+        assert f["html_records"] == len(recs) and f["status"] == "done"
+        per_status = collections.Counter()
+        for rec in recs:
+            row = by_key[(str(path), rec.offset, rec.record_id)]
+            res = clean_html(rec.payload, http_charset=rec.http_charset, model=model, config=config)
+            assert row["cleaneval"] == res.cleaneval and row["plain"] == res.plain
+            assert (row["status"], row["reason"]) == (res.status, res.reason)
+            assert row["n_blocks"] == res.n_blocks and row["encoding"] == res.encoding
+            assert row["url"] == rec.url and row["crawl"] == "testcrawl"
+            assert row["run"] == record["run_id"]
+            assert row["model_hash"] == model.hash
+            if res.stats is not None:
+                assert row["label_stats"]["other"]["words"] == res.stats.per_label["other"].words
+                assert row["kept_word_share"] == pytest.approx(res.stats.kept_word_share)
+            per_status[row["status"] if row["status"] == "cleaned" else row["reason"]] += 1
+            n += 1
+        assert per_status["cleaned"] == f["cleaned"]
+        assert {k: v for k, v in per_status.items() if k != "cleaned"} == f["rejected"]
+    assert n == len(rows)
+
+    # the Parquet files carry the schema of cleaner/schema.py (partition column in the path)
+    files = sorted(out.glob("run=*/crawl=testcrawl/*.parquet"))
+    assert files and all(".zstd." in p.name for p in files)
+    written = pq.read_schema(files[0])
+    expected = [f for f in SCHEMA if f.name != "crawl"]
+    assert written.names == [f.name for f in expected]
+    for f in expected:
+        assert written.field(f.name).type == f.type, f.name
+    assert pq.ParquetFile(files[0]).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+# ------------------------------------------------------------------------------------------
+# (b) the damaged sample WARCs: the job carries on, errors with file and offset
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.spark
+def test_damaged_warcs_are_recorded_not_fatal(spark, data_dir, small_model, tmp_path):
+    out = tmp_path / "out"
+    inputs = sorted((data_dir / "warc").iterdir())
+    record = run_job(spark, "--input", *inputs, "--output", out, "--model", small_model,
+                     "--partition-by", "")
+    assert_accounted(record)
+    assert len(record["files"]) == len(inputs)
+    damaged = 0
+    for path in inputs:
+        recs, stats = direct_records(path)
+        f = record["files"][str(path)]
+        assert f["status"] == "done"
+        assert f["records_read"] == stats.records_read and f["html_records"] == len(recs)
+        assert f["skipped"] == stats.skipped
+        assert [e["offset"] for e in f["errors"]] == [e["offset"] for e in stats.errors]
+        damaged += bool(stats.errors)
+    assert damaged >= 3
+    assert record["totals"]["damaged_files"] == damaged
+    assert record["errors"] and all(set(e) >= {"file", "offset", "error"} for e in record["errors"])
+    trunc = [e for e in record["errors"] if e["file"].endswith("example-trunc.warc")]
+    assert trunc and trunc[0]["offset"] == 1197
+    rows = read_rows(out)
+    assert len(rows) == record["totals"]["html_records"] > 0
+    assert {r["warc_file"] for r in rows} <= {str(p) for p in inputs}
+
+
+# ------------------------------------------------------------------------------------------
+# (c) --skip-done and crashes: every record exactly once
+# ------------------------------------------------------------------------------------------
+
+def _published_ids(out: Path) -> list[str]:
+    return sorted(p.name[4:] for p in out.glob("run=*"))
+
+
+@pytest.mark.spark
+def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, small_model, tmp_path):
+    from jobs.clean_warc import JobError
+
+    out = tmp_path / "out"
+    a, b, d = warcs["a"], warcs["b"], warcs["d"]
+    common = ["--output", out, "--model", small_model, "--partition-by", "fetch_day"]
+    r1 = run_job(spark, "--input", a, *common)
+    assert set(r1["files"]) == {str(a)}
+
+    with pytest.raises(JobError) as err:  # the output holds runs: refuse to add duplicates
+        run_job(spark, "--input", a, b, *common)
+    assert err.value.code == 5 and "--skip-done" in str(err.value)
+
+    r2 = run_job(spark, "--input", a, b, *common, "--skip-done")
+    assert set(r2["files"]) == {str(b)} and set(r2["skipped_done"]) == {str(a)}
+
+    # crash after staging, before the publishing rename: nothing of d is visible
+    with pytest.raises(SimulatedCrash):
+        run_job(spark, "--input", a, b, d, *common, "--skip-done", "--simulate-crash", "before_publish")
+    staged = list((out / "_staging").iterdir())
+    assert len(staged) == 1 and list(staged[0].rglob("*.parquet"))
+    assert len(_published_ids(out)) == 2
+    assert {r["warc_file"] for r in read_rows(out)} == {str(a), str(b)}
+
+    # re-run: the staged run is discarded, d is processed; crash right after the rename
+    with pytest.raises(SimulatedCrash):
+        run_job(spark, "--input", a, b, d, *common, "--skip-done", "--simulate-crash", "after_publish")
+    assert not list((out / "_staging").iterdir())
+    ids = _published_ids(out)
+    assert len(ids) == 3 and not (out / "_runs" / f"{ids[-1]}.json").exists()
+
+    # re-run: d is already done (its run was published); the index is rolled forward
+    r4 = run_job(spark, "--input", a, b, d, *common, "--skip-done")
+    assert r4["status"] == "nothing_to_do" and set(r4["skipped_done"]) == {str(a), str(b), str(d)}
+    assert sorted(p.stem for p in (out / "_runs").glob("*.json")) == ids
+    assert json.loads((out / "_run.json").read_text())["run_id"] == ids[-1]
+
+    rows = read_rows(out)
+    keys = collections.Counter(tuple(r[k] for k in KEY) for r in rows)
+    assert max(keys.values()) == 1  # no duplicates
+    expected = set()
+    for path in (a, b, d):
+        expected |= {(str(path), r.offset, r.record_id) for r in direct_records(path)[0]}
+    assert set(keys) == expected  # no gaps
+    assert {r["fetch_day"] for r in rows} == {DATE[:10]}
+
+
+# ------------------------------------------------------------------------------------------
+# Hadoop FileSystem paths (what hdfs:// and s3a:// use), exercised on file:// URIs
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.spark
+def test_hadoop_filesystem_backends(spark, warcs, tmp_path):
+    from jobs import storage
+    from jobs.runs import OutputDir
+
+    listed = storage.resolve_remote(spark, [f"file://{warcs['a'].parent}/*.warc.gz"])
+    assert sorted(Path(f.uri[len("file:"):]).name for f in listed) == ["a.warc.gz", "b.warc.gz", "d.warc.gz"]
+    assert all(f.size == Path(f.uri[len("file:"):]).stat().st_size for f in listed)
+    with pytest.raises(storage.InputError, match="nope"):
+        storage.resolve_remote(spark, [f"file://{tmp_path}/nope/*.warc.gz"])
+
+    with storage._remote_open(f"file://{warcs['a']}", seekable=True) as fh:  # pyarrow.fs path
+        assert fh.read(2) == b"\x1f\x8b"
+
+    root = f"file://{tmp_path}/hout"
+    fs = storage.HadoopFS(spark, root)
+    out = OutputDir(fs, root)
+    fs.mkdirs(out.staging_dir("r1"))
+    fs.write_text(fs.join(out.staging_dir("r1"), "part-0.parquet"), "x")
+    assert out.recover() == {} and fs.listdir(fs.join(root, "_staging")) == []
+    fs.mkdirs(out.staging_dir("r2"))
+    fs.write_text(fs.join(out.staging_dir("r2"), "part-0.parquet"), "data")
+    record = {"run_id": "r2", "files": {"/w/x.warc.gz": {"status": "done"}}}
+    out.publish("r2", record)
+    assert out.published_ids() == ["r2"] and out.is_ours()
+    assert json.loads(fs.read_text(fs.join(root, "_run.json")))["run_id"] == "r2"
+    assert [Path(p).name for p, n in fs.files(root)] == ["part-0.parquet"]
+    assert out.recover()["r2"] == record
+    out.clear()
+    assert out.published_ids() == []
+
+
+# ------------------------------------------------------------------------------------------
+# (d) the README's DuckDB queries on a real job output
+# ------------------------------------------------------------------------------------------
+
+def readme_duckdb_queries() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Querying the output", 1)[1]
+    duck = section.split("### DuckDB", 1)[1].split("\n## ", 1)[0]
+    return [q.strip() for q in re.findall(r"```sql\n(.*?)```", duck, re.S)]
+
+
+@pytest.mark.spark
+def test_readme_duckdb_queries_run_on_job_output(spark, warcs, small_model, tmp_path):
+    import duckdb
+
+    out = tmp_path / "out"
+    record = run_job(spark, "--input", warcs["b"], warcs["d"], "--output", out, "--model",
+                     small_model, "--partition-by", "crawl,fetch_month")
+    queries = readme_duckdb_queries()
+    assert len(queries) >= 2
+    con = duckdb.connect()
+    for q in queries:
+        sql = q.replace("'out/", f"'{out}/")
+        assert str(out) in sql, q
+        result = con.execute(sql).fetchall()
+        assert result, q
+        cols = [c[0] for c in con.description]
+        if "docs" in cols:
+            assert sum(r[cols.index("docs")] for r in result) == record["totals"]["html_records"]
+
+
+# ------------------------------------------------------------------------------------------
+# The command line (a crash by "kill" and a re-run), and (f) the cluster test
+# ------------------------------------------------------------------------------------------
+
+def _sorted_rows(out: Path) -> list[dict]:
+    rows = read_rows(out)
+    for r in rows:
+        r.pop("processing_ms")
+        r.pop("run")
+    return sorted(rows, key=lambda r: tuple(r[k] for k in KEY))
+
+
+@pytest.fixture(scope="module")
+def cli_output(tmp_path_factory, warcs, small_model, spark) -> Path:
+    """Local-mode output of a/c, after `python jobs/clean_warc.py` died right after staging
+    (the process exits at once, as if killed) and the job was run again."""
+    from jobs.clean_warc import main
+
+    out = tmp_path_factory.mktemp("cli") / "out"
+    args = ["--input", warcs["a"], warcs["c"], "--output", out, "--model", small_model,
+            "--crawl", "cli"]
+    crashed = _cli(*args, "--master", "local[2]", "--simulate-crash", "before_publish",
+                   timeout=300)
+    assert crashed.returncode == 70, crashed.stderr[-3000:]
+    assert "simulated crash before_publish" in crashed.stderr
+    assert re.search(r"WARC \d/2 done: a\.warc\.gz: \d+ records, \d+ cleaned, \d+ rejected",
+                     crashed.stderr)
+    assert list((out / "_staging").iterdir()) and not list(out.glob("run=*"))
+    # the re-run (in-process, on the test session, to save a JVM start)
+    assert main([str(a) for a in args], spark=spark) == 0
+    assert not list((out / "_staging").iterdir())
+    return out
+
+
+@pytest.mark.spark
+def test_cli_local_mode_after_a_crash(cli_output, warcs, capsys):
+    record = json.loads((cli_output / "_run.json").read_text())
+    assert_accounted(record)
+    assert record["spark"]["master"] == "local[2]"
+    rows = read_rows(cli_output)
+    assert len(rows) == record["output"]["rows_written"]
+    expected = set()
+    for path in (warcs["a"], warcs["c"]):
+        expected |= {(str(path), r.offset, r.record_id) for r in direct_records(path)[0]}
+    assert {tuple(r[k] for k in KEY) for r in rows} == expected and len(rows) == len(expected)
+
+
+@pytest.mark.spark
+def test_summary_table(spark, warcs, small_model, tmp_path, capsys):
+    from jobs.clean_warc import main
+
+    assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "o"),
+                 "--model", str(small_model)], spark=spark) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"^d\.warc\.gz +13 +12 +\d+ +\d+ +1 +0 ", text, re.M), text
+    assert "TOTAL" in text and "rows written: 12 in 1 Parquet files" in text
+    assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "o"),
+                 "--model", str(small_model)], spark=spark) == 5  # already published
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc, timeout: float = 90) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daemon exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+def _stop(proc) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except Exception:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=10)
+
+
+@pytest.mark.spark
+def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_model, cli_output):
+    import pyspark
+
+    spark_home = Path(pyspark.__file__).parent
+    env = dict(os.environ, SPARK_HOME=str(spark_home), SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_WORKER_DIR=str(tmp_path / "work"))
+    port, ui = _free_port(), _free_port()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    master = worker = None
+    try:
+        master = subprocess.Popen(
+            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+            env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        _wait_port(port, master)
+        url = f"spark://127.0.0.1:{port}"
+        worker = subprocess.Popen(
+            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+             "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
+             "--webui-port", str(_free_port()), "--work-dir", str(tmp_path / "work"), url],
+            env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        out = tmp_path / "out"
+        submit = subprocess.run(
+            [str(spark_home / "bin" / "spark-submit"), "--master", url,
+             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
+             "--conf", "spark.ui.enabled=false", "--conf", f"spark.pyspark.python={sys.executable}",
+             str(JOB), "--input", str(warcs["a"]), str(warcs["c"]), "--output", str(out),
+             "--model", str(small_model), "--crawl", "cli", "--no-progress"],
+            env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert submit.returncode == 0, submit.stderr[-4000:] + (logs / "worker.log").read_text()[-2000:]
+        record = json.loads((out / "_run.json").read_text())
+        assert record["spark"]["master"] == url
+        assert_accounted(record)
+        local = json.loads((cli_output / "_run.json").read_text())
+        assert record["totals"] == local["totals"]
+        assert _sorted_rows(out) == _sorted_rows(cli_output)
+    finally:
+        _stop(worker)
+        _stop(master)

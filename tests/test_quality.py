@@ -1,0 +1,48 @@
+"""Quality gate on the shipped default model.
+
+A fixed sample of shared pages (every 25th page of each set) is cleaned with the packaged
+model and scored with the project's scorer. The model was trained on these pages, so the
+floors guard against regressions (a feature or segmentation change the model was not
+retrained for, a broken model file) rather than measuring generalisation: the
+cross-validated figures are in docs/eval.md.
+"""
+
+import json
+
+import pytest
+
+from cleaner.api import clean_html
+from cleaner.data import find_pages
+from cleaner.gold import read_gold
+from cleaner.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
+from cleaner.score import aggregate, score_document
+
+FLOORS = {  # macro word F1, markup F1 on the sample
+    "cleaneval-dev": (0.90, 0.60),
+    "cleaneval-final": (0.90, 0.60),
+    "cleanportaleval": (0.88, 0.60),
+    "dragnet": (0.90, None),
+}
+
+
+def test_default_model_is_packaged_small_and_consistent():
+    assert DEFAULT_MODEL_PATH.stat().st_size < 20_000_000
+    meta = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())
+    model = load_model()
+    assert meta["model_hash"] == model.hash
+    assert meta["labels"] == ["header", "paragraph", "list", "continuation", "other"]
+    assert meta["training_documents"] > 2000
+
+
+@pytest.mark.parametrize("dataset", sorted(FLOORS))
+def test_shipped_model_meets_quality_floors(data_dir, dataset):
+    model = load_model()
+    scores = []
+    for page in find_pages(data_dir, [dataset])[::25]:
+        res = clean_html(page.html_path.read_bytes(), model=model)
+        scores.append(score_document(res.cleaneval, read_gold(page.gold_path)))
+    figures = aggregate(scores)
+    f1_floor, markup_floor = FLOORS[dataset]
+    assert figures["macro_f1"] >= f1_floor, figures
+    if markup_floor is not None:
+        assert figures["macro_markup_f1"] >= markup_floor, figures

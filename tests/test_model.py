@@ -1,0 +1,56 @@
+"""Model files: deterministic training, the sidecar, and clear errors on bad files."""
+
+import json
+import shutil
+
+import pytest
+
+from cleaner.model import CrfModel, ModelError, load_model, sidecar_path
+
+
+def _train(data_dir):
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.train import fit, prepare, trainable
+
+    config = load_config()
+    docs = prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False)
+    return fit(trainable(docs, 0.5), config, c1=0.1, c2=0.01, max_iterations=15)
+
+
+def test_same_data_gives_the_same_model_bytes(data_dir):
+    assert _train(data_dir) == _train(data_dir)
+
+
+def test_sidecar_round_trip_and_hash_check(tmp_path, small_model):
+    model = load_model(small_model)
+    meta = json.loads(sidecar_path(small_model).read_text())
+    assert meta["model_hash"] == model.hash
+    assert {"feature_version", "families", "feature_config", "config_hash", "training_manifest_hash", "c1", "c2"} <= set(meta)
+    assert "pickle" not in small_model.read_bytes()[:16].decode("latin-1")
+
+    copy = tmp_path / "copy.crfsuite"
+    shutil.copy(small_model, copy)
+    shutil.copy(sidecar_path(small_model), sidecar_path(copy))
+    copy.write_bytes(copy.read_bytes()[:-10] + b"0123456789")
+    with pytest.raises(ModelError, match="does not match its sidecar"):
+        load_model(copy)
+
+
+def test_unreadable_or_corrupt_models_are_named_in_the_error(tmp_path):
+    with pytest.raises(ModelError, match="nope.crfsuite"):
+        load_model(tmp_path / "nope.crfsuite")
+    bad = tmp_path / "bad.crfsuite"
+    bad.write_bytes(b"not a crf model")
+    sidecar_path(bad).write_text("{}")
+    with pytest.raises(ModelError, match="not a valid CRFsuite model"):
+        load_model(bad)
+
+
+def test_model_uses_its_own_feature_config(small_model):
+    from cleaner.config import Config, _merge, load_config
+
+    model = load_model(small_model)
+    runtime = Config(_merge(load_config().data, {"features": {"window": 5}}))
+    assert model.feature_config(runtime)["features"]["window"] == model.meta["feature_config"]["features"]["window"]
+    assert isinstance(model, CrfModel)

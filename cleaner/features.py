@@ -84,6 +84,8 @@ class _PrefixCache(dict):
         self.prefix = prefix
 
     def __missing__(self, key: str) -> str:
+        if len(self) >= 200_000:  # tag names are an open vocabulary on a real crawl
+            self.clear()
         value = self[key] = self.prefix + key
         return value
 

@@ -139,14 +139,34 @@ _WEIGHTS: dict[str, dict[str, dict[str, float]]] = {}
 
 
 def feature_weights(model) -> dict[str, dict[str, float]]:
-    """{attribute: {label: weight}} of the model's CRF state features (cached per model)."""
+    """{readable attribute: {label: weight}} of the model's CRF state features (cached per model).
+
+    The model file stores attributes under short codes (model.AttributeCodec); the index
+    is keyed by those codes and `_ReadableWeights` looks readable names up through them.
+    """
+    from .model import attribute_code, attribute_weights
+
     key = model.hash
     if key not in _WEIGHTS:
         index: dict[str, dict[str, float]] = {}
-        for (attr, label), w in model.tagger().info().state_features.items():
+        for (attr, label), w in attribute_weights(model).items():
             index.setdefault(attr, {})[label] = w
-        _WEIGHTS[key] = index
+        _WEIGHTS[key] = _ReadableWeights(index, lambda a: attribute_code(model, a))
     return _WEIGHTS[key]
+
+
+class _ReadableWeights(dict):
+    """A weight index keyed by stored codes, queried with readable attribute names."""
+
+    def __init__(self, by_code: dict, encode):
+        super().__init__(by_code)
+        self._encode = encode
+
+    def __contains__(self, attr) -> bool:
+        return dict.__contains__(self, self._encode(attr))
+
+    def __getitem__(self, attr):
+        return dict.__getitem__(self, self._encode(attr))
 
 
 def strongest_features(attrs: list[str], label: str, weights: dict[str, dict[str, float]],

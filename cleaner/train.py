@@ -23,7 +23,7 @@ from .data import Page, load_folds
 from .decode import decode_html
 from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .gold import read_gold
-from .model import CrfModel, feature_config_sections, train_crf
+from .model import ATTRIBUTE_ENCODING, CrfModel, feature_config_sections, train_crf
 from .score import DocScore, score_document
 from .segment import segment_blocks
 
@@ -146,6 +146,7 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
         "c2": c2,
         "max_iterations": max_iterations,
         "trainer": "sklearn-crfsuite lbfgs",
+        "attribute_encoding": ATTRIBUTE_ENCODING,
     }
     meta.update(extra or {})
     return meta
@@ -171,7 +172,7 @@ def _run_fold(args) -> list[DocResult]:
     min_alignment = _CV_STATE["min_alignment"]
     train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
     data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations)
-    model = CrfModel(data, {})
+    model = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
     return [predict(model, d) for d in docs if d.fold == fold]
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from .assemble import LabelStats, assemble
 from .config import Config, load_config
+from .decide import DecisionSettings
 from .decode import decode_html
 from .model import CrfModel, load_model
 from .segment import Block, segment_blocks
@@ -47,6 +48,7 @@ class CleanResult:
     sanitized_chars: int = 0  # characters Arrow/Parquet could not store, replaced
     blocks_truncated: bool = False
     nesting_capped: bool = False
+    decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
     model_hash: str | None = None
     feature_version: str | None = None
@@ -157,7 +159,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
         return result
 
     t = time.perf_counter()
-    labels, conf = model.tag(feats)
+    labels, conf, result.decision = model.tag_decided(feats, [s.n_words for s in stats], DecisionSettings.from_config(config))
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000
 

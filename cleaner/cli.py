@@ -256,7 +256,9 @@ def cmd_eval(args) -> int:
         config = model.feature_config(config)
         docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
                        processes=args.jobs, progress=not args.quiet)
-        results = [predict(model, d) for d in docs]
+        from .decide import DecisionSettings
+
+        results = [predict(model, d, DecisionSettings.from_config(config)) for d in docs]
         how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
     figs = figures(results)
     print(summary_table(figs))

@@ -117,6 +117,15 @@ class CrfModel:
             return labels, []
         return labels, [tagger.marginal(y, i) for i, y in enumerate(labels)]
 
+    def tag_decided(self, features, word_counts, settings) -> tuple[list[str], list[float], str]:
+        """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, and how."""
+        from .decide import decide
+
+        labels, _ = self.tag(features, marginals=False)
+        table = self.marginals_all(len(labels))
+        labels, how = decide(labels, table, word_counts, settings)
+        return labels, [row[y] for row, y in zip(table, labels)], how
+
     def marginals_all(self, n: int) -> list[dict[str, float]]:
         """All labels' marginals for the sequence last tagged (for `--format json`)."""
         tagger = self.tagger()

@@ -20,6 +20,7 @@ from .align import align_blocks
 from .assemble import assemble
 from .config import Config, load_config
 from .data import Page, load_folds
+from .decide import DecisionSettings
 from .decode import decode_html
 from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .gold import read_gold
@@ -152,10 +153,10 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
     return meta
 
 
-def predict(model: CrfModel, doc: PreparedDoc) -> DocResult:
-    labels, conf = model.tag(doc.features, marginals=False)
-    tagger = model.tagger()
-    p_other = [tagger.marginal("other", i) for i in range(len(labels))] if labels else []
+def predict(model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None) -> DocResult:
+    """Label a prepared page exactly as clean_html would, and score it."""
+    labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings())
+    p_other = [row["other"] for row in model.marginals_all(len(labels))] if labels else []
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
@@ -173,7 +174,8 @@ def _run_fold(args) -> list[DocResult]:
     train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
     data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations)
     model = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
-    return [predict(model, d) for d in docs if d.fold == fold]
+    settings = DecisionSettings.from_config(_CV_STATE["config"])
+    return [predict(model, d, settings) for d in docs if d.fold == fold]
 
 
 def cross_validate(

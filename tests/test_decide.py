@@ -1,0 +1,26 @@
+from cleaner.decide import DecisionSettings, decide, max_subsequence
+
+
+def test_max_subsequence_linear_scan():
+    assert max_subsequence([-1, 2, 3, -10, 4]) == (1, 2)
+    assert max_subsequence([-1, -2]) == (0, -1)
+    assert max_subsequence([1, -0.5, 1]) == (0, 2)
+
+
+def test_other_with_high_content_probability_is_kept_with_best_content_label():
+    rows = [{"other": 0.9, "paragraph": 0.1}, {"other": 0.5, "list": 0.3, "paragraph": 0.2}, {"paragraph": 1.0}]
+    labels, how = decide(["other", "other", "paragraph"], rows, [5, 5, 100], DecisionSettings())
+    assert labels == ["other", "list", "paragraph"] and how == "threshold"
+
+
+def test_page_labelled_all_boilerplate_falls_back_to_the_most_content_like_region():
+    p = [0.9, 0.9, 0.7, 0.6, 0.7, 0.95]  # P(other): blocks 2-4 are the least boilerplate-like
+    rows = [{"other": x, "paragraph": 1 - x} for x in p]
+    labels, how = decide(["other"] * 6, rows, [10] * 6, DecisionSettings())
+    assert how == "fallback"
+    assert labels == ["other", "other", "paragraph", "paragraph", "paragraph", "other"]
+
+
+def test_viterbi_is_kept_when_it_keeps_enough():
+    rows = [{"other": 0.99}, {"paragraph": 0.99}]
+    assert decide(["other", "paragraph"], rows, [50, 50], DecisionSettings()) == (["other", "paragraph"], "viterbi")

@@ -38,6 +38,7 @@ FAMILIES = (
     "position", "document", "tag", "idclass", "density",
 )  # fmt: skip
 FEATURE_VERSION = "1"
+TEXT_CACHE_ENTRIES = 100_000  # bounded: memory stays flat over millions of pages
 
 
 @dataclass(slots=True)
@@ -140,6 +141,7 @@ class FeatureExtractor:
         self.window_families = frozenset(fc["window_families"]) & self.families
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
         self._prefixed: dict[int, _PrefixCache] = {}
+        self._text_cache: dict[str, tuple[list[str], list[str]]] = {}
 
     # -- per block ---------------------------------------------------------------------
 
@@ -178,6 +180,36 @@ class FeatureExtractor:
             for name, n in (("p", p), ("br", br), ("hr", hr), ("class-inline", inline), ("class-block", block)):
                 if n:
                     out.append(t[name](n))
+        # Attributes that depend on the text alone are cached across blocks and pages:
+        # boilerplate ("Home", "|", "Contact us") repeats, 45% of blocks in the shared pages.
+        cached = self._text_cache.get(text)
+        if cached is None:
+            sh: list[str] = []
+            pr: list[str] = []
+            self._text_features(text, st, sh, pr)
+            if len(self._text_cache) >= TEXT_CACHE_ENTRIES:
+                self._text_cache.clear()
+            cached = self._text_cache[text] = (sh, pr)
+        shared.extend(cached[0])
+        private.extend(cached[1])
+        if "tag" in fam:
+            out = shared if "tag" in wf else private
+            cont = b.containers
+            out.append("tag.self=" + (cont[-1] if cont else "-"))
+            out.append("tag.parent=" + (cont[-2] if len(cont) > 1 else "-"))
+            if b.artificial:
+                out.append("tag.artificial=" + b.artificial)
+        if "density" in fam and b.in_link:
+            (shared if "density" in wf else private).append("density.in-link")
+        if "idclass" in fam and b.idclass:
+            out = shared if "idclass" in wf else private
+            for tok in b.idclass[: self.max_idclass]:
+                out.append("idclass." + tok)
+
+    def _text_features(self, text: str, st: BlockStats, shared: list[str], private: list[str]) -> None:
+        """Attributes of the char, token, sentence, regexp and text-density families."""
+        fam = self.families
+        wf = self.window_families
         n_chars = st.n_chars or 1
         classes = char_classes(text)
         if "char" in fam:
@@ -226,23 +258,9 @@ class FeatureExtractor:
                     out.append("regexp.time")
             if self.re_bullet.match(text):
                 out.append("regexp.bullet")
-        if "tag" in fam:
-            out = shared if "tag" in wf else private
-            cont = b.containers
-            out.append("tag.self=" + (cont[-1] if cont else "-"))
-            out.append("tag.parent=" + (cont[-2] if len(cont) > 1 else "-"))
-            if b.artificial:
-                out.append("tag.artificial=" + b.artificial)
         if "density" in fam:
-            out = shared if "density" in wf else private
             lines = -(-st.n_chars // 80) or 1
-            out.append(self.t_density(st.n_words // lines))
-            if b.in_link:
-                out.append("density.in-link")
-        if "idclass" in fam and b.idclass:
-            out = shared if "idclass" in wf else private
-            for tok in b.idclass[: self.max_idclass]:
-                out.append("idclass." + tok)
+            (shared if "density" in wf else private).append(self.t_density(st.n_words // lines))
 
     # -- per document ------------------------------------------------------------------
 

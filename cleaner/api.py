@@ -17,7 +17,10 @@ Rejection reasons:
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .assemble import LabelStats, assemble
@@ -64,6 +67,45 @@ class CleanResult:
         return self.status == "cleaned"
 
 
+class _DeadlineExceeded(BaseException):
+    """Raised by the alarm inside clean_html only; a BaseException so no `except Exception`
+    in the stages can swallow it."""
+
+
+@contextmanager
+def _deadline(seconds: float):
+    """Interrupt the enclosed code after `seconds` (SIGALRM interval timer).
+
+    Only on the main thread (signals are delivered there; Spark's Python workers run
+    tasks on it) and only when no other SIGALRM handler is installed, so a host
+    application's own alarms are never disturbed. Elsewhere the between-stage budget
+    checks still apply. A long C call (parsing) is interrupted when it returns.
+    """
+    usable = (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+    )
+    if not usable:
+        yield
+        return
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise _DeadlineExceeded()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class _Budget:
     def __init__(self, seconds: float):
         self.deadline = time.perf_counter() + seconds if seconds > 0 else None
@@ -94,7 +136,13 @@ def clean_html(
 ) -> CleanResult:
     """Clean one page (see module docstring). Never raises."""
     try:
-        return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
+        config = config or load_config()
+        budget = float(config["limits"].get("time_budget_s", 0))
+        try:
+            with _deadline(budget):
+                return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
+        except _DeadlineExceeded:
+            return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded")
     except MemoryError:
         return CleanResult("rejected", "internal_error", error="MemoryError")
     except Exception as exc:  # the contract: no exception escapes

@@ -82,3 +82,18 @@ def test_random_bytes_from_os_never_raise(model):
     for seed in range(20):
         res = clean_html(os.urandom(20_000), model=model)
         assert res.status in ("cleaned", "rejected")
+
+
+def test_a_page_over_the_time_budget_is_rejected_as_timeout_and_the_next_one_is_cleaned(model, data_dir, tmp_path):
+    import signal
+
+    from cleaner.config import load_config
+
+    cfg_file = tmp_path / "tight.toml"
+    cfg_file.write_text("[limits]\ntime_budget_s = 0.002\n")
+    big = (data_dir / "dragnet/html/418.html").read_bytes()  # a very large page
+    res = clean_html(big, model=model, config=load_config(cfg_file))
+    assert (res.status, res.reason) == ("rejected", "timeout")
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)  # handler restored
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left armed
+    assert clean_html((data_dir / "cleaneval-dev/html/1.html").read_bytes(), model=model).ok

@@ -38,7 +38,7 @@ FAMILIES = (
     "position", "document", "tag", "idclass", "density",
 )  # fmt: skip
 FEATURE_VERSION = "1"
-TEXT_CACHE_ENTRIES = 100_000  # bounded: memory stays flat over millions of pages
+TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
 
 @dataclass(slots=True)
@@ -85,7 +85,7 @@ class _PrefixCache(dict):
         self.prefix = prefix
 
     def __missing__(self, key: str) -> str:
-        if len(self) >= 200_000:  # tag names are an open vocabulary on a real crawl
+        if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
             self.clear()
         value = self[key] = self.prefix + key
         return value

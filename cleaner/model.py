@@ -41,7 +41,7 @@ class AttributeCodec(dict):
     bounded because id/class tokens are an open vocabulary on a real crawl.
     """
 
-    MAX_ENTRIES = 400_000
+    MAX_ENTRIES = 150_000  # ~20 MB at most
 
     def __missing__(self, key: str) -> str:
         if len(self) >= self.MAX_ENTRIES:

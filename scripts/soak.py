@@ -1,0 +1,67 @@
+#!/usr/bin/env python
+"""Soak benchmark: clean many pages in one Python process and watch resident memory.
+
+    .venv/bin/python scripts/soak.py [--pages 50000] [--model M]
+
+Cycles through the shared pages, making every page's text unique (a page number is
+appended to each paragraph and list item) so that the bounded caches of the feature
+extractor and the model codec fill up and are recycled as on a real crawl. Prints the
+resident set size (VmRSS) after a warm-up, then at every 10 % and at the end, and the
+growth from the first to the last reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cleaner.api import clean_html  # noqa: E402
+from cleaner.data import find_pages  # noqa: E402
+from cleaner.model import load_model  # noqa: E402
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=int, default=50_000)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--model")
+    args = ap.parse_args(argv)
+    model = load_model(args.model)
+    blobs = [p.html_path.read_bytes() for p in find_pages(args.data)]
+    for b in blobs[:200]:  # warm-up: tables, regexps, tagger, caches partly filled
+        clean_html(b, model=model)
+    readings = [(0, rss_mb())]
+    print(f"{'pages':>8} {'RSS MB':>8} {'pages/s':>8}")
+    print(f"{0:>8} {readings[0][1]:>8.1f}")
+    t0 = time.time()
+    outcomes: dict[str, int] = {}
+    step = max(1, args.pages // 10)
+    for i in range(1, args.pages + 1):
+        b = blobs[i % len(blobs)]
+        tag = b" s%d" % i
+        res = clean_html(b.replace(b"</p>", tag + b"</p>").replace(b"</li>", tag + b"</li>"), model=model)
+        outcomes[res.reason or "cleaned"] = outcomes.get(res.reason or "cleaned", 0) + 1
+        if i % step == 0:
+            readings.append((i, rss_mb()))
+            print(f"{i:>8} {readings[-1][1]:>8.1f} {i / (time.time() - t0):>8.1f}", flush=True)
+    growth = readings[-1][1] - readings[0][1]
+    mid = readings[len(readings) // 2][1]
+    print(f"\nRSS start {readings[0][1]:.1f} MB, middle {mid:.1f} MB, end {readings[-1][1]:.1f} MB; "
+          f"growth start->end {growth:+.1f} MB, middle->end {readings[-1][1] - mid:+.1f} MB; outcomes {outcomes}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

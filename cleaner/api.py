@@ -107,6 +107,9 @@ def _deadline(seconds: float):
 
 
 class _Budget:
+    """Between-stage budget checks: the only limit where the alarm cannot be used
+    (clean_html called from a thread other than the main one)."""
+
     def __init__(self, seconds: float):
         self.deadline = time.perf_counter() + seconds if seconds > 0 else None
 
@@ -142,7 +145,9 @@ def clean_html(
             with _deadline(budget):
                 return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
         except _DeadlineExceeded:
-            return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded")
+            used = model or load_model()
+            return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded",
+                               model_hash=used.hash, feature_version=used.feature_version)
     except MemoryError:
         return CleanResult("rejected", "internal_error", error="MemoryError")
     except Exception as exc:  # the contract: no exception escapes

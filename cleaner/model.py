@@ -151,6 +151,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; a model is meant to be shared
     os.replace(tmp, path)
 
 

@@ -24,6 +24,8 @@ EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
 # Each module defines add_parser(subparsers) and sets `func` on its sub-parser.
 EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate")
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+# --model-kind choices (cleaner/systems; kept here so that --help needs no heavy import)
+MODEL_KINDS = ("crf", "dragnet", "mss", "mss-baseline", "mss-hr", "fiasco", "everything", "largest-group", "all")
 
 
 def _fail(code: int, message: str) -> int:
@@ -90,6 +92,10 @@ def result_json(result, name: str) -> dict:
 
 
 def cmd_clean(args) -> int:
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .systems.cli import clean as clean_with_system
+
+        return clean_with_system(args)
     from tqdm import tqdm
 
     from .api import clean_html
@@ -177,6 +183,10 @@ def _cv_summary(results) -> dict:
 
 
 def cmd_train(args) -> int:
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .systems.cli import train as train_system
+
+        return train_system(args)
     from .config import ConfigError, load_config
     from .data import manifest_hash
     from .model import CrfModel
@@ -244,7 +254,7 @@ def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None) -> None:
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured.\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
-        "folds 2-6 only, which no decision looked at:\n\n" + summary_table(figures(untouched))
+        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched))
     )
     if grid_log and len(grid_log) > 1:
         how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
@@ -254,6 +264,10 @@ def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None) -> None:
 
 
 def cmd_eval(args) -> int:
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .systems.cli import evaluate as evaluate_systems
+
+        return evaluate_systems(args)
     from .config import ConfigError, load_config
     from .evaluate import figures, summary_table, write_report
     from .train import cross_validate, predict, prepare
@@ -316,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="M", help="model file (default: the packaged model)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--format", choices=("cleaneval", "json"), default="cleaneval")
+    p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
+                   help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
+                   "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_clean)
 
@@ -343,6 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")
+    p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
+                   help="labeller to train (cleaner/systems; a non-CRF system is one .npz file); with `all`, "
+                   "--out is a directory that gets <kind>.npz for each system and crf.crfsuite")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="score a model, or cross-validate, with the project's scorer",
@@ -354,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
+                   help="labeller to evaluate (cleaner/systems); `all --cv` compares every system on the same folds "
+                   "and writes docs/systems.md unless --report is given")
+    p.add_argument("--results", metavar="FILE.json",
+                   help="with --model-kind: per-page results of each system are kept here; systems already in "
+                   "it are not evaluated again")
     p.set_defaults(func=cmd_eval)
 
     # Commands that live in their own modules register themselves here.

@@ -1,7 +1,7 @@
 """From CRF output to final block labels: Viterbi, refined by the marginals.
 
 Two measured corrections to the Viterbi path (chosen on validation fold 1, confirmed on
-folds 2-6; see docs/eval.md):
+folds 0 and 2-5; see docs/eval.md):
 
 * A block Viterbi calls `other` whose marginal probability of being content is above
   `content_threshold` is kept, with its most probable content label. The sequence

@@ -1,0 +1,360 @@
+"""`--model-kind` for `cleaner train | eval | clean`: the seed systems on the command line.
+
+`cleaner.cli` hands a command over to these functions when `--model-kind` is not `crf`.
+With `all`, `train` writes OUT/<kind>.npz for every system (and OUT/crf.crfsuite),
+`clean` writes OUT/<kind>/ from the systems in the directory --model (training-free kinds
+need no file), and `eval --cv` cross-validates every system and writes the comparison
+table (default docs/systems.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from . import KINDS, SystemError_, is_training_free, load_system, make_system
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_REPORT = ROOT / "docs" / "systems.md"
+CRF_FILE = "crf.crfsuite"
+
+
+def _cli():
+    from .. import cli
+
+    return cli
+
+
+def _kinds(kind: str) -> list[str]:
+    return list(KINDS) if kind == "all" else [kind]
+
+
+def _system_path(model: str | None, kind: str, many: bool) -> str | None:
+    """The system file of `kind`: --model itself, or DIR/<kind>.npz with --model-kind all."""
+    if model is None:
+        return None
+    if many or Path(model).is_dir():
+        p = Path(model) / f"{kind}.npz"
+        return str(p) if p.exists() else None
+    return model
+
+
+# -- train ------------------------------------------------------------------------------------
+
+
+def train(args) -> int:
+    cli = _cli()
+    from ..config import ConfigError, load_config
+    from ..data import manifest_hash
+    from .evaluate import _trainable, prepare_docs
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return cli._fail(cli.EXIT_MODEL, str(exc))
+    kinds = _kinds(args.model_kind)
+    many = args.model_kind == "all"
+    out = Path(args.out)
+    pages, folds = cli._pages(args)
+    docs = None
+    t0 = time.time()
+    for kind in kinds:
+        if kind == "crf":
+            sub = copy.copy(args)
+            sub.model_kind, sub.out = "crf", str(out / CRF_FILE)
+            code = cli.cmd_train(sub)
+            if code != cli.EXIT_OK:
+                return code
+            continue
+        system = make_system(kind)
+        if system.trainable:
+            if docs is None:
+                docs = prepare_docs(pages, config, folds, progress=not args.quiet)
+            train_docs = _trainable(docs, float(config["train"]["min_alignment"]))
+            if not train_docs:
+                return cli._fail(cli.EXIT_INPUT, "no page has a gold file that aligns with it")
+            system.fit([d.page for d in train_docs], [d.labels for d in train_docs])
+        path = system.save(out / f"{kind}.npz" if many else out)
+        info = getattr(system, "info", None)
+        print(f"{kind} system written to {path}" + (f" ({json.dumps(info)[:200]})" if info else "")
+              + (f", trained on {len(train_docs)} pages of {manifest_hash(pages)}" if system.trainable else
+                 " (training-free)"), file=sys.stderr)
+    print(f"done in {time.time() - t0:.0f}s", file=sys.stderr)
+    return cli.EXIT_OK
+
+
+# -- clean ------------------------------------------------------------------------------------
+
+
+def clean(args) -> int:
+    cli = _cli()
+    from tqdm import tqdm
+
+    from ..config import ConfigError, load_config
+    from .pipeline import clean_page
+
+    files = cli._html_inputs(args.paths)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return cli._fail(cli.EXIT_MODEL, str(exc))
+    kinds = _kinds(args.model_kind)
+    many = args.model_kind == "all"
+    out_root = Path(args.out)
+    worst = cli.EXIT_OK
+    for kind in kinds:
+        out = out_root / kind if many else out_root
+        if kind == "crf":
+            sub = copy.copy(args)
+            sub.model_kind, sub.out = "crf", str(out)
+            if many:
+                sub.model = _crf_path(args.model)
+            code = cli.cmd_clean(sub)
+            worst = max(worst, code)
+            continue
+        try:
+            system = load_system(_system_path(args.model, kind, many), kind)
+        except SystemError_ as exc:
+            return cli._fail(cli.EXIT_MODEL, str(exc))
+        out.mkdir(parents=True, exist_ok=True)
+        rejected: dict[str, int] = {}
+        as_json = args.format == "json"
+        for path in tqdm(files, desc=f"clean {kind}", unit="page", disable=args.quiet or len(files) < 2, file=sys.stderr):
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                print(f"cleaner: cannot read {path}: {exc.strerror}", file=sys.stderr)
+                rejected["unreadable"] = rejected.get("unreadable", 0) + 1
+                continue
+            res = clean_page(data, system, config=config, keep_blocks=as_json)
+            if not res.ok:
+                rejected[res.reason] = rejected.get(res.reason, 0) + 1
+                if not args.quiet:
+                    print(f"cleaner: {path}: rejected ({res.reason}{': ' + res.error if res.error else ''})",
+                          file=sys.stderr)
+            if as_json:
+                (out / f"{path.stem}.json").write_text(
+                    json.dumps(cli.result_json(res, path.name), ensure_ascii=False) + "\n")
+            else:
+                (out / f"{path.stem}.txt").write_text(res.cleaneval + ("\n" if res.cleaneval else ""), encoding="utf-8")
+        n_bad = sum(rejected.values())
+        if not args.quiet:
+            detail = ", ".join(f"{k}={v}" for k, v in sorted(rejected.items()))
+            print(f"{kind}: cleaned {len(files) - n_bad}/{len(files)} pages into {out}"
+                  + (f" (rejected: {detail})" if detail else ""), file=sys.stderr)
+        worst = max(worst, cli.EXIT_PARTIAL if n_bad else cli.EXIT_OK)
+    return worst
+
+
+def _crf_path(model: str | None) -> str | None:
+    if model and Path(model).is_dir():
+        p = Path(model) / CRF_FILE
+        return str(p) if p.exists() else None
+    return None
+
+
+# -- eval -------------------------------------------------------------------------------------
+
+
+def _dev_timing_model(docs_pages, folds, config, quiet: bool):
+    """A CRF trained by the development protocol (every 2nd page of the folds other than the
+    validation fold 1, 80 iterations), only to time clean_html for the CRF row."""
+    from ..model import ATTRIBUTE_ENCODING, CrfModel
+    from ..train import fit, prepare, trainable
+
+    pages = [p for p in docs_pages if folds.get(p.key) not in (None, 1)][::2]
+    prepared = prepare(pages, config, None, folds, processes=1, progress=not quiet)
+    data = fit(trainable(prepared, float(config["train"]["min_alignment"])), config,
+               c1=float(config["train"]["c1"]), c2=float(config["train"]["c2"]), max_iterations=80)
+    return CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
+
+
+def _stored_crf_cv(args, config, pages, many: bool, log):
+    """(model, its stored 6-fold figures) when the CRF model (--model, or the packaged default) was
+    cross-validated by `cleaner train --cv` with the current config's settings on exactly these pages;
+    else None (the CRF is then cross-validated here)."""
+    from ..data import manifest_hash
+    from ..features import FAMILIES
+    from ..model import ModelError, load_model
+
+    try:
+        model = load_model(_crf_path(args.model) if many else args.model)
+    except ModelError as exc:
+        log(f"crf: no stored cross-validation ({exc})")
+        return None
+    m, tc = model.meta, config["train"]
+    checks = {
+        "cross-validation figures": bool(m.get("cross_validation")),
+        "c1": m.get("c1") == float(tc["c1"]),
+        "c2": m.get("c2") == float(tc["c2"]),
+        "iterations": m.get("max_iterations") == int(tc["max_iterations"]),
+        "families": tuple(m.get("families") or ()) == tuple(FAMILIES),
+        "feature config": m.get("config_hash") == config.section_hash(),
+        "training pages": m.get("training_manifest_hash") == manifest_hash(pages),
+    }
+    failed = [k for k, ok in checks.items() if not ok]
+    if failed:
+        log(f"crf: model {model.hash} differs from the current settings/pages ({', '.join(failed)}): cross-validating")
+        return None
+    log(f"crf: reusing the 6-fold cross-validation stored with model {model.hash} by `cleaner train --cv` "
+        f"(c1={m['c1']}, c2={m['c2']}, {m['max_iterations']} iterations, same folds and pages)")
+    return model, m["cross_validation"]
+
+
+def evaluate(args) -> int:
+    cli = _cli()
+    from ..config import ConfigError, load_config
+    from .evaluate import (apply_system, crf_cross_validate, cross_validate_system, figures_by_set, load_notes,
+                           load_results, median_ms, prepare_docs, reported_figures, save_results, systems_table,
+                           time_crf)
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return cli._fail(cli.EXIT_MODEL, str(exc))
+    kinds = _kinds(args.model_kind)
+    many = args.model_kind == "all"
+    pages, folds = cli._pages(args)
+    results_path = Path(args.results) if getattr(args, "results", None) else None
+    results = load_results(results_path) if results_path else {}
+    notes: dict = load_notes(results_path) if results_path else {}
+    if results and notes.get("cv", True) != bool(args.cv):  # results of the other protocol: not reusable
+        results, notes = {}, {}
+    notes["cv"] = bool(args.cv)
+    kind_log = notes.setdefault("log", {})
+    reported: dict[str, dict] = {}  # kind -> set -> figures stored with a model (the CRF's cross-validation)
+    reported_ms: dict[str, float | None] = {}
+    log_lines: list[str] = []
+
+    current = [None]
+
+    def log(msg: str) -> None:
+        log_lines.append(msg)
+        if current[0]:
+            kind_log.setdefault(current[0], []).append(msg)
+        if not args.quiet:
+            print(msg, file=sys.stderr)
+
+    systems = {}
+    if not args.cv:
+        for kind in kinds:
+            if kind == "crf":
+                continue  # the CRF is evaluated by `cleaner eval --model M` itself
+            try:
+                systems[kind] = load_system(_system_path(args.model, kind, many), kind)
+            except SystemError_ as exc:
+                if many and not is_training_free(kind):
+                    log(f"{kind}: skipped ({exc})")
+                    continue
+                return cli._fail(cli.EXIT_MODEL, str(exc))
+    docs = prepare_docs(pages, config, folds, progress=not args.quiet)
+    log(f"prepared {len(docs)} pages (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    keys = {d.key for d in docs}
+    # the CRF's cross-validation is by far the slowest: run it last (results are saved as they come)
+    for kind in sorted(kinds, key=lambda k: k == "crf"):
+        if kind in results and {r.key for r in results[kind]} == keys:
+            log(f"{kind}: results reused from {results_path}; the log of the run that made them:")
+            log_lines.extend("    " + line for line in kind_log.get(kind, []))
+            continue
+        current[0] = kind
+        kind_log[kind] = []
+        t0 = time.time()
+        if args.cv and kind == "crf" and kind not in results:
+            stored = _stored_crf_cv(args, config, pages, many, log)
+            if stored is not None:
+                model, cv = stored
+                ms = time_crf(model, docs, config)
+                reported[kind] = reported_figures(cv, ms, {d.key: d.dataset for d in docs})
+                reported_ms[kind] = statistics.median(ms.values()) if ms else None
+                log(f"crf: timed clean_html with model {model.hash} in {time.time() - t0:.0f}s "
+                    f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+                continue
+        if args.cv and kind == "crf":
+            model = _dev_timing_model(pages, folds, config, args.quiet)
+            results[kind] = crf_cross_validate(pages, folds, config, processes=args.jobs, progress=not args.quiet,
+                                               timing_model=model, timing_docs=docs)
+        elif args.cv:
+            results[kind] = cross_validate_system(kind, docs, config, progress=not args.quiet, log=log)
+        elif kind in systems:
+            results[kind] = apply_system(systems[kind], docs)
+        else:
+            continue
+        log(f"{kind}: evaluated in {time.time() - t0:.0f}s")
+        if results_path:
+            save_results(results_path, results, notes)
+    order = [k for k in KINDS if (k in results or k in reported) and k in kinds]
+    figs = figures_by_set({k: results[k] for k in order if k in results}) | reported
+    ms_all = {k: median_ms(results[k]) for k in order if k in results} | reported_ms
+    summary, detail = systems_table(figs, ms_all, order)
+    print(summary)
+    print(detail)
+    report = Path(args.report) if args.report else (DEFAULT_REPORT if many and args.cv else None)
+    if report:
+        write_report(report, summary, detail, args.cv, log_lines)
+        print(f"report written to {report}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps({k: figs[k] for k in order}, indent=2) + "\n")
+    return cli.EXIT_OK
+
+
+def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str]) -> None:
+    how = (
+        "6-fold cross-validation by document on `folds.tsv`: fold k of all four sets is held out together, every "
+        "system is trained on the other five folds (pages whose gold aligns below `[train] min_alignment` are left "
+        "out of training, as for the CRF) and labels the held-out pages; the six test folds are pooled per set."
+        if cv else "Systems applied to every page as trained (no cross-validation)."
+    )
+    text = f"""# The seed systems side by side
+
+{how} Every system labels the project's own blocks (`cleaner.segment`), and every figure comes from
+`cleaner.score` (macro averages over pages). Produced by `cleaner eval --model-kind all --cv` (with `--results FILE`,
+per-page results are kept and a rerun evaluates only the systems missing from it; see the run log).
+
+* **word F1**, **text-only**: the scorer's macro figures.
+* **markup F1**: only the CRF labels segments (header / paragraph / list); every other system turns each run of
+  consecutive content blocks into one `<p>` segment, so its markup F1 says little. Dragnet gold has no markers.
+* **block acc**: share of blocks whose content-vs-noise decision agrees with the gold-aligned label.
+* **ms/page**: CPU milliseconds of the whole pipeline per page (decode + segment + labelling + assembly; one
+  thread), median over the set's pages, measured on a shared 2-core machine under load (compare systems with
+  each other, not with other tables). For the CRF: `clean_html` (features, CRF, decision stage) with the
+  shipped model.
+* **crf**: the project's default CRF with the config's settings (c1, c2, iterations, every feature family,
+  decision stage). Its figures are the 6-fold cross-validation `cleaner train --cv` stored with the shipped model
+  (`cleaner/models/default.crfsuite.json`), reused when that model's settings, feature config and training pages
+  match the current ones (see the run log); otherwise `cleaner.train.cross_validate` is run on the same folds.
+  The CRF's design decisions were made on fold 1, so its figures are slightly optimistic there; the seed
+  systems were implemented from their papers without tuning on these folds.
+
+## Word F1 (macro)
+
+{summary}
+## All figures
+
+{detail}
+## Systems as implemented
+
+See the module docstrings in `cleaner/systems/` for details and approximations:
+
+* **dragnet** - Kohlschütter text/link density of the block, its inline run (Kohlschütter block) and their
+  neighbours; CETR tag ratio, smoothed, smoothed |derivative| and the k-means prediction; id/class tokens with
+  extreme content:noise odds; standardised; L2 logistic regression, C by 3-fold grouped CV within the training
+  folds (log-loss) on at most 60,000 blocks, final fit on at most 200,000 blocks (sampled by page).
+* **mss** - token naive Bayes (token trigram, most recent unclosed tag; hashed counts, add-one smoothing),
+  scores P(content) - 0.5, one maximum-scoring contiguous token range (linear time). **mss-hr**: the range may
+  not contain an `<hr>`. **mss-baseline**: tags -3.25, text tokens +1, no training.
+* **fiasco** - target nodes (immediate text >= 10 % of the subtree's text; inline elements belong to their
+  block-level parent) from a reparse that reproduces the project's blocks; linguistic and structural features
+  scaled to [-1, 1]; RBF SVM, C x gamma grid by 3-fold grouped CV on 3,000 nodes, final fit on 12,000 nodes.
+* **everything** - every block. **largest-group** - the innermost `<div>`/`<td>` holding the most words.
+
+## Run log
+
+```
+""" + "\n".join(log_lines) + "\n```\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

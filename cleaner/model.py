@@ -25,7 +25,7 @@ import pycrfsuite
 
 from .align import LABELS
 from .config import FEATURE_SECTIONS, Config, _merge, load_config
-from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -90,7 +90,7 @@ class CrfModel:
 
     def extractor(self, runtime: Config | None = None) -> FeatureExtractor:
         if self._extractor is None or runtime is not None:
-            families = tuple(self.meta.get("families", FAMILIES))
+            families = tuple(self.meta.get("families", DEFAULT_FAMILIES))
             ex = FeatureExtractor(self.feature_config(runtime), families)
             if runtime is not None:
                 return ex

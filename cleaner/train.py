@@ -22,7 +22,7 @@ from .config import Config, load_config
 from .data import Page, load_folds
 from .decide import DecisionSettings
 from .decode import decode_html
-from .features import FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .gold import read_gold
 from .model import ATTRIBUTE_ENCODING, CrfModel, feature_config_sections, train_crf
 from .score import DocScore, score_document
@@ -138,7 +138,7 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
     meta = {
         "labels": list(config["model"]["labels"]),
         "feature_version": FEATURE_VERSION,
-        "families": list(families or FAMILIES),
+        "families": list(families or DEFAULT_FAMILIES),
         "feature_config": feature_config_sections(config),
         "config_hash": config.section_hash(),
         "training_manifest_hash": manifest,

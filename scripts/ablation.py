@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.features import FAMILIES  # noqa: E402
+from cleaner.features import DEFAULT_FAMILIES  # noqa: E402
 from cleaner.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
 from cleaner.score import aggregate  # noqa: E402
 from cleaner.train import fit, predict, prepare, trainable  # noqa: E402
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the raw figures here")
     ap.add_argument("--iterations", type=int, default=80)
     ap.add_argument("--every", type=int, default=2, help="use every N-th training page")
-    ap.add_argument("--families", default=",".join(FAMILIES), help="families to ablate")
+    ap.add_argument("--families", default=",".join(DEFAULT_FAMILIES), help="families to ablate")
     ap.add_argument("--save-model", default=None, help="write the all-families model here")
     args = ap.parse_args(argv)
 

@@ -179,7 +179,7 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
     cross-validated by `cleaner train --cv` with the current config's settings on exactly these pages;
     else None (the CRF is then cross-validated here)."""
     from ..data import manifest_hash
-    from ..features import FAMILIES
+    from ..features import DEFAULT_FAMILIES
     from ..model import ModelError, load_model
 
     try:
@@ -193,7 +193,7 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
         "c1": m.get("c1") == float(tc["c1"]),
         "c2": m.get("c2") == float(tc["c2"]),
         "iterations": m.get("max_iterations") == int(tc["max_iterations"]),
-        "families": tuple(m.get("families") or ()) == tuple(FAMILIES),
+        "families": tuple(m.get("families") or ()) == tuple(DEFAULT_FAMILIES),
         "feature config": m.get("config_hash") == config.section_hash(),
         "training pages": m.get("training_manifest_hash") == manifest_hash(pages),
     }

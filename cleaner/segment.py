@@ -201,6 +201,10 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             return False
         parent = stack[-1]
         attrs = node.attributes
+        if tag == "a" and not (attrs and attrs.get("href")):
+            # An anchor without href (`<a name="top">`) is not a link; 2007-era pages often
+            # leave one unclosed around the whole article, which must not read as navigation.
+            tag = "a-nohref"
         idclass = parent.idclass
         if attrs:
             tokens: tuple[str, ...] = ()

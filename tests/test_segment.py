@@ -77,3 +77,10 @@ def test_max_blocks_limit_truncates(tmp_path):
 
 def test_cjk_page_segments():
     assert texts("<p>日本語の<b>テキスト</b>です。</p>") == ["日本語の", "テキスト", "です。"]
+
+
+def test_anchor_without_href_is_not_a_link():
+    blocks = segment_blocks('<a name="top"><p>Article text.</p><a href="/x">real link</a>').blocks
+    article, link = blocks
+    assert not article.in_link and "a" not in article.ancestors
+    assert link.in_link and "a" in link.ancestors

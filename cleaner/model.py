@@ -13,6 +13,7 @@ per process.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -67,9 +68,11 @@ class CrfModel:
     meta: dict[str, Any] = field(default_factory=dict)
     _tagger: Any = field(default=None, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
+    _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
+        # Computed once: hashing a few MB per page would cost a millisecond each time.
         return hashlib.sha256(self.data).hexdigest()[:16]
 
     @property
@@ -86,7 +89,12 @@ class CrfModel:
         own = self.meta.get("feature_config")
         if not own:
             return runtime
-        return Config(_merge(runtime.data, own), runtime.source + "+model")
+        cached = self._feature_config
+        if cached is not None and cached[0] is runtime:  # merging deep-copies: once per config
+            return cached[1]
+        merged = Config(_merge(runtime.data, own), runtime.source + "+model")
+        self._feature_config = (runtime, merged)
+        return merged
 
     def extractor(self, runtime: Config | None = None) -> FeatureExtractor:
         if self._extractor is None or runtime is not None:

@@ -18,10 +18,12 @@ Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job 
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--conf", dest="config", metavar="TOML",
                     help="config overlay (default: conf/default.toml only)")
     ap.add_argument("--model", metavar="M.crfsuite",
-                    help=f"CRF model (default: {DEFAULT_MODEL_PATH.relative_to(ROOT)})")
+                    help="CRF model (default: the packaged cleaner/models/default.crfsuite)")
     ap.add_argument("--master", help="Spark master when started with python (default: [job] "
                                      "master, local[*]); spark-submit's --master wins")
     ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
@@ -216,6 +218,7 @@ def merge_file_stats(pieces: list[dict]) -> dict:
         out["errors"].extend(s["errors"])
         out["warnings"] += len(s["warnings"])
         out["open_error"] = out["open_error"] or s["open_error"]
+        out["first_internal_error"] = out.get("first_internal_error") or s.get("first_internal_error")
         out["completed"] = out["completed"] and s["completed"]
     out["rejected"] = dict(sorted(out["rejected"].items()))
     out["skipped"] = dict(sorted(out["skipped"].items()))
@@ -404,6 +407,7 @@ class CleanWarcJob:
         if key in _SHIPPED:
             return
         tmp = tempfile.mkdtemp(prefix="clean_warc-code-")
+        atexit.register(shutil.rmtree, tmp, True)
         zpath = os.path.join(tmp, f"clean_warc_jobs_{key.replace('-', '_')}.zip")
         with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
             for py in sorted(pkg.glob("*.py")):
@@ -455,6 +459,14 @@ class CleanWarcJob:
             published = out.recover()
         except OutputError as exc:
             raise JobError(5, str(exc)) from exc
+        part_cols = list(j["partition_by"])
+        for rid, rec in sorted(published.items()):
+            earlier = (rec.get("output") or {}).get("partition_by")
+            if earlier is not None and list(earlier) != part_cols:
+                raise JobError(5, f"output directory {root} is partitioned by "
+                                  f"{','.join(earlier) or '(nothing)'} (run {rid}); this run would "
+                                  f"use {','.join(part_cols) or '(nothing)'}: pass --partition-by "
+                                  f"'{','.join(earlier)}' or use another output directory")
         done = done_files(published) if a.skip_done else {}
         todo = [f for f in files if f.uri not in done]
         skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}
@@ -483,8 +495,12 @@ class CleanWarcJob:
             sc.setJobDescription(f"clean_warc {run_id}: offset pre-scan of {len(cands)} files")
             specs = [{"uri": f.uri, "size": f.size, "pieces": plan.pieces_wanted(f, target, settings)}
                      for f in cands]
-            results = sc.parallelize(specs, len(specs)).map(
-                functools.partial(index_file, settings={})).collect()
+            try:
+                results = sc.parallelize(specs, len(specs)).map(
+                    functools.partial(index_file, settings={})).collect()
+            except Exception as exc:  # an optimisation only: read those files whole
+                log.warning("offset pre-scan failed (%s): big files are read whole", _short(exc))
+                results = []
             for r in results:
                 index_info["seconds"] += r["seconds"]
                 if r["cuts"]:
@@ -512,7 +528,6 @@ class CleanWarcJob:
         rdd = sc.parallelize(task_specs, len(task_specs)).mapPartitions(
             functools.partial(process_partition, bc=bc, acc=acc, settings=worker_settings))
         df = spark.createDataFrame(rdd, from_arrow_schema(SCHEMA), verifySchema=False)
-        part_cols = list(j["partition_by"])
         df = df.hint("rebalance", *part_cols)
         staging = out.staging_dir(run_id)
         sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
@@ -556,6 +571,10 @@ class CleanWarcJob:
         except Exception as exc:
             raise JobError(5, f"cannot publish run {run_id} in {root}: {exc}") from exc
         print_summary(record, sys.stdout)
+        failed = [u for u, f in record["files"].items() if f["status"] == "failed"]
+        if failed:
+            log.warning("%d files could not be opened and are not marked done (a --skip-done run "
+                        "retries them): %s", len(failed), ", ".join(failed[:5]))
         return record
 
     def _record(self, run_id, started, elapsed, files, todo, skipped_done, crawl_of, per_file,
@@ -586,6 +605,11 @@ class CleanWarcJob:
             }
             if not accounted:
                 log.error("accounting mismatch in %s: %s", uri, file_records[uri])
+            if m.get("first_internal_error"):
+                file_records[uri]["first_internal_error"] = m["first_internal_error"]
+                log.warning("%s: %d records rejected as internal_error, first at offset %s: %s",
+                            base_name(uri), m["rejected"].get("internal_error", 0),
+                            m["first_internal_error"]["offset"], m["first_internal_error"]["error"])
             for k in ("records_read", "html_records", "cleaned"):
                 totals[k] += m[k]
             _add_counts(totals["rejected"], m["rejected"])
@@ -609,6 +633,13 @@ class CleanWarcJob:
             w["clean_seconds"] = round(w["clean_seconds"] + s["clean_seconds"], 3)
         for w in workers.values():
             w["tasks"] = len(w["tasks"])
+        per_task: dict[int, list[float]] = {}
+        for s in piece_stats.values():
+            t = per_task.setdefault(int(s["task"]), [0.0, 0.0])
+            t[0] += s["seconds"]
+            t[1] += s["cpu_seconds"]
+        dist = dict(dist, task_seconds=[round(per_task[i][0], 3) for i in sorted(per_task)],
+                    task_cpu_seconds=[round(per_task[i][1], 3) for i in sorted(per_task)])
         run_dir = out.run_dir(run_id)
         staged_root = staging.rstrip("/") + "/"
         out_files = [{"path": p[len(staged_root):] if p.startswith(staged_root) else p, "bytes": n}

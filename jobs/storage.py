@@ -28,7 +28,7 @@ from typing import BinaryIO, Iterable
 _SCHEME_RX = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB_RX = re.compile(r"[*?\[{]")
 # Extensions of the files taken from a directory given as input.
-WARC_SUFFIX_RX = re.compile(r"\.(?:w?arc)(?:\.gz)?(?:\.[A-Za-z0-9]+)?$", re.I)
+WARC_SUFFIX_RX = re.compile(r"\.w?arc(?:\.gz)?$", re.I)
 
 
 class InputError(Exception):

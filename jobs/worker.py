@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import resource
 import time
-import traceback
 
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
@@ -67,6 +66,10 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     model = CrfModel(value["model"], value["meta"])
     model.tagger()  # open CRFsuite now, once
     config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
+    # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
+    # a config would read conf/default.toml from disk, which a packed environment on an
+    # executor does not have (the model's own [segment]/[features] win either way).
+    model._extractor = model.extractor(config)
     _STATE.clear()  # one model per process: a new job's model replaces the old one
     _STATE[key] = (model, config)
     _MODEL_LOADS += 1
@@ -87,6 +90,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
     rejected: dict[str, int] = {}
     clean_s = 0.0
     open_error = None
+    first_internal = None
     max_payload = int(settings.get("max_payload_bytes", 10_000_000))
     try:
         fh = open_input(uri, piece.get("start") or 0, piece.get("end"))
@@ -113,6 +117,8 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                 else:
                     reason = row["reason"] or "unknown"
                     rejected[reason] = rejected.get(reason, 0) + 1
+                    if reason == "internal_error" and first_internal is None:
+                        first_internal = {"offset": rec.offset, "error": row["error"]}
                 yield row_values(row)
         finally:
             try:
@@ -133,6 +139,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
         "errors": list(stats.errors),
         "warnings": list(stats.warnings),
         "open_error": open_error,
+        "first_internal_error": first_internal,
         "reached_end": stats.reached_end,
         "completed": stats.completed and open_error is None,
         "bytes_read": stats.bytes_read,
@@ -170,6 +177,3 @@ def index_file(f: dict, settings: dict) -> dict:
     return {"uri": f["uri"], "cuts": cuts if cuts and len(cuts) > 2 else None,
             "records": len(offsets or ()), "seconds": time.perf_counter() - t0}
 
-
-def format_exception(exc: BaseException) -> str:  # pragma: no cover - diagnostics only
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

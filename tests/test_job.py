@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
-from cleaner.schema import PARTITION_COLUMNS, SCHEMA  # noqa: E402
+from cleaner.schema import SCHEMA  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
 from jobs import plan, scan  # noqa: E402
 from jobs.runs import SimulatedCrash  # noqa: E402
-from jobs.storage import InputFile, RangeReader, open_input  # noqa: E402
+from jobs.storage import InputFile, RangeReader  # noqa: E402
 
 JOB = ROOT / "jobs" / "clean_warc.py"
 MAKE_WARC = ROOT / "scripts" / "make_warc.py"
@@ -53,7 +53,7 @@ def _make_warc(out: Path, *args: str) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
     """Four small WARCs (57 pages in all) built from the shared pages with make_warc."""
     d = tmp_path_factory.mktemp("warcs")
@@ -76,12 +76,12 @@ def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
     }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def model_and_config(small_model):
     return load_model(small_model), load_config()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark():
     from pyspark.sql import SparkSession
 
@@ -96,7 +96,7 @@ def spark():
     session.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def split_conf(tmp_path_factory) -> Path:
     """Tiny task targets, so that even these small WARCs are cut into record ranges."""
     p = tmp_path_factory.mktemp("conf") / "split.toml"
@@ -235,6 +235,9 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
     bad_conf.write_text("[limits\nmax_html_bytes = 1\n")
     bad_job = tmp_path / "badjob.toml"
     bad_job.write_text('[job]\npartition_by = ["host"]\n')
+    empty_dir = tmp_path / "emptydir"
+    empty_dir.mkdir()
+    (empty_dir / "notes.txt").write_text("not a WARC")
     listing = tmp_path / "list.txt"
     listing.write_text(f"# inputs\n{warcs['a']}\n{tmp_path / 'gone.warc.gz'}\n")
     cases = [
@@ -242,6 +245,7 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
         (["--input", str(tmp_path / "nothing-*.warc.gz"), "--model", small_model], 3, "nothing-*"),
         (["--input-list", listing, "--model", small_model], 3, "gone.warc.gz"),
         (["--input-list", tmp_path / "nolist.txt", "--model", small_model], 3, "nolist.txt"),
+        (["--input", empty_dir, "--model", small_model], 3, "emptydir"),
         (["--input", warcs["a"], "--model", tmp_path / "absent.crfsuite"], 4, "absent.crfsuite"),
         (["--input", warcs["a"], "--model", bad_model], 4, "broken.crfsuite"),
         (["--input", warcs["a"], "--model", small_model, "--conf", bad_conf], 4, "bad.toml"),
@@ -264,6 +268,7 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
 # ------------------------------------------------------------------------------------------
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, model_and_config,
                                       tmp_path):
     out = tmp_path / "out"
@@ -329,6 +334,7 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
 # ------------------------------------------------------------------------------------------
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_damaged_warcs_are_recorded_not_fatal(spark, data_dir, small_model, tmp_path):
     out = tmp_path / "out"
     inputs = sorted((data_dir / "warc").iterdir())
@@ -364,6 +370,7 @@ def _published_ids(out: Path) -> list[str]:
 
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, small_model, tmp_path):
     from jobs.clean_warc import JobError
 
@@ -379,6 +386,10 @@ def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, smal
 
     r2 = run_job(spark, "--input", a, b, *common, "--skip-done")
     assert set(r2["files"]) == {str(b)} and set(r2["skipped_done"]) == {str(a)}
+
+    with pytest.raises(JobError) as err:  # a different directory layout would break readers
+        run_job(spark, "--input", d, "--output", out, "--model", small_model, "--skip-done")
+    assert err.value.code == 5 and "partitioned by fetch_day" in str(err.value)
 
     # crash after staging, before the publishing rename: nothing of d is visible
     with pytest.raises(SimulatedCrash):
@@ -416,6 +427,7 @@ def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, smal
 # ------------------------------------------------------------------------------------------
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_hadoop_filesystem_backends(spark, warcs, tmp_path):
     from jobs import storage
     from jobs.runs import OutputDir
@@ -459,6 +471,7 @@ def readme_duckdb_queries() -> list[str]:
 
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_readme_duckdb_queries_run_on_job_output(spark, warcs, small_model, tmp_path):
     import duckdb
 
@@ -490,7 +503,7 @@ def _sorted_rows(out: Path) -> list[dict]:
     return sorted(rows, key=lambda r: tuple(r[k] for k in KEY))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cli_output(tmp_path_factory, warcs, small_model, spark) -> Path:
     """Local-mode output of a/c, after `python jobs/clean_warc.py` died right after staging
     (the process exits at once, as if killed) and the job was run again."""
@@ -513,19 +526,7 @@ def cli_output(tmp_path_factory, warcs, small_model, spark) -> Path:
 
 
 @pytest.mark.spark
-def test_cli_local_mode_after_a_crash(cli_output, warcs, capsys):
-    record = json.loads((cli_output / "_run.json").read_text())
-    assert_accounted(record)
-    assert record["spark"]["master"] == "local[2]"
-    rows = read_rows(cli_output)
-    assert len(rows) == record["output"]["rows_written"]
-    expected = set()
-    for path in (warcs["a"], warcs["c"]):
-        expected |= {(str(path), r.offset, r.record_id) for r in direct_records(path)[0]}
-    assert {tuple(r[k] for k in KEY) for r in rows} == expected and len(rows) == len(expected)
-
-
-@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_summary_table(spark, warcs, small_model, tmp_path, capsys):
     from jobs.clean_warc import main
 
@@ -571,8 +572,23 @@ def _stop(proc) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_model, cli_output):
+    """(One test with the CLI checks, so that the CLI fixture is built once even when xdist
+    spreads Spark tests over workers.)"""
     import pyspark
+
+    # the local-mode output, after the crash and the re-run
+    local = json.loads((cli_output / "_run.json").read_text())
+    assert_accounted(local)
+    assert local["spark"]["master"] == "local[2]"
+    local_rows = read_rows(cli_output)
+    assert len(local_rows) == local["output"]["rows_written"]
+    expected = set()
+    for path in (warcs["a"], warcs["c"]):
+        expected |= {(str(path), r.offset, r.record_id) for r in direct_records(path)[0]}
+    assert {tuple(r[k] for k in KEY) for r in local_rows} == expected
+    assert len(local_rows) == len(expected)
 
     spark_home = Path(pyspark.__file__).parent
     env = dict(os.environ, SPARK_HOME=str(spark_home), SPARK_LOCAL_IP="127.0.0.1",
@@ -608,7 +624,6 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
         record = json.loads((out / "_run.json").read_text())
         assert record["spark"]["master"] == url
         assert_accounted(record)
-        local = json.loads((cli_output / "_run.json").read_text())
         assert record["totals"] == local["totals"]
         assert _sorted_rows(out) == _sorted_rows(cli_output)
     finally:

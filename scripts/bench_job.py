@@ -1,0 +1,223 @@
+#!/usr/bin/env python
+"""Benchmark the Spark job against a plain Python loop over clean_html (figures for docs/spark_job.md).
+
+On a WARC of real pages built from ../shared/data with make_warc (default: cleaneval-final +
+dragnet, 2,062 pages):
+
+  loop      clean_html over the same payloads in one Python process (payloads read beforehand)
+  local[1]  the job in local mode on one core (JVM started beforehand; elapsed = job.run())
+  local[2]  the same on two cores
+
+and reports documents/second, the ratios (targets: local[1] >= 0.8 x loop, local[2] >= 1.7 x
+local[1]), peak Python worker memory (ru_maxrss reported back by each worker) and the load
+average before and after (other processes share the machine). The loop runs before and after the
+jobs, to show how much the machine's speed drifted during the benchmark.
+
+With --distribution it also measures the work distributions on skewed inputs (one big WARC and
+several small ones) at local[2]: one task per file, packed by bytes, packed + record ranges.
+
+  .venv/bin/python scripts/bench_job.py [--model M] [--distribution] [--json out/bench/bench_job.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from cleaner.api import clean_html  # noqa: E402
+from cleaner.config import load_config  # noqa: E402
+from cleaner.model import DEFAULT_MODEL_PATH, load_model  # noqa: E402
+from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
+
+
+def make_warc(out: Path, *args: str) -> Path:
+    if not out.exists():
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_warc.py"), *args,
+                        "--date", "2024-01-01T00:00:00Z", "--out", str(out)], check=True)
+    return out
+
+
+def payloads(paths: list[Path]) -> list[tuple[bytes, str | None]]:
+    out = []
+    for p in paths:
+        with open(p, "rb") as fh:
+            out += [(r.payload, r.http_charset) for r in iter_html_records(fh, str(p), WarcFileStats())]
+    return out
+
+
+def tree_cpu_seconds(root: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by this process and all its live descendants
+    (the JVM, the pyspark daemon and its Python workers): a figure the other processes on
+    the machine do not inflate, unlike wall time."""
+    root = root or os.getpid()
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(d)] = int(fields[1])
+        cpu[int(d)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += cpu.get(pid, 0.0)
+        todo += [c for c, p in parent.items() if p == pid]
+    return total
+
+
+def loop(pages, model, config) -> dict:
+    t, c = time.perf_counter(), time.process_time()
+    for data, charset in pages:
+        clean_html(data, http_charset=charset, model=model, config=config)
+    dt, dc = time.perf_counter() - t, time.process_time() - c
+    return {"docs": len(pages), "seconds": round(dt, 2), "docs_per_s": round(len(pages) / dt, 2),
+            "cpu_seconds": round(dc, 2), "docs_per_cpu_s": round(len(pages) / dc, 2),
+            "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def simulated_makespan(task_cpu: list[float], cores: int) -> float:
+    """Tasks launched in order on the first free core (what Spark does), CPU seconds each."""
+    free = [0.0] * cores
+    for t in task_cpu:
+        i = free.index(min(free))
+        free[i] += t
+    return max(free)
+
+
+def session(master: str):
+    from pyspark.sql import SparkSession
+
+    t = time.perf_counter()
+    spark = (SparkSession.builder.master(master).appName(f"bench_job {master}")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.driver.memory", "2g").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, time.perf_counter() - t
+
+
+def run_job(spark, inputs: list[Path], out: Path, model_args: list[str], *extra: str) -> dict:
+    from jobs.clean_warc import CleanWarcJob
+
+    shutil.rmtree(out, ignore_errors=True)
+    job = CleanWarcJob(["--input", *map(str, inputs), "--output", str(out), *model_args,
+                        "--no-progress", *extra])
+    job.prepare()
+    t, c = time.perf_counter(), tree_cpu_seconds()
+    rec = job.run(spark)
+    wall, cpu = time.perf_counter() - t, tree_cpu_seconds() - c
+    workers = rec["workers"].values()
+    dist = rec["distribution"]
+    cores = dist["cores"]
+    return {
+        "docs": rec["totals"]["html_records"],
+        "seconds": round(wall, 2),
+        "docs_per_s": round(rec["totals"]["html_records"] / wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "docs_per_cpu_s": round(rec["totals"]["html_records"] / cpu, 2),
+        "task_cpu_seconds": dist["task_cpu_seconds"],
+        "simulated_makespan_cpu_s": round(simulated_makespan(dist["task_cpu_seconds"], cores), 2),
+        "ideal_makespan_cpu_s": round(sum(dist["task_cpu_seconds"]) / cores, 2),
+        "tasks": rec["distribution"]["tasks"],
+        "split_files": rec["distribution"]["split_files"],
+        "index_seconds": round(rec["distribution"]["index"]["wall_seconds"], 2),
+        "clean_seconds": round(sum(w["clean_seconds"] for w in workers), 2),
+        "python_workers": len(rec["workers"]),
+        "model_loads": sum(w["model_loads"] for w in workers),
+        "peak_worker_rss_mb": max(w["max_rss_mb"] for w in workers),
+        "parquet_files": rec["output"]["parquet_files"],
+        "parquet_mb": round(rec["output"]["bytes_written"] / 1e6, 2),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--model", type=Path, default=None, help="default: the shipped model")
+    ap.add_argument("--work", type=Path, default=ROOT / "out" / "bench")
+    ap.add_argument("--distribution", action="store_true", help="also measure work distributions")
+    ap.add_argument("--only-distribution", action="store_true")
+    ap.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = ap.parse_args(argv)
+    model_path = args.model or DEFAULT_MODEL_PATH
+    model, config = load_model(model_path), load_config()
+    model_args = ["--model", str(model_path)]
+    args.work.mkdir(parents=True, exist_ok=True)
+    results: dict = {"model": str(model_path), "model_hash": model.hash, "cpus": os.cpu_count(),
+                     "load_before": os.getloadavg()}
+
+    if not args.only_distribution:
+        warc = make_warc(args.work / "bench.warc.gz", str(args.data / "cleaneval-final" / "html"),
+                         str(args.data / "dragnet" / "html"))
+        pages = payloads([warc])
+        results["pages"] = len(pages)
+        results["warc_mb"] = round(warc.stat().st_size / 1e6, 2)
+        print(f"bench: {len(pages)} pages, {results['warc_mb']} MB WARC", file=sys.stderr)
+        results["loop_before"] = loop(pages, model, config)
+        print("loop:", results["loop_before"], file=sys.stderr)
+        for master in ("local[1]", "local[2]"):
+            spark, start_s = session(master)
+            run_job(spark, [warc], args.work / "warmup", model_args)  # JIT-free, but warms the page cache
+            res = run_job(spark, [warc], args.work / "out", model_args)
+            res["session_start_s"] = round(start_s, 1)
+            results[master] = res
+            print(master, res, file=sys.stderr)
+            spark.stop()
+        results["loop_after"] = loop(pages, model, config)
+        print("loop:", results["loop_after"], file=sys.stderr)
+        loop_rate = (results["loop_before"]["docs_per_s"] + results["loop_after"]["docs_per_s"]) / 2
+        results["ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_s"] / loop_rate, 3)
+        loop_cpu = (results["loop_before"]["docs_per_cpu_s"] + results["loop_after"]["docs_per_cpu_s"]) / 2
+        results["cpu_ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_cpu_s"] / loop_cpu, 3)
+        results["ratio_local2_vs_local1"] = round(
+            results["local[2]"]["docs_per_s"] / results["local[1]"]["docs_per_s"], 3)
+
+    if args.distribution or args.only_distribution:
+        # Skewed inputs: dragnet in one big WARC, cleaneval-final in 8 small ones.
+        big = make_warc(args.work / "skew-big.warc.gz", str(args.data / "dragnet" / "html"))
+        ce = sorted((args.data / "cleaneval-final" / "html").glob("*.html"))
+        small = []
+        for k in range(8):
+            d = args.work / f"skew-pages-{k}"
+            if not d.exists():
+                d.mkdir()
+                for p in ce[k::8]:
+                    os.symlink(p, d / p.name)
+            small.append(make_warc(args.work / f"skew-small-{k}.warc.gz", str(d)))
+        spark, _ = session("local[2]")
+        dist = {}
+        for mode in ("files", "packed", "split"):
+            dist[mode] = run_job(spark, [big, *small], args.work / f"dist-{mode}", model_args,
+                                 "--distribution", mode)
+            print(mode, dist[mode], file=sys.stderr)
+        spark.stop()
+        results["distribution"] = dist
+
+    results["load_after"] = os.getloadavg()
+    text = json.dumps(results, indent=2)
+    print(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "conf" / "default.toml"
+# conf/default.toml at the top of the repository is the one file; `cleaner/conf` links to it
+# so that it is also inside the package when installed (wheels copy the linked file).
+DEFAULT_CONFIG_PATH = Path(__file__).parent / "conf" / "default.toml"
 
 # Sections whose content changes the feature vectors (and therefore must match the model).
 FEATURE_SECTIONS = ("segment", "features")

@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python"
-# -n 2: the machine has 2 cores; Spark tests use local[2] themselves and are grouped
-# onto one worker so they do not starve each other.
-exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup "$@"
+# -n 2: the machine has 2 cores. --dist loadfile keeps each file on one worker, so the
+# Spark tests of a file share one JVM and never run beside each other.
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

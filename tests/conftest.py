@@ -10,14 +10,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 
 
-def pytest_collection_modifyitems(config, items):
-    # Spark tests share one JVM per worker and must not run beside each other's
-    # local[2] jobs on a 2-core machine: keep them on one xdist worker.
-    for item in items:
-        if item.get_closest_marker("spark"):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-
-
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not DATA.is_dir():

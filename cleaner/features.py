@@ -20,6 +20,8 @@ Families (the prefix of every attribute, used for ablation):
   tag        the innermost tag and its parent (Dragnet-era markup cue)
   idclass    id/class tokens of the ancestors (Dragnet)
   density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
+  cetr       CETR tag ratio of the block (log chars per tag), smoothed, its smoothed absolute
+             derivative and CETR's own k-means content prediction (Weninger et al. 2010)
   run        size, words, text density and link density of the block's inline run: the blocks
              between two block-level tags, i.e. the unit Kohlschütter/Dragnet measure. A
              paragraph that links chop into many small blocks is still one dense run.
@@ -38,11 +40,11 @@ from .text import char_classes, count_words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
-    "position", "document", "tag", "idclass", "density", "run",
+    "position", "document", "tag", "idclass", "density", "run", "cetr",
 )  # fmt: skip
 # `run` is opt-in (`--families`): measured neutral on validation fold 1 (mean macro F1
 # -0.001 with the other families present) for 4 more attributes per block.
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f != "run")
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr"))
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
@@ -130,6 +132,9 @@ class FeatureExtractor:
         self.t_run_words = count("run.words")
         self.t_run_density = count("run.density")
         self.t_run_link = rel("run.link")
+        self.t_cetr_tr = _Table("cetr.tr", list(range(21)), 21)
+        self.t_cetr_smooth = _Table("cetr.smooth", list(range(21)), 21)
+        self.t_cetr_d = _Table("cetr.derivative", list(range(13)), 13)
         self.t_pos = _Table("position", bins["position"], 1000, 1000.0)
         self.t_doc = {k: _Table("document." + k, bins["document"], doc_cap)
                       for k in ("word-count", "sentence-count", "block-count")}
@@ -308,6 +313,17 @@ class FeatureExtractor:
             i = j
         return out
 
+    def _cetr_features(self, blocks: list[Block]) -> list[tuple[str, ...]]:
+        from .cetr import cetr
+
+        c = cetr(blocks)
+        out = []
+        for tr, s, d, k in zip(c["tr"], c["tr_smooth"], c["dtr_smooth"], c["kmeans"]):
+            # log-scale values in half (ratio) and quarter (derivative) units
+            feats = (self.t_cetr_tr(int(tr * 2)), self.t_cetr_smooth(int(s * 2)), self.t_cetr_d(int(d * 4)))
+            out.append(feats + ("cetr.kmeans-content",) if k else feats)
+        return out
+
     def _prefix(self, offset: int, feats: list[str]) -> list[str]:
         cache = self._prefixed.get(offset)
         if cache is None:
@@ -349,6 +365,9 @@ class FeatureExtractor:
         run_feats: list[tuple[str, ...]] = []
         if "run" in fam:
             run_feats = self._run_features(blocks, stats)
+        cetr_feats: list[tuple[str, ...]] = []
+        if "cetr" in fam and blocks:
+            cetr_feats = self._cetr_features(blocks)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:
@@ -383,6 +402,8 @@ class FeatureExtractor:
                 out.append(self.t_pos(i * 1000 // n))
             if run_feats:
                 (shared if "run" in wf else private).extend(run_feats[i])
+            if cetr_feats:
+                (shared if "cetr" in wf else private).extend(cetr_feats[i])
             private.extend(doc_feats)
             shared_rows.append(shared)
             rows.append(private)

@@ -6,6 +6,8 @@ millions of records can count outcomes instead of dying on one page.
 
 Rejection reasons:
   empty          no bytes, or only whitespace
+  not_text       binary bytes (images, PDF streams, random data) labelled as HTML: more than
+                 5 % control bytes in the first 64 KiB (UTF-16/32 pages are exempt)
   too_large      more bytes than [limits] max_html_bytes
   decode_failed  the decoder failed (should not happen: decoding replaces)
   parse_error    the HTML parser or segmenter failed
@@ -31,7 +33,7 @@ from .model import CrfModel, load_model
 from .segment import Block, segment_blocks
 
 REJECTION_REASONS = (
-    "empty", "too_large", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
+    "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
 )  # fmt: skip
 STAGES = ("decode", "segment", "features", "crf", "assemble")
 
@@ -117,6 +119,26 @@ class _Budget:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
 
+_CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
+_NO_CONTROL = bytes.maketrans(b"", b"")
+
+
+def _looks_binary(data: bytes, http_charset: str | None) -> bool:
+    """More than 5 % C0 control bytes (not tab, newlines, form feed, escape) in the first
+    64 KiB: no text encoding of HTML produces that, except UTF-16/32 (exempt when a BOM or
+    the HTTP charset says so, or when NULs alternate like UTF-16 ASCII)."""
+    head = bytes(data[:65536])
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in (b"\x00\x00\xfe\xff",):
+        return False
+    if http_charset and ("16" in http_charset or "32" in http_charset):
+        return False
+    control = len(head) - len(head.translate(_NO_CONTROL, _CONTROL))
+    if control * 20 <= len(head):
+        return False
+    even, odd = head[0::2], head[1::2]  # UTF-16 without a BOM: NULs in every other byte
+    return not (even.count(0) > len(even) * 0.4 or odd.count(0) > len(odd) * 0.4)
+
+
 def _sanitize(text: str) -> tuple[str, int]:
     """Replace lone surrogates (unencodable in UTF-8, fatal for Arrow) with U+FFFD."""
     try:
@@ -168,6 +190,9 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
         return result
     if not bytes(data[:4096]).strip() and not bytes(data).strip():
         result.reason = "empty"
+        return result
+    if _looks_binary(data, http_charset):
+        result.reason = "not_text"
         return result
     budget = _Budget(float(limits.get("time_budget_s", 0)))
 

@@ -398,6 +398,7 @@ class _Iter(ArchiveIterator):
         self.reader = _Reader(src, block_size=self.reader.block_size)
         self.last_format = None
         self.http_prefix = b""
+        self.http_broken = False
         self.multi_record_members = 0
         self.length_mismatch: list[int] = []
         self._truncated_member: int | None = None
@@ -419,6 +420,7 @@ class _Iter(ArchiveIterator):
 
         def load_http(rec_type, uri, stream, length):
             self.http_prefix = b""
+            self.http_broken = False
             if length == 0:
                 return None
             if rec_type != "response":
@@ -432,8 +434,21 @@ class _Iter(ArchiveIterator):
             if line[:5].upper() != b"HTTP/":
                 self.http_prefix = line
                 return None
+            # The header block ends at its blank line, or, when that is missing (a broken
+            # block), at the first line that starts the page: kept as payload, not eaten
+            # as headers.
+            lines = []
+            while True:
+                h = stream.readline()
+                if not h or not h.strip(b"\r\n"):
+                    break
+                if h[:1] == b"<" or sniff_html(h):
+                    self.http_prefix = h
+                    self.http_broken = True
+                    break
+                lines.append(h)
             try:
-                return loader.http_parser.parse(stream, line)
+                return loader.http_parser.parse(io.BytesIO(b"".join(lines) + b"\r\n"), line)
             except EOFError:
                 return None
 
@@ -867,6 +882,8 @@ class _FileReader:
 
         payload = raw
         truncated = raw_over
+        if it.http_broken:
+            notes.append("http-headers-unterminated")
         te = _split_tokens(http.get_header("Transfer-Encoding")) if http else []
         ce = _split_tokens(http.get_header("Content-Encoding")) if http else []
         payload_complete = False

@@ -71,6 +71,7 @@ JOB_DEFAULTS = {
     "partition_by": ["crawl"],
     "crawl_pattern": r"CC-MAIN-\d{4}-\d{2}",
     "default_crawl": "local",
+    "marker_dir": "",  # node-local directory of the poison-record markers ("" = system temp)
 }
 
 
@@ -426,7 +427,7 @@ class CleanWarcJob:
     def _run(self, spark) -> dict:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        from jobs.worker import PieceStatsParam, index_file, process_partition
+        from jobs.worker import PieceStatsParam, index_file, marker_root, process_partition
 
         a, j = self.args, self.job
         started = datetime.now(timezone.utc)
@@ -524,7 +525,8 @@ class CleanWarcJob:
             "config": self.config.to_json(), "config_source": self.config.source,
         })
         acc = sc.accumulator({}, PieceStatsParam())
-        worker_settings = {"max_payload_bytes": int(j["max_payload_bytes"])}
+        worker_settings = {"max_payload_bytes": int(j["max_payload_bytes"]),
+                           "run_id": run_id, "marker_dir": str(j["marker_dir"] or "")}
         rdd = sc.parallelize(task_specs, len(task_specs)).mapPartitions(
             functools.partial(process_partition, bc=bc, acc=acc, settings=worker_settings))
         df = spark.createDataFrame(rdd, from_arrow_schema(SCHEMA), verifySchema=False)
@@ -545,6 +547,12 @@ class CleanWarcJob:
             sc.setJobDescription(None)
         piece_stats = dict(acc.value)
         bc.unpersist()
+        shutil.rmtree(marker_root(worker_settings), ignore_errors=True)  # this node's, if any
+        for st in piece_stats.values():
+            for rec_key in st.get("poison_candidates") or ():
+                log.warning("poison record in %s at %s (offset:record id): it crashed the "
+                            "Python worker and was rejected as `poison`", base_name(st["file"]),
+                            rec_key)
 
         missing = [p["key"] for p in pieces if p["key"] not in piece_stats]
         if missing:

@@ -12,12 +12,26 @@
 * Counters travel back through a Spark accumulator whose value is a dict keyed by piece
   ({uri}#{start}); merging is "last write wins" on identical values, so a re-executed task
   (failure, speculation, stage retry) cannot count a piece twice.
+* Poison records (resource containment): before cleaning a record the worker writes the
+  record (offset + id) into a node-local marker file of the piece and task attempt
+  (`_PoisonGuard`), with Python's faulthandler pointed at a crash file next to it. When the
+  Python worker dies in native code (SIGSEGV, SIGABRT, SIGBUS, ...), Spark retries the task;
+  the retry (attemptNumber > 0) reads the markers of the failed attempts and emits the
+  record that crashed as `rejected`/`poison` instead of cleaning it again. A record that
+  was being cleaned when two attempts died without a fatal-signal trace (SIGKILL, the OOM
+  killer) is poison too; one such death alone is retried normally (an executor lost for
+  another reason must not reject a good page). Markers are node-local: a retry scheduled
+  on another node sees none and falls back to Spark's normal retry count.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import hashlib
+import json
 import os
 import resource
+import tempfile
 import time
 
 from cleaner.api import CleanResult, clean_html
@@ -76,6 +90,112 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     return model, config, True
 
 
+POISON_REASON = "poison"
+FAULT_ENV = "CLEANER_FAULT_INJECT"  # tests only: "segfault:<url substring>"
+
+
+def _fault_spec() -> str | None:
+    spec = os.environ.get(FAULT_ENV, "")
+    kind, sep, needle = spec.partition(":")
+    return needle if kind == "segfault" and sep and needle else None
+
+
+def _inject_fault(url: str | None, needle: str | None) -> None:
+    """Test hook: a real crash of the real Python worker (NULL pointer read)."""
+    if needle and url and needle in url:
+        import ctypes
+
+        ctypes.string_at(0)
+
+
+def _attempt() -> int:
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        return int(ctx.attemptNumber()) if ctx is not None else 0
+    except Exception:
+        return 0
+
+
+def marker_root(settings: dict) -> str:
+    base = settings.get("marker_dir") or os.path.join(tempfile.gettempdir(), "clean_warc-markers")
+    return os.path.join(base, str(settings.get("run_id") or "adhoc"))
+
+
+class _PoisonGuard:
+    """Node-local markers of the record being cleaned, per piece and task attempt."""
+
+    def __init__(self, piece: dict, settings: dict, attempt: int):
+        self.attempt = attempt
+        self.poison: dict[tuple, str] = {}
+        self.fd = None
+        self.crash_fh = None
+        self.dir = None
+        self.stem = None
+        try:
+            self.dir = marker_root(settings)
+            os.makedirs(self.dir, exist_ok=True)
+            self.stem = os.path.join(self.dir, hashlib.sha1(piece["key"].encode()).hexdigest()[:20])
+            if attempt > 0:
+                self._read_previous()
+            self.fd = os.open(f"{self.stem}.{attempt}.json",
+                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            if not faulthandler.is_enabled():  # else Spark's own handler: count deaths only
+                self.crash_fh = open(f"{self.stem}.{attempt}.crash", "w")
+                faulthandler.enable(file=self.crash_fh, all_threads=False)
+        except OSError:  # no usable local directory: no containment, never a failure
+            self.close(remove=False)
+
+    def _read_previous(self) -> None:
+        seen: dict[tuple, list[str]] = {}
+        for a in range(self.attempt):
+            try:
+                with open(f"{self.stem}.{a}.json") as fh:
+                    cur = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            key = (cur["offset"], cur["record_id"])
+            try:
+                crashed = os.path.getsize(f"{self.stem}.{a}.crash") > 0
+            except OSError:
+                crashed = False
+            seen.setdefault(key, []).append("fatal signal" if crashed else "died")
+        for key, deaths in seen.items():
+            if "fatal signal" in deaths or len(deaths) >= 2:
+                why = ("crashed the Python worker (fatal signal)" if "fatal signal" in deaths
+                       else f"the Python worker died {len(deaths)} times on it")
+                self.poison[key] = f"poison: {why} in earlier attempt(s) of this task; not retried"
+
+    def check(self, rec) -> str | None:
+        """The poison message for `rec`, or None after noting it as the current record."""
+        why = self.poison.get((rec.offset, rec.record_id))
+        if why is None and self.fd is not None:
+            data = json.dumps({"offset": rec.offset, "record_id": rec.record_id}).encode()
+            try:
+                os.ftruncate(self.fd, 0)
+                os.pwrite(self.fd, data, 0)
+            except OSError:
+                pass
+        return why
+
+    def close(self, remove: bool = True) -> None:
+        if self.crash_fh is not None:
+            faulthandler.disable()
+            self.crash_fh.close()
+            self.crash_fh = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if remove and self.stem:  # the piece is done: forget every attempt's markers
+            for a in range(self.attempt + 1):
+                for ext in ("json", "crash"):
+                    try:
+                        os.unlink(f"{self.stem}.{a}.{ext}")
+                    except OSError:
+                        pass
+
+
 def _max_rss_kb() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
@@ -92,17 +212,37 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
     open_error = None
     first_internal = None
     max_payload = int(settings.get("max_payload_bytes", 10_000_000))
+    fault = _fault_spec()
+    attempt = _attempt()
+    poisoned: list[str] = []
     try:
         fh = open_input(uri, piece.get("start") or 0, piece.get("end"))
     except Exception as exc:
         open_error = f"cannot open: {type(exc).__name__}: {exc}"[:500]
         fh = None
     if fh is not None:
+        guard = _PoisonGuard(piece, settings, attempt)
+        poisoned = sorted(f"{k[0]}:{k[1]}" for k in guard.poison)
+        completed = False
         try:
             for rec in iter_html_records(fh, uri, stats, max_payload_bytes=max_payload):
                 t = time.perf_counter()
-                result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
-                                    config=config)
+                poison = guard.check(rec)
+                if poison is None and rec.payload_truncated:
+                    # cut at the reader's cap (a huge page, a decompression bomb): never
+                    # clean a page prefix; the same rejection as clean_html's size cap
+                    result = CleanResult("rejected", "too_large",
+                                         error=f"payload over {max_payload} bytes (reader cap)",
+                                         model_hash=model.hash,
+                                         feature_version=model.feature_version)
+                elif poison is None:
+                    _inject_fault(rec.url, fault)
+                    result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
+                                        config=config)
+                else:
+                    result = CleanResult("rejected", POISON_REASON, error=poison,
+                                         model_hash=model.hash,
+                                         feature_version=model.feature_version)
                 ms = (time.perf_counter() - t) * 1000.0
                 clean_s += ms / 1000.0
                 try:
@@ -120,7 +260,9 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                     if reason == "internal_error" and first_internal is None:
                         first_internal = {"offset": rec.offset, "error": row["error"]}
                 yield row_values(row)
+            completed = True
         finally:
+            guard.close(remove=completed)
             try:
                 fh.close()
             except Exception:
@@ -148,6 +290,8 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
         "cpu_seconds": time.process_time() - c0,
         "clean_seconds": clean_s,
         "reader_seconds": stats.seconds,
+        "attempt": attempt,
+        "poison_candidates": poisoned,
     })
 
 

@@ -97,3 +97,16 @@ def test_a_page_over_the_time_budget_is_rejected_as_timeout_and_the_next_one_is_
     assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)  # handler restored
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left armed
     assert clean_html((data_dir / "cleaneval-dev/html/1.html").read_bytes(), model=model).ok
+
+
+def test_binary_bytes_labelled_html_are_rejected_not_cleaned():
+    import random
+
+    rnd = random.Random(7)
+    noise = bytes(rnd.randrange(256) for _ in range(100_000))
+    assert clean_html(noise).reason == "not_text"
+    assert clean_html(b"\x89PNG\r\n\x1a\n" + noise).reason == "not_text"
+    # UTF-16 pages have NULs everywhere, and are text
+    page = "<html><body><p>Ordinary text in UTF-16, long enough to be a block.</p></body></html>"
+    for data in (page.encode("utf-16"), page.encode("utf-16-le")):
+        assert clean_html(data).reason != "not_text"

@@ -775,3 +775,22 @@ def test_make_warc_help(capsys):
         make_warc.main(["--help"])
     assert exc.value.code == 0
     assert "--url-prefix" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("block", [
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + HTML,  # no blank line
+    b"HTTP/1.1 200 OK\r\n" + HTML,  # no headers, no blank line
+    b"HTTP/1.1 200 OK\r\nContent-Type text/html\r\n\x00\xff junk: \r\n" + HTML,  # garbage lines
+])
+def test_broken_http_header_block_keeps_the_page(block):
+    (rec,), stats = read_all(warc_record(block))
+    assert rec.payload == HTML and rec.http_status == 200
+    assert "http-headers-unterminated" in rec.notes and stats.accounted
+
+
+def test_warc_0_18_and_0_17_records_are_read():
+    for version in (b"WARC/0.18", b"WARC/0.17"):
+        for gz in (True, False):
+            raw = warc_record(http_block(HTML), gz=False).replace(b"WARC/1.0", version)
+            (rec,), stats = read_all(gzip.compress(raw, mtime=0) if gz else raw)
+            assert rec.payload == HTML and stats.completed, (version, gz)

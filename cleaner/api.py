@@ -13,7 +13,7 @@ Rejection reasons:
   parse_error    the HTML parser or segmenter failed
   no_text        the page has no text blocks at all
   no_content     the model labelled every block as boilerplate
-  timeout        the per-document time budget ran out between stages
+  timeout        the per-document time budget ([limits] time_budget_s) ran out
   internal_error any other exception (its type is kept in `error`)
 """
 

@@ -176,56 +176,69 @@ def clean_html(
         return CleanResult("rejected", "internal_error", error=f"{type(exc).__name__}: {exc}"[:500])
 
 
-def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> CleanResult:
-    config = config or load_config()
+def read_page(data, http_charset, config: Config, segment_config: Config, result: CleanResult, budget: "_Budget"):
+    """The stages every labeller shares: input checks, decode, segment.
+
+    Fills `result` (reason, encoding, timings, block counts) and returns (page, segmentation),
+    or None when the page is rejected. Used by clean_html and by the seed systems' pipeline.
+    """
     limits = config["limits"]
-    model = model or load_model()
-    result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
     if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
         result.reason, result.error = "internal_error", f"expected bytes, got {type(data).__name__}"
-        return result
+        return None
     if len(data) > int(limits["max_html_bytes"]):
         result.reason = "too_large"
-        return result
+        return None
     if not bytes(data[:4096]).strip() and not bytes(data).strip():
         result.reason = "empty"
-        return result
+        return None
     if _looks_binary(data, http_charset):
         result.reason = "not_text"
-        return result
-    budget = _Budget(float(limits.get("time_budget_s", 0)))
+        return None
 
     t = time.perf_counter()
     try:
         page = decode_html(bytes(data), http_charset=http_charset, config=config)
     except Exception as exc:
         result.reason, result.error = "decode_failed", f"{type(exc).__name__}: {exc}"[:500]
-        return result
+        return None
     timings["decode"] = (time.perf_counter() - t) * 1000
     result.encoding, result.encoding_source, result.replacements = page.encoding, page.source, page.replacements
     if page.wrapper:
         result.url = page.wrapper.get("id")
     if budget.expired():
         result.reason = "timeout"
-        return result
+        return None
 
-    fconfig = model.feature_config(config)
     t = time.perf_counter()
     try:
-        seg = segment_blocks(page.text, fconfig)
+        seg = segment_blocks(page.text, segment_config)
     except Exception as exc:
         result.reason, result.error = "parse_error", f"{type(exc).__name__}: {exc}"[:500]
-        return result
+        return None
     timings["segment"] = (time.perf_counter() - t) * 1000
     result.n_blocks = len(seg.blocks)
     result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
     if not seg.blocks:
         result.reason = "no_text"
-        return result
+        return None
     if budget.expired():
         result.reason = "timeout"
+        return None
+    return page, seg
+
+
+def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> CleanResult:
+    config = config or load_config()
+    model = model or load_model()
+    result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
+    timings = result.timings_ms
+    budget = _Budget(float(config["limits"].get("time_budget_s", 0)))
+    read = read_page(data, http_charset, config, model.feature_config(config), result, budget)
+    if read is None:
         return result
+    page, seg = read
 
     t = time.perf_counter()
     extractor = model.extractor()

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import time
 
-from ..api import CleanResult, _Budget, _sanitize
+from ..api import CleanResult, _Budget, _sanitize, read_page
 from ..assemble import assemble
 from ..config import Config, load_config
-from ..decode import decode_html
-from ..segment import segment_blocks
 from .base import BlockLabeller, PageInput
 
 
@@ -31,47 +29,12 @@ def clean_page(
 
 def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     config = config or load_config()
-    limits = config["limits"]
     result = CleanResult("rejected", model_hash=system.kind, decision=system.kind)
     timings = result.timings_ms
-    if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
-        result.reason, result.error = "internal_error", f"expected bytes, got {type(data).__name__}"
+    read = read_page(data, http_charset, config, config, result, _Budget(float(config["limits"].get("time_budget_s", 0))))
+    if read is None:
         return result
-    if len(data) > int(limits["max_html_bytes"]):
-        result.reason = "too_large"
-        return result
-    if not bytes(data[:4096]).strip() and not bytes(data).strip():
-        result.reason = "empty"
-        return result
-    budget = _Budget(float(limits.get("time_budget_s", 0)))
-    t = time.perf_counter()
-    try:
-        page = decode_html(bytes(data), http_charset=http_charset, config=config)
-    except Exception as exc:
-        result.reason, result.error = "decode_failed", f"{type(exc).__name__}: {exc}"[:500]
-        return result
-    timings["decode"] = (time.perf_counter() - t) * 1000
-    result.encoding, result.encoding_source, result.replacements = page.encoding, page.source, page.replacements
-    if page.wrapper:
-        result.url = page.wrapper.get("id")
-    if budget.expired():
-        result.reason = "timeout"
-        return result
-    t = time.perf_counter()
-    try:
-        seg = segment_blocks(page.text, config)
-    except Exception as exc:
-        result.reason, result.error = "parse_error", f"{type(exc).__name__}: {exc}"[:500]
-        return result
-    timings["segment"] = (time.perf_counter() - t) * 1000
-    result.n_blocks = len(seg.blocks)
-    result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
-    if not seg.blocks:
-        result.reason = "no_text"
-        return result
-    if budget.expired():
-        result.reason = "timeout"
-        return result
+    page, seg = read
     t = time.perf_counter()
     labels = system.predict(PageInput(seg.blocks, page.text))
     timings["system"] = (time.perf_counter() - t) * 1000

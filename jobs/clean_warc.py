@@ -427,7 +427,7 @@ class CleanWarcJob:
     def _run(self, spark) -> dict:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        from jobs.worker import PieceStatsParam, index_file, marker_root, process_partition
+        from jobs.worker import PieceStatsParam, index_file, marker_root, process_partition_arrow
 
         a, j = self.args, self.job
         started = datetime.now(timezone.utc)
@@ -527,9 +527,14 @@ class CleanWarcJob:
         acc = sc.accumulator({}, PieceStatsParam())
         worker_settings = {"max_payload_bytes": int(j["max_payload_bytes"]),
                            "run_id": run_id, "marker_dir": str(j["marker_dir"] or "")}
-        rdd = sc.parallelize(task_specs, len(task_specs)).mapPartitions(
-            functools.partial(process_partition, bc=bc, acc=acc, settings=worker_settings))
-        df = spark.createDataFrame(rdd, from_arrow_schema(SCHEMA), verifySchema=False)
+        # One task spec per partition: task ids from spark.range, rows back as Arrow batches.
+        specs_bc = sc.broadcast(task_specs)
+        n_tasks = len(task_specs)
+        ids = spark.range(0, n_tasks, 1, n_tasks).selectExpr("CAST(id AS INT) AS task")
+        df = ids.mapInArrow(
+            functools.partial(process_partition_arrow, bc=bc, acc=acc, settings=worker_settings, specs_bc=specs_bc),
+            from_arrow_schema(SCHEMA),
+        )
         df = df.hint("rebalance", *part_cols)
         staging = out.staging_dir(run_id)
         sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")

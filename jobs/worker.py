@@ -308,6 +308,32 @@ def process_partition(iterator, bc, acc, settings: dict):
             acc.add({piece["key"]: out})
 
 
+def process_partition_arrow(batches, bc, acc, settings: dict, specs_bc, batch_rows: int = 256):
+    """mapInArrow function: batches of task ids in, Arrow record batches of rows out.
+
+    Rows cross to the JVM as Arrow columns instead of pickled tuples, so the JVM no longer
+    unpickles and converts every row; that JVM work otherwise competes with the Python
+    workers for the cores (measured: local[2] 1.66x local[1] with pickled rows).
+    """
+    import pyarrow as pa
+
+    from cleaner.schema import COLUMNS, SCHEMA
+
+    def tasks():
+        for batch in batches:
+            for task_id in batch.column(0).to_pylist():
+                yield specs_bc.value[task_id]
+
+    buf: list[dict] = []
+    for values in process_partition(tasks(), bc, acc, settings):
+        buf.append(dict(zip(COLUMNS, values)))
+        if len(buf) >= batch_rows:
+            yield pa.RecordBatch.from_pylist(buf, schema=SCHEMA)
+            buf = []
+    if buf:
+        yield pa.RecordBatch.from_pylist(buf, schema=SCHEMA)
+
+
 def index_file(f: dict, settings: dict) -> dict:
     """Offset pre-scan of one file -> {"uri", "cuts" or None, "records", "seconds"}."""
     t0 = time.perf_counter()

@@ -96,27 +96,37 @@ def cmd_clean(args) -> int:
         from .systems.cli import clean as clean_with_system
 
         return clean_with_system(args)
-    from tqdm import tqdm
-
     from .api import clean_html
 
     files = _html_inputs(args.paths)
     config, model = _load(args)
-    out = Path(args.out)
+    as_json = args.format == "json"
+    return clean_files(
+        files, Path(args.out),
+        lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
+        as_json=as_json, quiet=args.quiet,
+    )
+
+
+def clean_files(files: list[Path], out: Path, clean_one, *, as_json: bool, quiet: bool, label: str = "") -> int:
+    """Clean each file with `clean_one(bytes) -> CleanResult`, write OUT/<stem>.txt (or .json),
+    report rejections; the exit code says whether any page was rejected."""
+    from tqdm import tqdm
+
     out.mkdir(parents=True, exist_ok=True)
     rejected: dict[str, int] = {}
-    as_json = args.format == "json"
-    for path in tqdm(files, desc="clean", unit="page", disable=args.quiet or len(files) < 2, file=sys.stderr):
+    desc = f"clean {label}".strip()
+    for path in tqdm(files, desc=desc, unit="page", disable=quiet or len(files) < 2, file=sys.stderr):
         try:
             data = path.read_bytes()
         except OSError as exc:
             print(f"cleaner: cannot read {path}: {exc.strerror}", file=sys.stderr)
             rejected["unreadable"] = rejected.get("unreadable", 0) + 1
             continue
-        res = clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json)
+        res = clean_one(data)
         if not res.ok:
             rejected[res.reason] = rejected.get(res.reason, 0) + 1
-            if not args.quiet:
+            if not quiet:
                 print(f"cleaner: {path}: rejected ({res.reason}{': ' + res.error if res.error else ''})", file=sys.stderr)
         if as_json:
             (out / f"{path.stem}.json").write_text(json.dumps(result_json(res, path.name), ensure_ascii=False) + "\n")
@@ -124,10 +134,10 @@ def cmd_clean(args) -> int:
             # A rejected page still gets its (empty) file: it scores as empty output.
             (out / f"{path.stem}.txt").write_text(res.cleaneval + ("\n" if res.cleaneval else ""), encoding="utf-8")
     n_bad = sum(rejected.values())
-    if not args.quiet:
+    if not quiet:
         detail = ", ".join(f"{k}={v}" for k, v in sorted(rejected.items()))
-        print(f"cleaned {len(files) - n_bad}/{len(files)} pages into {out}" + (f" (rejected: {detail})" if detail else ""),
-              file=sys.stderr)
+        print(f"{label + ': ' if label else ''}cleaned {len(files) - n_bad}/{len(files)} pages into {out}"
+              + (f" (rejected: {detail})" if detail else ""), file=sys.stderr)
     return EXIT_PARTIAL if n_bad else EXIT_OK
 
 

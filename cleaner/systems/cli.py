@@ -93,8 +93,6 @@ def train(args) -> int:
 
 def clean(args) -> int:
     cli = _cli()
-    from tqdm import tqdm
-
     from ..config import ConfigError, load_config
     from .pipeline import clean_page
 
@@ -121,33 +119,12 @@ def clean(args) -> int:
             system = load_system(_system_path(args.model, kind, many), kind)
         except SystemError_ as exc:
             return cli._fail(cli.EXIT_MODEL, str(exc))
-        out.mkdir(parents=True, exist_ok=True)
-        rejected: dict[str, int] = {}
         as_json = args.format == "json"
-        for path in tqdm(files, desc=f"clean {kind}", unit="page", disable=args.quiet or len(files) < 2, file=sys.stderr):
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                print(f"cleaner: cannot read {path}: {exc.strerror}", file=sys.stderr)
-                rejected["unreadable"] = rejected.get("unreadable", 0) + 1
-                continue
-            res = clean_page(data, system, config=config, keep_blocks=as_json)
-            if not res.ok:
-                rejected[res.reason] = rejected.get(res.reason, 0) + 1
-                if not args.quiet:
-                    print(f"cleaner: {path}: rejected ({res.reason}{': ' + res.error if res.error else ''})",
-                          file=sys.stderr)
-            if as_json:
-                (out / f"{path.stem}.json").write_text(
-                    json.dumps(cli.result_json(res, path.name), ensure_ascii=False) + "\n")
-            else:
-                (out / f"{path.stem}.txt").write_text(res.cleaneval + ("\n" if res.cleaneval else ""), encoding="utf-8")
-        n_bad = sum(rejected.values())
-        if not args.quiet:
-            detail = ", ".join(f"{k}={v}" for k, v in sorted(rejected.items()))
-            print(f"{kind}: cleaned {len(files) - n_bad}/{len(files)} pages into {out}"
-                  + (f" (rejected: {detail})" if detail else ""), file=sys.stderr)
-        worst = max(worst, cli.EXIT_PARTIAL if n_bad else cli.EXIT_OK)
+        code = cli.clean_files(
+            files, out, lambda data, system=system: clean_page(data, system, config=config, keep_blocks=as_json),
+            as_json=as_json, quiet=args.quiet, label=kind,
+        )
+        worst = max(worst, code)
     return worst
 
 

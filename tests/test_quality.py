@@ -1,6 +1,7 @@
 """Quality gate on the shipped default model.
 
-A fixed sample of shared pages (every 25th page of each set) is cleaned with the packaged
+A fixed sample of shared pages (every 25th page of the two large sets, every 5th of the two
+small ones: 3 pages of CleanEval-dev made the markup floor a coin toss) is cleaned with the packaged
 model and scored with the project's scorer. The model was trained on these pages, so the
 floors guard against regressions (a feature or segmentation change the model was not
 retrained for, a broken model file) rather than measuring generalisation: the
@@ -38,7 +39,8 @@ def test_default_model_is_packaged_small_and_consistent():
 def test_shipped_model_meets_quality_floors(data_dir, dataset):
     model = load_model()
     scores = []
-    for page in find_pages(data_dir, [dataset])[::25]:
+    pages = find_pages(data_dir, [dataset])
+    for page in pages[:: 5 if len(pages) < 100 else 25]:
         res = clean_html(page.html_path.read_bytes(), model=model)
         scores.append(score_document(res.cleaneval, read_gold(page.gold_path)))
     figures = aggregate(scores)

@@ -51,16 +51,22 @@ def _best_content(row: dict[str, float]) -> str:
 
 
 def decide(
-    labels: list[str], marginals: list[dict[str, float]], word_counts: list[int], settings: DecisionSettings
+    labels: list[str],
+    marginals,
+    word_counts: list[int],
+    settings: DecisionSettings,
+    p_other: list[float] | None = None,
 ) -> tuple[list[str], str]:
     """Final labels and how they were decided ("viterbi", "threshold" or "fallback").
 
-    `marginals[i]` maps every label to its marginal probability at block i.
+    `marginals[i]` maps every label to its marginal probability at block i; it is only
+    indexed for blocks that change label when `p_other` (P(other) per block) is given.
     """
     n = len(labels)
     if not n:
         return labels, "viterbi"
-    p_other = [row.get(OTHER, 0.0) for row in marginals]
+    if p_other is None:
+        p_other = [marginals[i].get(OTHER, 0.0) for i in range(n)]
     out = list(labels)
     how = "viterbi"
     t = settings.content_threshold

@@ -130,9 +130,16 @@ class CrfModel:
         from .decide import decide
 
         labels, _ = self.tag(features, marginals=False)
-        table = self.marginals_all(len(labels))
-        labels, how = decide(labels, table, word_counts, settings)
-        return labels, [row[y] for row, y in zip(table, labels)], how
+        if not labels:
+            return labels, [], "viterbi"
+        tagger = self.tagger()
+        marginal = tagger.marginal
+        # Every block needs P(other) and the probability of its final label, but only the
+        # blocks the decision rescues need the whole row: 2 marginals a block instead of 5
+        # (-0.5 ms on a 300-block page).
+        p_other = [marginal("other", i) for i in range(len(labels))]
+        labels, how = decide(labels, _MarginalRows(tagger), word_counts, settings, p_other=p_other)
+        return labels, [p_other[i] if y == "other" else marginal(y, i) for i, y in enumerate(labels)], how
 
     def marginals_all(self, n: int) -> list[dict[str, float]]:
         """All labels' marginals for the sequence last tagged (for `--format json`)."""
@@ -149,6 +156,17 @@ class CrfModel:
         _atomic_write(path, self.data)
         _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
+
+
+class _MarginalRows:
+    """`rows[i]` = {label: marginal} of block i of the sequence last tagged, computed on access."""
+
+    def __init__(self, tagger):
+        self.tagger = tagger
+        self.names = tagger.labels()
+
+    def __getitem__(self, i: int) -> dict[str, float]:
+        return {y: self.tagger.marginal(y, i) for y in self.names}
 
 
 def sidecar_path(path: Path) -> Path:

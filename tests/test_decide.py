@@ -24,3 +24,30 @@ def test_page_labelled_all_boilerplate_falls_back_to_the_most_content_like_regio
 def test_viterbi_is_kept_when_it_keeps_enough():
     rows = [{"other": 0.99}, {"paragraph": 0.99}]
     assert decide(["other", "paragraph"], rows, [50, 50], DecisionSettings()) == (["other", "paragraph"], "viterbi")
+
+
+def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
+    # tag_decided reads P(other) for every block and whole rows only for rescued blocks;
+    # the result must equal deciding on the full marginal table.
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.decode import decode_html
+    from cleaner.model import load_model
+    from cleaner.segment import segment_blocks
+
+    config = load_config()
+    model = load_model()
+    settings = DecisionSettings(content_threshold=0.3, fallback_min_kept_share=0.02)
+    rescued = 0
+    for page in find_pages(data_dir, ["cleaneval-final"])[:40:4]:
+        blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
+        feats = model.extractor().extract(blocks)
+        words = [len(b.text.split()) for b in blocks]
+        labels, probs, how = model.tag_decided(feats, words, settings)
+        viterbi, _ = model.tag(feats, marginals=False)
+        table = model.marginals_all(len(viterbi))
+        expected, expected_how = decide(viterbi, table, words, settings)
+        assert (labels, how) == (expected, expected_how)
+        assert probs == [row[y] for row, y in zip(table, expected)]
+        rescued += sum(a != b for a, b in zip(viterbi, labels))
+    assert rescued > 0  # the lazy rows were exercised

@@ -43,6 +43,7 @@ class PreparedDoc:
     gold_words: int
     page_words: int
     note: str = ""
+    blocks: list | None = None  # the segmenter's blocks, kept only when asked (experiments)
 
 
 @dataclass
@@ -84,6 +85,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         gold_words=al.gold_words,
         page_words=al.page_words,
         note=al.note,
+        blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
     )
 
 
@@ -103,10 +105,11 @@ def prepare(
     folds: dict[str, int] | None = None,
     processes: int | None = None,
     progress: bool = True,
+    keep_blocks: bool = False,
 ) -> list[PreparedDoc]:
     config = config or load_config()
     _PREP_STATE.update(
-        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}
+        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks
     )
     processes = processes or min(len(pages), os.cpu_count() or 1) or 1
     bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)

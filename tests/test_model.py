@@ -54,3 +54,17 @@ def test_model_uses_its_own_feature_config(small_model):
     runtime = Config(_merge(load_config().data, {"features": {"window": 5}}))
     assert model.feature_config(runtime)["features"]["window"] == model.meta["feature_config"]["features"]["window"]
     assert isinstance(model, CrfModel)
+
+
+def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
+    # scripts/variants.py trains the Dragnet system on the same prepared pages as the CRF.
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.train import prepare
+
+    pages = find_pages(data_dir, ["cleanportaleval"])[:2]
+    plain = prepare(pages, load_config(), processes=1, progress=False)
+    kept = prepare(pages, load_config(), processes=1, progress=False, keep_blocks=True)
+    assert all(d.blocks is None for d in plain)
+    for p, k in zip(plain, kept):
+        assert [b.text for b in k.blocks] == p.texts and k.features == p.features

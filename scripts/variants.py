@@ -96,6 +96,10 @@ class Lab:
         return out
 
     def run(self, variant: str) -> dict:
+        return self.scores(self.run_pages(variant))
+
+    def run_pages(self, variant: str) -> list:
+        """(validation page, DocScore) for every validation page under `variant`."""
         tc = self.config["train"]
         c1, c2, iters = float(tc["c1"]), float(tc["c2"]), int(tc["max_iterations"])
         name, _, arg = variant.partition(":")
@@ -139,14 +143,30 @@ class Lab:
                         y = "paragraph" if not labels or labels[-1] == "other" else "continuation"
                     labels.append(y)
                 labelled.append((d, score_document(assemble(d.texts, labels, None, d.word_counts).cleaneval, d.gold)))
-            return self.scores(labelled)
+            return labelled
         elif name == "dragnet":
             probs = self.dragnet_val()
-            return self.scores([(d, score_document(assemble(d.texts, run_labels(list(probs[d.key] >= 0.5)), None,
-                                                            d.word_counts).cleaneval, d.gold)) for d in self.val])
+            return [(d, score_document(assemble(d.texts, run_labels(list(probs[d.key] >= 0.5)), None,
+                                           d.word_counts).cleaneval, d.gold)) for d in self.val]
         else:
             raise SystemExit(f"unknown variant {variant!r}")
-        return self.scores([(d, r.score) for d, r in zip(self.val, res)])
+        return [(d, r.score) for d, r in zip(self.val, res)]
+
+
+def make_lab(data: str, every: int = 1, processes: int = 2) -> Lab:
+    """Prepare fold 1 (validation) and every `every`-th page of the other folds (training)."""
+    config = load_config()
+    folds = load_folds(data)
+    pages = [p for p in find_pages(data) if p.gold_path is not None]
+    val_pages = [p for p in pages if folds.get(p.key) == VALIDATION_FOLD]
+    train_pages = [p for p in pages if folds.get(p.key) not in (None, VALIDATION_FOLD)][::every]
+    t0 = time.time()
+    docs = prepare(val_pages + train_pages, config, None, folds, processes=processes, progress=False, keep_blocks=True)
+    lab = Lab(docs[len(val_pages):], docs[: len(val_pages)], config, float(config["train"]["min_alignment"]))
+    lab.pages = {p.key: p for p in val_pages + train_pages}
+    print(f"prepared {len(lab.train)} training and {len(lab.val)} validation pages in {time.time() - t0:.0f}s",
+          file=sys.stderr)
+    return lab
 
 
 def main(argv=None) -> int:
@@ -158,16 +178,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--processes", type=int, default=2, help="for preparing the pages")
     args = ap.parse_args(argv)
-    config = load_config()
-    folds = load_folds(args.data)
-    pages = [p for p in find_pages(args.data) if p.gold_path is not None]
-    val_pages = [p for p in pages if folds.get(p.key) == VALIDATION_FOLD]
-    train_pages = [p for p in pages if folds.get(p.key) not in (None, VALIDATION_FOLD)][:: args.every]
-    t0 = time.time()
-    docs = prepare(val_pages + train_pages, config, None, folds, processes=args.processes, progress=False, keep_blocks=True)
-    val, train = docs[: len(val_pages)], docs[len(val_pages):]
-    lab = Lab(train, val, config, float(config["train"]["min_alignment"]))
-    print(f"prepared {len(train)} training and {len(val)} validation pages in {time.time() - t0:.0f}s", file=sys.stderr)
+    lab = make_lab(args.data, args.every, args.processes)
+    val = lab.val
     rows = {}
     for v in args.variants:
         t = time.time()
@@ -176,7 +188,7 @@ def main(argv=None) -> int:
               file=sys.stderr, flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
-    write(Path(args.out), rows, val, len(train), args)
+    write(Path(args.out), rows, val, len(lab.train), args)
     return 0
 
 

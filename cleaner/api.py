@@ -250,19 +250,24 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
         return result
 
     t = time.perf_counter()
-    labels, conf, result.decision = model.tag_decided(feats, [s.n_words for s in stats], DecisionSettings.from_config(config))
+    words = [s.n_words for s in stats]
+    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config))
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000
-
-    t = time.perf_counter()
-    out = assemble(seg.blocks, labels, conf, [s.n_words for s in stats])
-    result.cleaneval, n1 = _sanitize(out.cleaneval)
-    result.plain, n2 = _sanitize(out.plain)
-    result.sanitized_chars = n1
-    result.stats = out.stats
-    timings["assemble"] = (time.perf_counter() - t) * 1000
     if keep_blocks:
         result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
+    return finish(result, seg.blocks, labels, conf, words)
+
+
+def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None) -> CleanResult:
+    """Assemble labelled blocks into `result`: cleaned, or rejected `no_content` when no
+    block was kept. Shared by the CRF and the seed systems (`cleaner.systems.pipeline`)."""
+    t = time.perf_counter()
+    out = assemble(blocks, labels, confidences, word_counts)
+    result.cleaneval, result.sanitized_chars = _sanitize(out.cleaneval)
+    result.plain, _ = _sanitize(out.plain)
+    result.stats = out.stats
+    result.timings_ms["assemble"] = (time.perf_counter() - t) * 1000
     if not out.segments:
         result.reason = "no_content"
         return result

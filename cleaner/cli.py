@@ -33,15 +33,21 @@ def _fail(code: int, message: str) -> int:
     return code
 
 
-def _load(args):
-    """The config and the model named on the command line (errors name the file)."""
+def _config(args):
+    """The config named on the command line (--config overlay); a bad one ends the command."""
     from .config import ConfigError, load_config
-    from .model import ModelError, load_model
 
     try:
-        config = load_config(getattr(args, "config", None))
+        return load_config(getattr(args, "config", None))
     except ConfigError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+
+
+def _load(args):
+    """The config and the model named on the command line (errors name the file)."""
+    from .model import ModelError, load_model
+
+    config = _config(args)
     try:
         model = load_model(getattr(args, "model", None))
     except ModelError as exc:
@@ -197,15 +203,11 @@ def cmd_train(args) -> int:
         from .systems.cli import train as train_system
 
         return train_system(args)
-    from .config import ConfigError, load_config
     from .data import manifest_hash
     from .model import CrfModel
     from .train import cross_validate, fit, model_meta, prepare, trainable
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return _fail(EXIT_MODEL, str(exc))
+    config = _config(args)
     families = _families(args)
     pages, folds = _pages(args)
     tc = config["train"]
@@ -278,14 +280,10 @@ def cmd_eval(args) -> int:
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
-    from .config import ConfigError, load_config
     from .evaluate import figures, summary_table, write_report
     from .train import cross_validate, predict, prepare
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return _fail(EXIT_MODEL, str(exc))
+    config = _config(args)
     pages, folds = _pages(args)
     tc = config["train"]
     if args.cv:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pycrfsuite
 
-from .align import LABELS
+from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, _merge, load_config
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 
@@ -132,20 +132,23 @@ class CrfModel:
         labels, _ = self.tag(features, marginals=False)
         if not labels:
             return labels, [], "viterbi"
-        tagger = self.tagger()
-        marginal = tagger.marginal
         # Every block needs P(other) and the probability of its final label, but only the
         # blocks the decision rescues need the whole row: 2 marginals a block instead of 5
         # (-0.5 ms on a 300-block page).
-        p_other = [marginal("other", i) for i in range(len(labels))]
-        labels, how = decide(labels, _MarginalRows(tagger), word_counts, settings, p_other=p_other)
-        return labels, [p_other[i] if y == "other" else marginal(y, i) for i, y in enumerate(labels)], how
+        p_other = self.p_other(len(labels))
+        marginal = self.tagger().marginal
+        labels, how = decide(labels, _MarginalRows(self.tagger()), word_counts, settings, p_other=p_other)
+        return labels, [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)], how
+
+    def p_other(self, n: int) -> list[float]:
+        """P(other) of each block of the sequence last tagged."""
+        marginal = self.tagger().marginal
+        return [marginal(OTHER, i) for i in range(n)]
 
     def marginals_all(self, n: int) -> list[dict[str, float]]:
         """All labels' marginals for the sequence last tagged (for `--format json`)."""
-        tagger = self.tagger()
-        names = tagger.labels()
-        return [{y: tagger.marginal(y, i) for y in names} for i in range(n)]
+        rows = _MarginalRows(self.tagger())
+        return [rows[i] for i in range(n)]
 
     # -- files ---------------------------------------------------------------------------
 

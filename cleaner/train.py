@@ -12,14 +12,14 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tqdm import tqdm
 
 from .align import align_blocks
 from .assemble import assemble
 from .config import Config, load_config
-from .data import Page, load_folds
+from .data import Page
 from .decide import DecisionSettings
 from .decode import decode_html
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
@@ -159,7 +159,7 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
 def predict(model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
     labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings())
-    p_other = [row["other"] for row in model.marginals_all(len(labels))] if labels else []
+    p_other = model.p_other(len(labels))
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,

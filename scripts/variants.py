@@ -60,6 +60,7 @@ class Lab:
         self.train, self.val, self.config, self.min_alignment = train_docs, val_docs, config, min_alignment
         self.base = {id(d): d.features for d in train_docs + val_docs}
         self._dragnet_val = None
+        self._plain = None  # the configured CRF's results, shared by the fuse:W,T variants
 
     def _restore(self):
         for d in self.train + self.val:
@@ -132,7 +133,7 @@ class Lab:
         elif name == "fuse":
             w, t = map(float, arg.split(","))
             probs = self.dragnet_val()
-            if not hasattr(self, "_plain"):
+            if self._plain is None:
                 self._plain = self.crf(c1, c2, iters)
             labelled = []
             for d, r in zip(self.val, self._plain):
@@ -163,7 +164,6 @@ def make_lab(data: str, every: int = 1, processes: int = 2) -> Lab:
     t0 = time.time()
     docs = prepare(val_pages + train_pages, config, None, folds, processes=processes, progress=False, keep_blocks=True)
     lab = Lab(docs[len(val_pages):], docs[: len(val_pages)], config, float(config["train"]["min_alignment"]))
-    lab.pages = {p.key: p for p in val_pages + train_pages}
     print(f"prepared {len(lab.train)} training and {len(lab.val)} validation pages in {time.time() - t0:.0f}s",
           file=sys.stderr)
     return lab

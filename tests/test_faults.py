@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ROOT
 from test_job import (  # noqa: F401  (helpers shared with the job tests)
-    JOB, KEY, _free_port, _stop, _wait_port, assert_accounted, direct_records, read_rows,
+    JOB, KEY, assert_accounted, direct_records, read_rows, standalone_cluster, submit_command,
 )
 
 from cleaner.warc import write_html_warc
@@ -139,69 +139,52 @@ def test_killed_python_workers_on_the_standalone_cluster_lose_nothing(tmp_path, 
     logs.mkdir()
     env = _env(SPARK_HOME=str(spark_home), PYSPARK_DRIVER_PYTHON=sys.executable,
                SPARK_LOG_DIR=str(logs), SPARK_WORKER_DIR=str(tmp_path / "work"))
-    port = _free_port()
-    master = worker = submit = None
+    submit = None
     killed: list[int] = []
-    try:
-        master = subprocess.Popen(
-            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
-             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(_free_port())],
-            env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        _wait_port(port, master)
-        url = f"spark://127.0.0.1:{port}"
-        worker = subprocess.Popen(
-            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-             "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
-             "--webui-port", str(_free_port()), "--work-dir", str(tmp_path / "work"), url],
-            env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        out = tmp_path / "out"
-        err_path = logs / "submit.err"
-        submit = subprocess.Popen(
-            [str(spark_home / "bin" / "spark-submit"), "--master", url,
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-             "--conf", "spark.ui.enabled=false", "--conf", f"spark.pyspark.python={sys.executable}",
-             "--conf", "spark.task.maxFailures=4",
-             str(JOB), "--input", str(warc), "--output", str(out), "--conf", str(conf),
-             "--model", str(small_model), "--partition-by", "", "--no-progress"],
-            env=env, stdout=open(logs / "submit.out", "wb"), stderr=open(err_path, "wb"),
-            cwd=tmp_path, start_new_session=True)
-        # wait until records are being cleaned (a worker's poison marker names the record it
-        # is cleaning), then kill the executor's Python workers mid-task
-        deadline = time.time() + 240
-        while time.time() < deadline and submit.poll() is None:
-            busy = [m for m in markers.glob("*/*.json") if _size(m) > 0]
-            pids = _descendants_named(worker.pid, "pyspark.daemon") if busy else []
-            if pids:
-                time.sleep(1)
-                for pid in _descendants_named(worker.pid, "pyspark.daemon"):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        killed.append(pid)
-                    except ProcessLookupError:
-                        pass
-                break
-            time.sleep(0.1)
-        assert killed, "no Python worker to kill (job too fast?)"
-        assert submit.wait(timeout=300) == 0, err_path.read_text()[-4000:]
-        stderr = err_path.read_text(errors="replace") + (logs / "submit.out").read_text()
-        assert "Lost task" in stderr or "exited unexpectedly" in stderr, stderr[-4000:]
+    with standalone_cluster(spark_home, env, tmp_path / "work", logs) as (url, worker):
+        try:
+            out = tmp_path / "out"
+            err_path = logs / "submit.err"
+            submit = subprocess.Popen(
+                submit_command(spark_home, url)
+                + ["--conf", "spark.task.maxFailures=4",
+                   str(JOB), "--input", str(warc), "--output", str(out), "--conf", str(conf),
+                   "--model", str(small_model), "--partition-by", "", "--no-progress"],
+                env=env, stdout=open(logs / "submit.out", "wb"), stderr=open(err_path, "wb"),
+                cwd=tmp_path, start_new_session=True)
+            # wait until records are being cleaned (a worker's poison marker names the record it
+            # is cleaning), then kill the executor's Python workers mid-task
+            deadline = time.time() + 240
+            while time.time() < deadline and submit.poll() is None:
+                busy = [m for m in markers.glob("*/*.json") if _size(m) > 0]
+                pids = _descendants_named(worker.pid, "pyspark.daemon") if busy else []
+                if pids:
+                    time.sleep(1)
+                    for pid in _descendants_named(worker.pid, "pyspark.daemon"):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                            killed.append(pid)
+                        except ProcessLookupError:
+                            pass
+                    break
+                time.sleep(0.1)
+            assert killed, "no Python worker to kill (job too fast?)"
+            assert submit.wait(timeout=300) == 0, err_path.read_text()[-4000:]
+            stderr = err_path.read_text(errors="replace") + (logs / "submit.out").read_text()
+            assert "Lost task" in stderr or "exited unexpectedly" in stderr, stderr[-4000:]
 
-        record = json.loads((out / "_run.json").read_text())
-        assert record["spark"]["master"] == url
-        assert_accounted(record)
-        rows = read_rows(out)
-        keys = [tuple(row[k] for k in KEY) for row in rows]
-        assert len(keys) == len(set(keys)) == 360  # every record exactly once
-        assert set(keys) == _ids(warc)
-        assert not [row for row in rows if row["reason"] == "poison"]  # a kill is not poison
-    finally:
-        if submit is not None and submit.poll() is None:
-            os.killpg(submit.pid, signal.SIGKILL)
-            submit.wait(timeout=10)
-        _stop(worker)
-        _stop(master)
+            record = json.loads((out / "_run.json").read_text())
+            assert record["spark"]["master"] == url
+            assert_accounted(record)
+            rows = read_rows(out)
+            keys = [tuple(row[k] for k in KEY) for row in rows]
+            assert len(keys) == len(set(keys)) == 360  # every record exactly once
+            assert set(keys) == _ids(warc)
+            assert not [row for row in rows if row["reason"] == "poison"]  # a kill is not poison
+        finally:
+            if submit is not None and submit.poll() is None:
+                os.killpg(submit.pid, signal.SIGKILL)
+                submit.wait(timeout=10)
 
 
 def _size(path: Path) -> int:

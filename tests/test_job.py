@@ -8,6 +8,7 @@ test starts a standalone master and worker from the installed pyspark.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import re
@@ -191,7 +192,7 @@ def test_scan_refuses_files_it_cannot_cut(data_dir):
 
 
 def test_planner_packs_small_files_and_splits_big_ones():
-    files = [InputFile(f"/w/big.warc.gz", 900)] + [InputFile(f"/w/s{i}.warc.gz", 50) for i in range(6)]
+    files = [InputFile("/w/big.warc.gz", 900)] + [InputFile(f"/w/s{i}.warc.gz", 50) for i in range(6)]
     settings = plan.PlanSettings(min_task_bytes=1, tasks_per_core=2)
     target = plan.piece_target(files, 2, settings)
     assert target == pytest.approx(1200 / 4)
@@ -571,6 +572,39 @@ def _stop(proc) -> None:
         proc.wait(timeout=10)
 
 
+@contextlib.contextmanager
+def standalone_cluster(spark_home: Path, env: dict, work: Path, logs: Path):
+    """A Spark standalone master and one 2-core worker on 127.0.0.1, stopped on exit;
+    yields (master URL, worker process)."""
+    port = _free_port()
+    master = worker = None
+    try:
+        master = subprocess.Popen(
+            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(_free_port())],
+            env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        _wait_port(port, master)
+        url = f"spark://127.0.0.1:{port}"
+        worker = subprocess.Popen(
+            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+             "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
+             "--webui-port", str(_free_port()), "--work-dir", str(work), url],
+            env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        yield url, worker
+    finally:
+        _stop(worker)
+        _stop(master)
+
+
+def submit_command(spark_home: Path, url: str) -> list[str]:
+    """spark-submit to the standalone master, with the settings every cluster test uses."""
+    return [str(spark_home / "bin" / "spark-submit"), "--master", url,
+            "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
+            "--conf", "spark.ui.enabled=false", "--conf", f"spark.pyspark.python={sys.executable}"]
+
+
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_model, cli_output):
@@ -594,31 +628,14 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
     env = dict(os.environ, SPARK_HOME=str(spark_home), SPARK_LOCAL_IP="127.0.0.1",
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_WORKER_DIR=str(tmp_path / "work"))
-    port, ui = _free_port(), _free_port()
     logs = tmp_path / "logs"
     logs.mkdir()
-    master = worker = None
-    try:
-        master = subprocess.Popen(
-            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
-             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
-            env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        _wait_port(port, master)
-        url = f"spark://127.0.0.1:{port}"
-        worker = subprocess.Popen(
-            [str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-             "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
-             "--webui-port", str(_free_port()), "--work-dir", str(tmp_path / "work"), url],
-            env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True)
+    with standalone_cluster(spark_home, env, tmp_path / "work", logs) as (url, _worker):
         out = tmp_path / "out"
         submit = subprocess.run(
-            [str(spark_home / "bin" / "spark-submit"), "--master", url,
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-             "--conf", "spark.ui.enabled=false", "--conf", f"spark.pyspark.python={sys.executable}",
-             str(JOB), "--input", str(warcs["a"]), str(warcs["c"]), "--output", str(out),
-             "--model", str(small_model), "--crawl", "cli", "--no-progress"],
+            submit_command(spark_home, url)
+            + [str(JOB), "--input", str(warcs["a"]), str(warcs["c"]), "--output", str(out),
+               "--model", str(small_model), "--crawl", "cli", "--no-progress"],
             env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert submit.returncode == 0, submit.stderr[-4000:] + (logs / "worker.log").read_text()[-2000:]
         record = json.loads((out / "_run.json").read_text())
@@ -626,6 +643,3 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
         assert_accounted(record)
         assert record["totals"] == local["totals"]
         assert _sorted_rows(out) == _sorted_rows(cli_output)
-    finally:
-        _stop(worker)
-        _stop(master)

@@ -49,14 +49,10 @@ def _system_path(model: str | None, kind: str, many: bool) -> str | None:
 
 def train(args) -> int:
     cli = _cli()
-    from ..config import ConfigError, load_config
     from ..data import manifest_hash
     from .evaluate import _trainable, prepare_docs
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return cli._fail(cli.EXIT_MODEL, str(exc))
+    config = cli._config(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
     out = Path(args.out)
@@ -93,14 +89,10 @@ def train(args) -> int:
 
 def clean(args) -> int:
     cli = _cli()
-    from ..config import ConfigError, load_config
     from .pipeline import clean_page
 
     files = cli._html_inputs(args.paths)
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return cli._fail(cli.EXIT_MODEL, str(exc))
+    config = cli._config(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
     out_root = Path(args.out)
@@ -185,15 +177,11 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
 
 def evaluate(args) -> int:
     cli = _cli()
-    from ..config import ConfigError, load_config
     from .evaluate import (apply_system, crf_cross_validate, cross_validate_system, figures_by_set, load_notes,
                            load_results, median_ms, prepare_docs, reported_figures, save_results, systems_table,
                            time_crf)
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return cli._fail(cli.EXIT_MODEL, str(exc))
+    config = cli._config(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
     pages, folds = cli._pages(args)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..api import CleanResult, _Budget, _sanitize, read_page
-from ..assemble import assemble
+from ..api import CleanResult, _Budget, finish, read_page
 from ..config import Config, load_config
 from .base import BlockLabeller, PageInput
 
@@ -38,18 +37,7 @@ def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     t = time.perf_counter()
     labels = system.predict(PageInput(seg.blocks, page.text))
     timings["system"] = (time.perf_counter() - t) * 1000
-    t = time.perf_counter()
-    out = assemble(seg.blocks, labels)
-    result.cleaneval, n1 = _sanitize(out.cleaneval)
-    result.plain, _ = _sanitize(out.plain)
-    result.sanitized_chars = n1
-    result.stats = out.stats
-    timings["assemble"] = (time.perf_counter() - t) * 1000
     if keep_blocks:
         result.blocks, result.labels = seg.blocks, labels
         result.confidences = [1.0] * len(labels)
-    if not out.segments:
-        result.reason = "no_content"
-        return result
-    result.status = "cleaned"
-    return result
+    return finish(result, seg.blocks, labels)

@@ -12,6 +12,15 @@ ways of combining the CRF with the Dragnet system (`cleaner.systems.dragnet`):
   fuse:W,T         late fusion: a block the CRF labels other is kept when
                    (1-W) * P_crf(content) + W * P_dragnet(content) > T
   dragnet          the Dragnet system alone (reference)
+  style:P:INFER    annotation conventions as model input: every training page carries its set's
+                   convention (`conv=cleaneval` for the three CleanEval sets, `conv=article` for
+                   Dragnet's) and a convention-conjoined copy of its attributes whose names start
+                   with one of the comma-separated prefixes P ("-" = none, only the bias);
+                   validation pages are tagged with INFER: `matched` (each page its own set's
+                   convention), `cleaneval`, `article` or `none` (no convention attributes)
+  dragnet-matched  the Dragnet system trained per convention: CleanEval pages scored by a model
+                   trained on the CleanEval training pages, Dragnet pages by one trained on
+                   Dragnet's (the fair reference for `style:...:matched`)
 
 Validation: every page of fold 1 of folds.tsv. Training: every `--every`-th page of folds
 0, 2-5 (1 = all, as in the real model). Figures: macro word F1 and markup F1 from
@@ -55,12 +64,25 @@ def with_window(rows: list[list[str]]) -> list[list[str]]:
             for i in range(n)]
 
 
+def convention(dataset: str) -> str:
+    """The annotation convention of a gold set: Dragnet's keeps the article and its comments,
+    CleanEval's everything a reader takes for the page's text."""
+    return "article" if dataset == "dragnet" else "cleaneval"
+
+
+def with_convention(rows: list[list[str]], conv: str | None, prefixes: tuple[str, ...]) -> list[list[str]]:
+    if conv is None:
+        return rows
+    return [r + [f"conv={conv}"] + [f"{conv}|{a}" for a in r if prefixes and a.startswith(prefixes)] for r in rows]
+
+
 class Lab:
     def __init__(self, train_docs, val_docs, config, min_alignment):
         self.train, self.val, self.config, self.min_alignment = train_docs, val_docs, config, min_alignment
         self.base = {id(d): d.features for d in train_docs + val_docs}
         self._dragnet_val = None
         self._plain = None  # the configured CRF's results, shared by the fuse:W,T variants
+        self._style_models: dict = {}  # prefixes -> CrfModel, shared by the style:P:INFER variants
 
     def _restore(self):
         for d in self.train + self.val:
@@ -145,6 +167,32 @@ class Lab:
                     labels.append(y)
                 labelled.append((d, score_document(assemble(d.texts, labels, None, d.word_counts).cleaneval, d.gold)))
             return labelled
+        elif name == "style":
+            prefixes_arg, _, infer = arg.rpartition(":")
+            prefixes = tuple(p for p in prefixes_arg.split(",") if p and p != "-")
+            if infer not in ("matched", "cleaneval", "article", "none"):
+                raise SystemExit(f"style: unknown inference convention {infer!r}")
+            model = self._style_models.get(prefixes)
+            if model is None:
+                self._restore()
+                for d in self.train:
+                    d.features = with_convention(d.features, convention(d.dataset), prefixes)
+                data = fit(trainable(self.train, self.min_alignment), self.config, c1=c1, c2=c2, max_iterations=iters)
+                model = self._style_models[prefixes] = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
+                self._restore()
+            res = []
+            for d in self.val:
+                conv = {"matched": convention(d.dataset), "none": None}.get(infer, infer)
+                d.features = with_convention(self.base[id(d)], conv, prefixes)
+                res.append(predict(model, d, DecisionSettings.from_config(self.config)))
+            self._restore()
+        elif name == "dragnet-matched":
+            by_conv = {}
+            for conv in ("cleaneval", "article"):
+                train = trainable([d for d in self.train if convention(d.dataset) == conv], self.min_alignment)
+                by_conv[conv] = self.dragnet_probs(train, [d for d in self.val if convention(d.dataset) == conv])
+            return [(d, score_document(assemble(d.texts, run_labels(list(by_conv[convention(d.dataset)][d.key] >= 0.5)),
+                                                None, d.word_counts).cleaneval, d.gold)) for d in self.val]
         elif name == "dragnet":
             probs = self.dragnet_val()
             return [(d, score_document(assemble(d.texts, run_labels(list(probs[d.key] >= 0.5)), None,

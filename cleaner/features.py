@@ -146,9 +146,10 @@ class FeatureExtractor:
         self.re_bullet = re.compile(rx["bullet"])
         self.re_sent_end = re.compile(rx["sentence_end"])
         self.re_sent_split = re.compile(rx["sentence_split"])
+        # Every `class_<name>` list of [features] is a container class `container.class-<name>`.
         self.classes = [
-            ("container." + name, frozenset(fc[name.replace("-", "_")]))
-            for name in ("class-header", "class-bold", "class-italic", "class-list", "class-form")
+            ("container." + key.replace("_", "-"), frozenset(tags))
+            for key, tags in fc.items() if key.startswith("class_")
         ]
         self.inline = frozenset(fc["inline_tags"])
         self.block_tags = frozenset(self.config["segment"]["block_tags"])

@@ -27,7 +27,7 @@ Validation: every page of fold 1 of folds.tsv. Training: every `--every`-th page
 `cleaner.score`, per data set. One validation fold is noisy (CleanEval-dev and
 CleanPortalEval have 13 and 17 pages in it): read differences of a few thousandths as ties.
 
-    .venv/bin/python scripts/variants.py [--every 1] [--out docs/variants.md] VARIANT...
+    .venv/bin/python scripts/variants.py [--every 1] [--out docs/variants.md] [--title T] VARIANT...
 """
 
 from __future__ import annotations
@@ -224,6 +224,7 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=1, help="use every N-th training page")
     ap.add_argument("--out", default=str(ROOT / "docs" / "variants.md"))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--title", default="Training and decision variants", help="heading of the Markdown file")
     ap.add_argument("--processes", type=int, default=2, help="for preparing the pages")
     args = ap.parse_args(argv)
     lab = make_lab(args.data, args.every, args.processes)
@@ -253,7 +254,7 @@ def write(path: Path, rows: dict, val, n_train: int, args) -> None:
         f1s = [r[s]["f1"] for s in SETS if s in r]
         lines.append(f"| `{v}` | " + " | ".join(cell(r.get(s), "f1") for s in SETS) + f" | {sum(f1s) / len(f1s):.4f} | "
                      + " | ".join(cell(r.get(s), "markup") for s in SETS[:3]) + " |")
-    path.write_text(f"""# Training and decision variants (validation fold 1)
+    path.write_text(f"""# {args.title} (validation fold 1)
 
 Macro word F1 and markup F1 (`cleaner.score`) on fold 1 of `folds.tsv` (the project's validation
 fold), training on {"all" if args.every == 1 else f"every {args.every}th"} page{"s" if args.every == 1 else ""} of folds 0 and 2-5 ({n_train} pages before the

@@ -32,6 +32,20 @@ def test_container_classes():
     assert "container.class-header" not in f and "container.p" not in f
 
 
+def test_html5_landmarks_are_container_classes():
+    (nav, main) = feats([block("Home", ("body", "nav", "ul", "li", "a")), block("Text.", ("body", "main", "article", "p"))])
+    assert "container.class-nav" in nav and "container.class-main" not in nav
+    assert "container.class-main" in main and "container.class-nav" not in main
+
+
+def test_container_classes_come_from_the_config():
+    from cleaner.config import Config, _merge, load_config
+
+    cfg = Config(_merge(load_config().data, {"features": {"window": 0, "class_figure": ["figure", "figcaption"]}}))
+    (f,) = FeatureExtractor(cfg).extract([block("A caption", ("body", "figure", "figcaption"))])
+    assert "container.class-figure" in f
+
+
 def test_numeric_values_are_binned_largest_less_or_equal():
     text = "one two three four five six seven eight nine ten eleven twelve"  # 12 alpha tokens
     (f,) = feats([block(text)])

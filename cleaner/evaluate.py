@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .align import CONTENT_LABELS, LABELS
-from .score import aggregate
+from .score import aggregate, bootstrap_interval
 
 
 @dataclass
@@ -65,17 +65,24 @@ def _f(x) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
+def _interval(values: list[float]) -> str:
+    ci = bootstrap_interval(values)
+    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
 def summary_table(figs: list[SetFigures]) -> str:
+    """The figures of each set; the interval is a 95 % bootstrap over its pages (how far the
+    macro F1 could move with another sample of pages like these)."""
     head = (
-        "| set | docs | word P | word R | word F1 | text-only | markup P | markup R | markup F1 "
-        "| micro F1 | block acc | content acc |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| set | docs | word P | word R | word F1 | F1 95 % interval | text-only | markup P | markup R | markup F1 "
+        "| micro F1 | block acc | content acc |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for f in figs:
         s = f.scores
         rows.append(
             f"| {f.dataset} | {f.n_docs} | {_f(s['macro_precision'])} | {_f(s['macro_recall'])} "
-            f"| **{_f(s['macro_f1'])}** | {_f(s['macro_text_only'])} | {_f(s['macro_markup_precision'])} "
+            f"| **{_f(s['macro_f1'])}** | {_interval(f.f1s)} | {_f(s['macro_text_only'])} | {_f(s['macro_markup_precision'])} "
             f"| {_f(s['macro_markup_recall'])} | {_f(s['macro_markup_f1'])} | {_f(s['micro_f1'])} "
             f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |"
         )

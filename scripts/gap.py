@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.model import ATTRIBUTE_ENCODING, CODEC, CrfModel, attribute_weights  # noqa: E402
+from cleaner.score import bootstrap_interval  # noqa: E402
 from cleaner.systems.evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
 from cleaner.train import cross_validate, fit, prepare, trainable  # noqa: E402
 
@@ -111,7 +112,8 @@ def main(argv=None) -> int:
             by_cat[category(crf[k].score, ref[k].score)].append(k)
         mean_crf = sum(crf[k].score.f1 for k in keys) / n
         mean_ref = sum(ref[k].score.f1 for k in keys) / n
-        lines.append(f"| {s} | {n} | {mean_crf:.3f} | {mean_ref:.3f} | {mean_crf - mean_ref:+.3f} | "
+        lo, hi = bootstrap_interval(list(diff.values()))
+        lines.append(f"| {s} | {n} | {mean_crf:.3f} | {mean_ref:.3f} | {mean_crf - mean_ref:+.3f} ({lo:+.3f} to {hi:+.3f}) | "
                      + " | ".join(f"{len(by_cat[c])}: {sum(diff[k] for k in by_cat[c]) / n:+.3f}"
                                   for c in ("empty gold", "dropped content", "other pages")) + " |")
         worst += sorted(keys, key=lambda k: diff[k])[: max(args.explain, 5)]
@@ -127,8 +129,8 @@ def main(argv=None) -> int:
 
 Produced by `scripts/gap.py` (see its docstring): both systems cross-validated on the 6 folds of `folds.tsv`,
 the CRF with the settings of `conf/default.toml` ({tc['c1']}/{tc['c2']}, {tc['max_iterations']} iterations).
-Macro word F1 per set, and the difference split into the pages behind it (count: contribution to the
-difference of the macro means). "Dropped content": CRF recall < {DROPPED_CRF_RECALL} where the Dragnet system's is
+Macro word F1 per set, the difference with its 95 % paired bootstrap interval over the set's pages, and the
+difference split into the pages behind it (count: contribution to the difference of the macro means). "Dropped content": CRF recall < {DROPPED_CRF_RECALL} where the Dragnet system's is
 ≥ {DROPPED_REF_RECALL}.
 
 | set | pages | CRF | Dragnet system | difference | empty gold | dropped content | other pages |

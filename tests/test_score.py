@@ -399,3 +399,25 @@ def test_real_utf16_gold_rejected_page():
     s = score_document("", gold)
     assert (s.precision, s.recall, s.f1) == (1.0, 0.0, 0.0)
     assert s.n_gold > 0
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_pages():
+    from cleaner.score import bootstrap_interval
+
+    few = [0.2, 0.9, 0.95, 1.0, 0.6, 0.85, 0.4, 0.99]
+    lo, hi = bootstrap_interval(few)
+    assert lo < sum(few) / len(few) < hi
+    many = few * 25
+    lo2, hi2 = bootstrap_interval(many)
+    assert hi2 - lo2 < (hi - lo) / 3  # 25x the pages: about 1/5 of the width
+    assert bootstrap_interval(few) == (lo, hi)  # fixed seed: a report is reproducible
+
+
+def test_bootstrap_interval_of_paired_differences():
+    from cleaner.score import bootstrap_interval
+
+    a = [0.5, 0.7, 0.9, 0.8]
+    assert bootstrap_interval([x - x for x in a]) == (0.0, 0.0)  # a system against itself
+    lo, hi = bootstrap_interval([0.1, 0.12, 0.08, 0.11, 0.09])  # one system better on every page
+    assert 0.0 < lo <= hi
+    assert bootstrap_interval([0.3]) is None

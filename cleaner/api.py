@@ -251,7 +251,10 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
 
     t = time.perf_counter()
     words = [s.n_words for s in stats]
-    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config))
+    # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
+    # and the job check it against the model before the first page.
+    convention = config["model"].get("convention") or None
+    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention)
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000
     if keep_blocks:

@@ -47,10 +47,19 @@ def _load(args):
     """The config and the model named on the command line (errors name the file)."""
     from .model import ModelError, load_model
 
+    from .config import Config, _merge
+    from .convention import ConventionError
+
     config = _config(args)
     try:
         model = load_model(getattr(args, "model", None))
     except ModelError as exc:
+        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+    if getattr(args, "convention", None):
+        config = Config(_merge(config.data, {"model": {"convention": args.convention}}), config.source)
+    try:  # checked here, once, so that no page fails on it
+        model.check_convention(config["model"].get("convention"))
+    except ConventionError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc)))
     return config, model
 
@@ -214,6 +223,14 @@ def cmd_train(args) -> int:
     c1 = args.c1 if args.c1 is not None else float(tc["c1"])
     c2 = args.c2 if args.c2 is not None else float(tc["c2"])
     iters = args.max_iterations or int(tc["max_iterations"])
+    conventions = None
+    if getattr(args, "conventions", False):
+        from .convention import ConventionError, Conventions
+
+        try:
+            conventions = Conventions.from_config(config)
+        except ConventionError as exc:
+            return _fail(EXIT_MODEL, str(exc))
     t0 = time.time()
     docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
     min_al = float(tc["min_alignment"])
@@ -234,7 +251,7 @@ def cmd_train(args) -> int:
         grid = [(a, b) for a in tc["c1_grid"] for b in tc["c2_grid"]] if args.c1 is None else [(c1, c2)]
         for a, b in grid:
             res = cross_validate(docs, config, c1=a, c2=b, max_iterations=iters, processes=args.jobs,
-                                 progress=not args.quiet)
+                                 progress=not args.quiet, conventions=conventions)
             summary = _cv_summary(res)
             grid_results[(a, b)] = res
             mean_f1 = sum(v["macro_f1"] for k, v in summary.items() if k != "all") / max(1, len(summary) - (len(summary) > 1))
@@ -244,26 +261,35 @@ def cmd_train(args) -> int:
                 best = (mean_f1, a, b, summary)
         _, c1, c2, cv_figures = best
         if args.report:
-            _write_cv_report(grid_results[(c1, c2)], Path(args.report), c1, c2, iters, grid_log)
-    data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters)
+            _write_cv_report(grid_results[(c1, c2)], Path(args.report), c1, c2, iters, grid_log, conventions)
+    data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions)
+    extra = {"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+             "left_out_empty_gold": empty_gold}
+    if conventions:
+        extra["conventions"] = conventions.to_meta()
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
-                      n_docs=len(train_docs),
-                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
-                             "left_out_empty_gold": empty_gold})
+                      n_docs=len(train_docs), extra=extra)
     path = CrfModel(data, meta).save(args.out)
     print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)
     return EXIT_OK
 
 
-def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None) -> None:
+def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None, conventions=None) -> None:
     from .evaluate import figures, summary_table, write_report
 
     figs = figures(results)
     untouched = [r for r in results if r.fold not in (None, 1)]
+    conv = ""
+    if conventions:
+        conv = (f" Convention-aware model (`cleaner train --conventions`, attributes conjoined: "
+                f"{', '.join(conventions.attributes)}): every page is tagged with the annotation convention of its "
+                f"set's gold ({', '.join(f'{k}: {v}' for k, v in sorted(conventions.by_dataset.items()))}; "
+                f"every other set: {conventions.default}).")
     how = (
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
-        f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured.\n\n"
+        f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
+        f"{conv}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
         "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched))
@@ -338,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="M", help="model file (default: the packaged model)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--format", choices=("cleaneval", "json"), default="cleaneval")
+    p.add_argument("--convention", metavar="NAME",
+                   help="annotation convention for a convention-aware model (`train --conventions`): "
+                   "cleaneval (everything a reader takes for the page's text) or article (the article and its "
+                   "comments, as Dragnet's gold); default: [model] convention, else the model's default")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
@@ -368,6 +398,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")
+    p.add_argument("--conventions", action="store_true",
+                   help="train a convention-aware model: each page is given the annotation convention of its "
+                   "set's gold ([train] conventions, convention_of; docs/conventions.md), and the convention is "
+                   "chosen when cleaning (--convention); --cv then scores each page under its own set's convention")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller to train (cleaner/systems; a non-CRF system is one .npz file); with `all`, "
                    "--out is a directory that gets <kind>.npz for each system and crf.crfsuite")

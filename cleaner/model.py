@@ -26,6 +26,7 @@ import pycrfsuite
 
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, _merge, load_config
+from .convention import ConventionError, Conventions
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
@@ -79,6 +80,21 @@ class CrfModel:
     def labels(self) -> list[str]:
         return list(self.meta.get("labels", LABELS))
 
+    @functools.cached_property
+    def conventions(self) -> Conventions | None:
+        """The annotation conventions a convention-aware model was trained with (else None)."""
+        return Conventions.from_meta(self.meta.get("conventions"))
+
+    def check_convention(self, name: str | None) -> str | None:
+        """The convention the model will be given for `name` ("" / None: its default); raises
+        ConventionError for a name it does not know, or any name for a model without conventions."""
+        if self.conventions is None:
+            if name:
+                raise ConventionError(f"model {self.hash} was not trained with annotation conventions "
+                                      f"(cleaner train --conventions); cannot tag with {name!r}")
+            return None
+        return self.conventions.resolve(name)
+
     @property
     def feature_version(self) -> str:
         return str(self.meta.get("feature_version", FEATURE_VERSION))
@@ -112,10 +128,18 @@ class CrfModel:
             self._tagger = tagger
         return self._tagger
 
-    def tag(self, features: list[list[str]], marginals: bool = True) -> tuple[list[str], list[float]]:
-        """Labels for a block sequence, and the marginal probability of each chosen label."""
+    def tag(
+        self, features: list[list[str]], marginals: bool = True, convention: str | None = None
+    ) -> tuple[list[str], list[float]]:
+        """Labels for a block sequence, and the marginal probability of each chosen label.
+
+        `convention` is for convention-aware models (`cleaner.convention`); None = the model's default."""
         if not features:
             return [], []
+        if self.conventions is not None:
+            features = self.conventions.apply(features, convention)
+        elif convention:
+            self.check_convention(convention)
         tagger = self.tagger()
         if self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING:
             features = CODEC.encode(features)
@@ -125,11 +149,11 @@ class CrfModel:
             return labels, []
         return labels, [tagger.marginal(y, i) for i, y in enumerate(labels)]
 
-    def tag_decided(self, features, word_counts, settings) -> tuple[list[str], list[float], str]:
+    def tag_decided(self, features, word_counts, settings, convention: str | None = None) -> tuple[list[str], list[float], str]:
         """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, and how."""
         from .decide import decide
 
-        labels, _ = self.tag(features, marginals=False)
+        labels, _ = self.tag(features, marginals=False, convention=convention)
         if not labels:
             return labels, [], "viterbi"
         # Every block needs P(other) and the probability of its final label, but only the

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from .align import align_blocks
 from .assemble import assemble
 from .config import Config, load_config
+from .convention import Conventions
 from .data import Page
 from .decide import DecisionSettings
 from .decode import decode_html
@@ -131,10 +132,13 @@ def trainable(docs: list[PreparedDoc], min_alignment: float) -> list[PreparedDoc
     return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.texts]
 
 
-def fit(docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int) -> bytes:
-    return train_crf(
-        [d.features for d in docs], [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations
-    )
+def fit(
+    docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int,
+    conventions: Conventions | None = None,
+) -> bytes:
+    """Train on the pages; with `conventions`, each page is given its data set's convention."""
+    X = [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
+    return train_crf(X, [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
 
 
 def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None) -> dict:
@@ -156,9 +160,11 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
     return meta
 
 
-def predict(model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None) -> DocResult:
+def predict(
+    model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None, convention: str | None = None
+) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
-    labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings())
+    labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
     p_other = model.p_other(len(labels))
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
@@ -174,11 +180,17 @@ def _run_fold(args) -> list[DocResult]:
     fold, c1, c2, max_iterations = args
     docs: list[PreparedDoc] = _CV_STATE["docs"]
     min_alignment = _CV_STATE["min_alignment"]
+    conventions = _CV_STATE.get("conventions")
     train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
-    data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations)
-    model = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
+    data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
+    meta = {"attribute_encoding": ATTRIBUTE_ENCODING}
+    if conventions:
+        meta["conventions"] = conventions.to_meta()
+    model = CrfModel(data, meta)
     settings = DecisionSettings.from_config(_CV_STATE["config"])
-    return [predict(model, d, settings) for d in docs if d.fold == fold]
+    # A convention-aware model is scored on each page with the convention of its set's gold.
+    return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)
+            for d in docs if d.fold == fold]
 
 
 def cross_validate(
@@ -191,10 +203,12 @@ def cross_validate(
     folds: list[int] | None = None,
     processes: int = 2,
     progress: bool = True,
+    conventions: Conventions | None = None,
 ) -> list[DocResult]:
     """k-fold CV by document: train on the other folds, predict the held-out one."""
     fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
-    _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]))
+    _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]),
+                     conventions=conventions)
     jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
     results: list[DocResult] = []
     bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)

@@ -38,6 +38,7 @@ if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit job
 
 import cleaner  # noqa: E402
 from cleaner.config import ConfigError, load_config  # noqa: E402
+from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import DEFAULT_MODEL_PATH, ModelError, load_model  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
@@ -259,6 +260,10 @@ class CleanWarcJob:
         except ModelError as exc:
             hint = "" if a.model else " (train one with `cleaner train`, or pass --model)"
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
+        try:  # [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
+            self.model.check_convention(self.config["model"].get("convention"))
+        except ConventionError as exc:
+            raise JobError(4, f"invalid config: {exc}") from exc
         self.model_path = str(Path(a.model).resolve()) if a.model else str(DEFAULT_MODEL_PATH)
         items = list(a.input)
         for lst in a.input_list:

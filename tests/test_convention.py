@@ -1,0 +1,104 @@
+"""Annotation conventions as model input: a real convention-aware CRF trained on shared pages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from cleaner.config import Config, _merge, load_config
+from cleaner.convention import ConventionError, Conventions
+
+
+@pytest.fixture(scope="module")
+def convention_model(tmp_path_factory, data_dir):
+    """Trained like `cleaner train --conventions` on 12 CleanEval-dev and 12 Dragnet pages."""
+    from cleaner.data import find_pages
+    from cleaner.model import CrfModel
+    from cleaner.train import fit, model_meta, prepare, trainable
+
+    config = load_config()
+    conventions = Conventions.from_config(config)
+    pages = find_pages(data_dir, ["cleaneval-dev"])[:12] + find_pages(data_dir, ["dragnet"])[:12]
+    docs = prepare(pages, config, processes=1, progress=False)
+    data = fit(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=30, conventions=conventions)
+    meta = model_meta(config, None, c1=0.05, c2=0.05, max_iterations=30, manifest="test", n_docs=len(docs),
+                      extra={"conventions": conventions.to_meta()})
+    return CrfModel(data, meta).save(tmp_path_factory.mktemp("model") / "conv.crfsuite"), docs
+
+
+def test_each_set_gets_the_convention_of_its_gold():
+    c = Conventions.from_config(load_config())
+    assert c.default == "cleaneval"
+    assert c.of("dragnet") == "article" and c.of("cleaneval-final") == "cleaneval" and c.of("my-own-set") == "cleaneval"
+    rows = c.apply([["idclass.nav", "tag.self=a", "-1:tag.self=p", "char.alpha=5"]], "article")
+    assert rows == [["idclass.nav", "tag.self=a", "-1:tag.self=p", "char.alpha=5", "conv=article",
+                     "article|idclass.nav", "article|tag.self=a"]]  # only the block's own id/class and tags
+    with pytest.raises(ConventionError, match="knows cleaneval, article"):
+        c.apply(rows, "wikipedia")
+
+
+def test_a_convention_unknown_to_the_config_is_refused():
+    cfg = Config(_merge(load_config().data, {"train": {"convention_of": {"dragnet": "news"}}}))
+    with pytest.raises(ConventionError, match="news"):
+        Conventions.from_config(cfg)
+
+
+def test_the_convention_changes_what_the_model_keeps(convention_model):
+    from cleaner.model import load_model
+
+    path, docs = convention_model
+    model = load_model(path)
+    assert model.conventions.names == ("cleaneval", "article")
+    changed = 0
+    for d in docs:
+        model.tag(d.features, marginals=False, convention="cleaneval")
+        p_ce = model.p_other(len(d.features))
+        model.tag(d.features, marginals=False, convention="article")
+        p_ar = model.p_other(len(d.features))
+        changed += any(abs(a - b) > 1e-6 for a, b in zip(p_ce, p_ar))
+    assert changed >= len(docs) // 2
+    # no convention = the model's default
+    d = docs[0]
+    assert model.tag(d.features, convention=None) == model.tag(d.features, convention="cleaneval")
+
+
+def test_clean_html_takes_the_convention_from_the_config(convention_model, data_dir):
+    from cleaner.api import clean_html
+    from cleaner.data import find_pages
+    from cleaner.model import load_model
+
+    path, _ = convention_model
+    model = load_model(path)
+    html = find_pages(data_dir, ["dragnet"])[0].html_path.read_bytes()
+    outs = {}
+    for conv in ("cleaneval", "article"):
+        cfg = Config(_merge(load_config().data, {"model": {"convention": conv}}))
+        r = clean_html(html, model=model, config=cfg, keep_blocks=True)
+        assert r.status == "cleaned"
+        outs[conv] = r.confidences
+    assert outs["cleaneval"] != outs["article"]
+
+
+def test_a_model_without_conventions_refuses_one(small_model):
+    from cleaner.model import load_model
+
+    model = load_model(small_model)
+    assert model.conventions is None and model.check_convention("") is None
+    with pytest.raises(ConventionError, match="not trained with annotation conventions"):
+        model.check_convention("article")
+
+
+def test_cli_checks_the_convention_before_cleaning(convention_model, small_model, data_dir, tmp_path):
+    path, _ = convention_model
+    page = next((data_dir / "cleaneval-dev" / "html").glob("*.html"))
+    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(page), "--out", str(tmp_path / "o")]
+    ok = subprocess.run(cli + ["--model", str(path), "--convention", "article", "-q"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "o" / (page.stem + ".txt")).exists()
+    bad = subprocess.run(cli + ["--model", str(path), "--convention", "wiki", "-q"], capture_output=True, text=True)
+    assert bad.returncode == 4 and "unknown convention 'wiki'" in bad.stderr
+    plain = subprocess.run(cli + ["--model", str(small_model), "--convention", "article", "-q"],
+                           capture_output=True, text=True)
+    assert plain.returncode == 4 and "not trained with annotation conventions" in plain.stderr

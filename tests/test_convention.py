@@ -102,3 +102,14 @@ def test_cli_checks_the_convention_before_cleaning(convention_model, small_model
     plain = subprocess.run(cli + ["--model", str(small_model), "--convention", "article", "-q"],
                            capture_output=True, text=True)
     assert plain.returncode == 4 and "not trained with annotation conventions" in plain.stderr
+
+
+def test_the_shipped_convention_model_loads_and_knows_both_conventions():
+    from pathlib import Path
+
+    import cleaner
+    from cleaner.model import load_model
+
+    model = load_model(Path(cleaner.__file__).parent / "models" / "conventions.crfsuite")  # checks its sidecar hash
+    assert model.conventions.names == ("cleaneval", "article")
+    assert model.meta["cross_validation"]["cleaneval-final"]["macro_f1"] > 0.9

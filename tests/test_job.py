@@ -236,6 +236,8 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
     bad_conf.write_text("[limits\nmax_html_bytes = 1\n")
     bad_job = tmp_path / "badjob.toml"
     bad_job.write_text('[job]\npartition_by = ["host"]\n')
+    conv_conf = tmp_path / "conv.toml"  # a convention, but the model was trained without conventions
+    conv_conf.write_text('[model]\nconvention = "article"\n')
     empty_dir = tmp_path / "emptydir"
     empty_dir.mkdir()
     (empty_dir / "notes.txt").write_text("not a WARC")
@@ -251,6 +253,7 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
         (["--input", warcs["a"], "--model", bad_model], 4, "broken.crfsuite"),
         (["--input", warcs["a"], "--model", small_model, "--conf", bad_conf], 4, "bad.toml"),
         (["--input", warcs["a"], "--model", small_model, "--conf", bad_job], 4, "partition_by"),
+        (["--input", warcs["a"], "--model", small_model, "--conf", conv_conf], 4, "not trained with annotation conventions"),
     ]
     for args, code, name in cases:
         t = time.perf_counter()

@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.assemble import assemble  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
+from cleaner.convention import Conventions  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.decide import DecisionSettings  # noqa: E402
 from cleaner.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
@@ -64,16 +65,19 @@ def with_window(rows: list[list[str]]) -> list[list[str]]:
             for i in range(n)]
 
 
+# The conventions of the config ([train] conventions, convention_of), as `cleaner train --conventions` uses them.
+CONVENTIONS = Conventions.from_config(load_config())
+
+
 def convention(dataset: str) -> str:
-    """The annotation convention of a gold set: Dragnet's keeps the article and its comments,
-    CleanEval's everything a reader takes for the page's text."""
-    return "article" if dataset == "dragnet" else "cleaneval"
+    return CONVENTIONS.of(dataset)
 
 
 def with_convention(rows: list[list[str]], conv: str | None, prefixes: tuple[str, ...]) -> list[list[str]]:
+    """`rows` as a model trained with conventions conjoined to `prefixes` sees them (None: no convention)."""
     if conv is None:
         return rows
-    return [r + [f"conv={conv}"] + [f"{conv}|{a}" for a in r if prefixes and a.startswith(prefixes)] for r in rows]
+    return Conventions(CONVENTIONS.names, CONVENTIONS.by_dataset, prefixes).apply(rows, conv)
 
 
 class Lab:

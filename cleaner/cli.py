@@ -45,10 +45,9 @@ def _config(args):
 
 def _load(args):
     """The config and the model named on the command line (errors name the file)."""
-    from .model import ModelError, load_model
-
     from .config import Config, _merge
     from .convention import ConventionError
+    from .model import ModelError, load_model
 
     config = _config(args)
     try:

@@ -262,12 +262,10 @@ def cmd_train(args) -> int:
         if args.report:
             _write_cv_report(grid_results[(c1, c2)], Path(args.report), c1, c2, iters, grid_log, conventions)
     data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions)
-    extra = {"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
-             "left_out_empty_gold": empty_gold}
-    if conventions:
-        extra["conventions"] = conventions.to_meta()
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
-                      n_docs=len(train_docs), extra=extra)
+                      n_docs=len(train_docs), conventions=conventions,
+                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+                             "left_out_empty_gold": empty_gold})
     path = CrfModel(data, meta).save(args.out)
     print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)

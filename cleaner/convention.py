@@ -33,13 +33,12 @@ class Conventions:
 
     @classmethod
     def from_config(cls, config: Config) -> "Conventions":
-        tc = config["train"]
-        names = tuple(tc.get("conventions", ("cleaneval", "article")))
-        by_dataset = dict(tc.get("convention_of", {}))
+        tc = config["train"]  # conf/default.toml sets all three; an overlay may change them
+        names, by_dataset = tuple(tc["conventions"]), dict(tc["convention_of"])
         unknown = sorted(set(by_dataset.values()) - set(names))
         if not names or unknown:
             raise ConventionError(f"[train] convention_of names conventions not in [train] conventions: {unknown}")
-        return cls(names, by_dataset, tuple(tc.get("convention_attributes", ("idclass.", "tag."))))
+        return cls(names, by_dataset, tuple(tc["convention_attributes"]))
 
     @classmethod
     def from_meta(cls, meta: dict | None) -> "Conventions | None":

@@ -141,7 +141,17 @@ def fit(
     return train_crf(X, [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
 
 
-def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None) -> dict:
+def tagging_meta(conventions: Conventions | None = None) -> dict:
+    """What a CrfModel needs in its sidecar to tag as it was trained: the attribute encoding,
+    and the conventions of a convention-aware model."""
+    meta = {"attribute_encoding": ATTRIBUTE_ENCODING}
+    if conventions:
+        meta["conventions"] = conventions.to_meta()
+    return meta
+
+
+def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None,
+               conventions: Conventions | None = None) -> dict:
     meta = {
         "labels": list(config["model"]["labels"]),
         "feature_version": FEATURE_VERSION,
@@ -154,7 +164,7 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
         "c2": c2,
         "max_iterations": max_iterations,
         "trainer": "sklearn-crfsuite lbfgs",
-        "attribute_encoding": ATTRIBUTE_ENCODING,
+        **tagging_meta(conventions),
     }
     meta.update(extra or {})
     return meta
@@ -183,10 +193,7 @@ def _run_fold(args) -> list[DocResult]:
     conventions = _CV_STATE.get("conventions")
     train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
     data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
-    meta = {"attribute_encoding": ATTRIBUTE_ENCODING}
-    if conventions:
-        meta["conventions"] = conventions.to_meta()
-    model = CrfModel(data, meta)
+    model = CrfModel(data, tagging_meta(conventions))
     settings = DecisionSettings.from_config(_CV_STATE["config"])
     # A convention-aware model is scored on each page with the convention of its set's gold.
     return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)

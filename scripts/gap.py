@@ -30,10 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
-from cleaner.model import ATTRIBUTE_ENCODING, CODEC, CrfModel, attribute_weights  # noqa: E402
+from cleaner.inspect import feature_weights  # noqa: E402
+from cleaner.model import CrfModel  # noqa: E402
 from cleaner.score import bootstrap_interval  # noqa: E402
 from cleaner.systems.evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
-from cleaner.train import cross_validate, fit, prepare, trainable  # noqa: E402
+from cleaner.train import cross_validate, fit, prepare, tagging_meta, trainable  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval")
 DROPPED_CRF_RECALL, DROPPED_REF_RECALL = 0.3, 0.7
@@ -57,8 +58,8 @@ def explain(docs_by_key, keys, config, top: int = 6) -> dict[str, list[tuple[str
         if d.fold not in models:
             train = trainable([x for x in docs_by_key.values() if x.fold != d.fold], min_alignment)
             data = fit(train, config, c1=float(tc["c1"]), c2=float(tc["c2"]), max_iterations=int(tc["max_iterations"]))
-            models[d.fold] = attribute_weights(CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING}))
-        w = models[d.fold]
+            models[d.fold] = feature_weights(CrfModel(data, tagging_meta()))
+        w = models[d.fold]  # readable attribute -> {label: weight}
         push: dict[str, float] = defaultdict(float)
         words = 0
         for row, y, n in zip(d.features, d.labels, d.word_counts):
@@ -66,8 +67,8 @@ def explain(docs_by_key, keys, config, top: int = 6) -> dict[str, list[tuple[str
                 continue
             words += n
             for a in row:
-                c = CODEC[a]
-                push[a] += n * (w.get((c, "other"), 0.0) - w.get((c, "paragraph"), 0.0))
+                if a in w:
+                    push[a] += n * (w[a].get("other", 0.0) - w[a].get("paragraph", 0.0))
         out[key] = sorted(((a, v / words) for a, v in push.items()), key=lambda x: -x[1])[:top] if words else []
     return out
 

@@ -49,11 +49,11 @@ from cleaner.config import load_config  # noqa: E402
 from cleaner.convention import Conventions  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
+from cleaner.model import CrfModel  # noqa: E402
 from cleaner.score import aggregate, score_document  # noqa: E402
 from cleaner.systems.base import PageInput, run_labels  # noqa: E402
 from cleaner.systems.dragnet import Dragnet  # noqa: E402
-from cleaner.train import fit, predict, prepare, trainable  # noqa: E402
+from cleaner.train import fit, predict, prepare, tagging_meta, trainable  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -107,7 +107,7 @@ class Lab:
             for d in self.train + self.val:
                 d.features = [a + b for a, b in zip(d.features, extra[d.key])]
         data = fit(trainable(self.train, self.min_alignment), self.config, c1=c1, c2=c2, max_iterations=iterations)
-        model = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
+        model = CrfModel(data, tagging_meta())
         res = [predict(model, d, DecisionSettings.from_config(self.config)) for d in self.val]
         self._restore()
         return res
@@ -182,7 +182,7 @@ class Lab:
                 for d in self.train:
                     d.features = with_convention(d.features, convention(d.dataset), prefixes)
                 data = fit(trainable(self.train, self.min_alignment), self.config, c1=c1, c2=c2, max_iterations=iters)
-                model = self._style_models[prefixes] = CrfModel(data, {"attribute_encoding": ATTRIBUTE_ENCODING})
+                model = self._style_models[prefixes] = CrfModel(data, tagging_meta())
                 self._restore()
             res = []
             for d in self.val:

@@ -24,7 +24,7 @@ def convention_model(tmp_path_factory, data_dir):
     docs = prepare(pages, config, processes=1, progress=False)
     data = fit(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=30, conventions=conventions)
     meta = model_meta(config, None, c1=0.05, c2=0.05, max_iterations=30, manifest="test", n_docs=len(docs),
-                      extra={"conventions": conventions.to_meta()})
+                      conventions=conventions)
     return CrfModel(data, meta).save(tmp_path_factory.mktemp("model") / "conv.crfsuite"), docs
 
 

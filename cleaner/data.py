@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,3 +80,39 @@ def manifest_hash(pages: list[Page]) -> str:
         if p.gold_path:
             h.update(hashlib.sha256(p.gold_path.read_bytes()).digest())
     return h.hexdigest()[:16]
+
+
+# -- sites ----------------------------------------------------------------------------------
+# Saved pages carry no URL. The site of a page is the host its HTML declares (canonical link,
+# og:url, <base>), else the host its absolute links point to most often: a heuristic, good
+# enough to keep the pages of one site on one side of a train/test split.
+_HOST = rb"https?://([^/\"'>\s]+)"
+_DECLARED = [re.compile(p, re.I) for p in (
+    rb"<link[^>]+rel=[\"']?canonical[\"']?[^>]+href=[\"']?" + _HOST,
+    rb"<link[^>]+href=[\"']?" + _HOST + rb"[^>]+rel=[\"']?canonical",
+    rb"property=[\"']og:url[\"'][^>]+content=[\"']?" + _HOST,
+    rb"content=[\"']?" + _HOST + rb"[^>]+property=[\"']og:url",
+    rb"<base[^>]+href=[\"']?" + _HOST,
+)]  # fmt: skip
+_LINK = re.compile(rb"href=[\"']?" + _HOST, re.I)
+
+
+def _host(raw: bytes) -> str:
+    h = raw.decode("latin-1").lower().split(":")[0]
+    return h[4:] if h.startswith("www.") else h
+
+
+def page_site(html: bytes) -> str | None:
+    """The site (host without `www.`) a saved page comes from, or None when it names none."""
+    head = html[:200_000]
+    for rx in _DECLARED:
+        m = rx.search(head)
+        if m:
+            return _host(m.group(1))
+    hosts = Counter(_host(h) for h in _LINK.findall(head))
+    return hosts.most_common(1)[0][0] if hosts else None
+
+
+def page_sites(pages: list[Page]) -> dict[str, str | None]:
+    """`dataset/id` -> site of every page (`page_site`)."""
+    return {p.key: page_site(p.html_path.read_bytes()) for p in pages}

@@ -186,12 +186,24 @@ def predict(
 _CV_STATE: dict = {}
 
 
+def fold_training_docs(
+    docs: list[PreparedDoc], fold: int, min_alignment: float, sites: dict[str, str | None] | None = None
+) -> list[PreparedDoc]:
+    """The training pages of `fold`'s model: the trainable pages of the other folds, and with
+    `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept)."""
+    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
+    if sites:
+        held_out = {sites.get(d.key) for d in docs if d.fold == fold} - {None}
+        train_docs = [d for d in train_docs if sites.get(d.key) not in held_out]
+    return train_docs
+
+
 def _run_fold(args) -> list[DocResult]:
     fold, c1, c2, max_iterations = args
     docs: list[PreparedDoc] = _CV_STATE["docs"]
     min_alignment = _CV_STATE["min_alignment"]
     conventions = _CV_STATE.get("conventions")
-    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
+    train_docs = fold_training_docs(docs, fold, min_alignment, _CV_STATE.get("sites"))
     data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
     model = CrfModel(data, tagging_meta(conventions))
     settings = DecisionSettings.from_config(_CV_STATE["config"])
@@ -211,11 +223,16 @@ def cross_validate(
     processes: int = 2,
     progress: bool = True,
     conventions: Conventions | None = None,
+    sites: dict[str, str | None] | None = None,
 ) -> list[DocResult]:
-    """k-fold CV by document: train on the other folds, predict the held-out one."""
+    """k-fold CV by document: train on the other folds, predict the held-out one.
+
+    With `sites` (page key -> site, `cleaner.data.page_sites`), a fold's model is also trained
+    without the pages of every site that occurs in the fold: every held-out page is then from a
+    site the model never saw, as most pages of a new crawl are."""
     fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
     _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]),
-                     conventions=conventions)
+                     conventions=conventions, sites=sites)
     jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
     results: list[DocResult] = []
     bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)

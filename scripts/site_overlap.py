@@ -20,7 +20,6 @@ sites the model never saw. This script:
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,34 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from cleaner.data import find_pages, load_folds  # noqa: E402
+from cleaner.data import find_pages, load_folds, page_sites  # noqa: E402
 from cleaner.score import aggregate  # noqa: E402
 from variants import SETS, VALIDATION_FOLD, make_lab  # noqa: E402
-
-_HOST = rb"https?://([^/\"'>\s]+)"
-_DECLARED = [re.compile(p, re.I) for p in (
-    rb"<link[^>]+rel=[\"']?canonical[\"']?[^>]+href=[\"']?" + _HOST,
-    rb"<link[^>]+href=[\"']?" + _HOST + rb"[^>]+rel=[\"']?canonical",
-    rb"property=[\"']og:url[\"'][^>]+content=[\"']?" + _HOST,
-    rb"content=[\"']?" + _HOST + rb"[^>]+property=[\"']og:url",
-    rb"<base[^>]+href=[\"']?" + _HOST,
-)]  # fmt: skip
-_LINK = re.compile(rb"href=[\"']?" + _HOST, re.I)
-
-
-def _norm(host: bytes) -> str:
-    h = host.decode("latin-1").lower().split(":")[0]
-    return h[4:] if h.startswith("www.") else h
-
-
-def page_site(html: bytes) -> str | None:
-    head = html[:200_000]
-    for rx in _DECLARED:
-        m = rx.search(head)
-        if m:
-            return _norm(m.group(1))
-    hosts = Counter(_norm(h) for h in _LINK.findall(head))
-    return hosts.most_common(1)[0][0] if hosts else None
 
 
 def main(argv=None) -> int:
@@ -67,7 +41,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     folds = load_folds(args.data)
     pages = [p for p in find_pages(args.data) if p.gold_path is not None]
-    site = {p.key: page_site(p.html_path.read_bytes()) for p in pages}
+    site = page_sites(pages)
     train_sites = Counter(site[p.key] for p in pages if folds.get(p.key) not in (None, VALIDATION_FOLD))
 
     def seen(key: str) -> bool:

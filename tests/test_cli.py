@@ -75,3 +75,16 @@ def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
     assert r.returncode == 0, r.stderr
     assert "| annotated | 6 |" in r.stdout
     assert (tmp_path / "r.png").stat().st_size > 1000
+
+
+def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    for i in ("1", "2", "3", "4", "5", "6", "7", "8"):
+        (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
+    r = run("eval", folder, "--cv", "--unseen-sites", "--max-iterations", "10", "--jobs", "1", "-q",
+            "--report", tmp_path / "cv.md")
+    assert r.returncode == 0, r.stderr
+    report = (tmp_path / "cv.md").read_text()
+    assert "**Unseen sites**" in report and "| annotated | 8 |" in report

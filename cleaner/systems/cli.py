@@ -188,9 +188,12 @@ def evaluate(args) -> int:
     results_path = Path(args.results) if getattr(args, "results", None) else None
     results = load_results(results_path) if results_path else {}
     notes: dict = load_notes(results_path) if results_path else {}
-    if results and notes.get("cv", True) != bool(args.cv):  # results of the other protocol: not reusable
-        results, notes = {}, {}
+    unseen = bool(args.cv and getattr(args, "unseen_sites", False))
+    if results and (notes.get("cv", True) != bool(args.cv) or notes.get("unseen_sites", False) != unseen):
+        results, notes = {}, {}  # results of another protocol: not reusable
     notes["cv"] = bool(args.cv)
+    notes["unseen_sites"] = unseen
+    sites = cli._sites(args, pages) if unseen else None
     kind_log = notes.setdefault("log", {})
     reported: dict[str, dict] = {}  # kind -> set -> figures stored with a model (the CRF's cross-validation)
     reported_ms: dict[str, float | None] = {}
@@ -229,7 +232,7 @@ def evaluate(args) -> int:
         current[0] = kind
         kind_log[kind] = []
         t0 = time.time()
-        if args.cv and kind == "crf" and kind not in results:
+        if args.cv and kind == "crf" and kind not in results and not unseen:
             stored = _stored_crf_cv(args, config, pages, many, log)
             if stored is not None:
                 model, cv = stored
@@ -242,9 +245,9 @@ def evaluate(args) -> int:
         if args.cv and kind == "crf":
             model = _dev_timing_model(pages, folds, config, args.quiet)
             results[kind] = crf_cross_validate(pages, folds, config, processes=args.jobs, progress=not args.quiet,
-                                               timing_model=model, timing_docs=docs)
+                                               timing_model=model, timing_docs=docs, sites=sites)
         elif args.cv:
-            results[kind] = cross_validate_system(kind, docs, config, progress=not args.quiet, log=log)
+            results[kind] = cross_validate_system(kind, docs, config, progress=not args.quiet, log=log, sites=sites)
         elif kind in systems:
             results[kind] = apply_system(systems[kind], docs)
         else:
@@ -258,22 +261,27 @@ def evaluate(args) -> int:
     summary, detail = systems_table(figs, ms_all, order)
     print(summary)
     print(detail)
-    report = Path(args.report) if args.report else (DEFAULT_REPORT if many and args.cv else None)
+    default_report = DEFAULT_REPORT.with_name("systems-unseen-sites.md") if unseen else DEFAULT_REPORT
+    report = Path(args.report) if args.report else (default_report if many and args.cv else None)
     if report:
-        write_report(report, summary, detail, args.cv, log_lines)
+        write_report(report, summary, detail, args.cv, log_lines, unseen)
         print(f"report written to {report}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps({k: figs[k] for k in order}, indent=2) + "\n")
     return cli.EXIT_OK
 
 
-def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str]) -> None:
+def cli_unseen_note() -> str:
+    return _cli().UNSEEN_SITES_NOTE
+
+
+def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str], unseen_sites: bool = False) -> None:
     how = (
         "6-fold cross-validation by document on `folds.tsv`: fold k of all four sets is held out together, every "
         "system is trained on the other five folds (pages whose gold aligns below `[train] min_alignment` are left "
         "out of training, as for the CRF) and labels the held-out pages; the six test folds are pooled per set."
         if cv else "Systems applied to every page as trained (no cross-validation)."
-    )
+    ) + (cli_unseen_note() if unseen_sites else "")
     text = f"""# The seed systems side by side
 
 {how} Every system labels the project's own blocks (`cleaner.segment`), and every figure comes from

@@ -106,8 +106,11 @@ def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
 
 
 def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None = None, progress: bool = True,
-                          log=None) -> list[SysResult]:
-    """Train per fold on the other folds, label and score the held-out pages."""
+                          log=None, sites: dict[str, str | None] | None = None) -> list[SysResult]:
+    """Train per fold on the other folds, label and score the held-out pages.
+
+    With `sites`, a fold's training pages exclude every site that occurs in the fold (as
+    `cleaner.train.fold_training_docs`)."""
     from threadpoolctl import threadpool_limits
 
     config = config or load_config()
@@ -119,6 +122,9 @@ def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None =
             system = make_system(kind)
             if system.trainable:
                 train = _trainable([d for d in docs if d.fold != k], min_al)
+                if sites:
+                    held_out = {sites.get(d.key) for d in docs if d.fold == k} - {None}
+                    train = [d for d in train if sites.get(d.key) not in held_out]
                 t = time.process_time()
                 system.fit([d.page for d in train], [d.labels for d in train])
                 if log:
@@ -141,14 +147,16 @@ def apply_system(system, docs: list[SysDoc]) -> list[SysResult]:
 
 
 def crf_cross_validate(pages, folds, config: Config, processes: int = 1, progress: bool = True,
-                       timing_model=None, timing_docs: list[SysDoc] | None = None) -> list[SysResult]:
+                       timing_model=None, timing_docs: list[SysDoc] | None = None,
+                       sites: dict[str, str | None] | None = None) -> list[SysResult]:
     """The CRF row: `cleaner.train.cross_validate` with the config's c1, c2, iterations."""
     from ..train import cross_validate, prepare
 
     tc = config["train"]
     prepared = prepare(pages, config, None, folds, processes=processes, progress=progress)
     res = cross_validate(prepared, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
-                         max_iterations=int(tc["max_iterations"]), processes=processes, progress=progress)
+                         max_iterations=int(tc["max_iterations"]), processes=processes, progress=progress,
+                         sites=sites)
     del prepared
     ms: dict[str, float] = {}
     if timing_model is not None and timing_docs is not None:

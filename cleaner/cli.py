@@ -285,7 +285,7 @@ def _sites(args, pages):
 
 UNSEEN_SITES_NOTE = (
     " **Unseen sites** (`--unseen-sites`): each fold's model is trained without the pages of every site that occurs "
-    "in the fold (the site of a page is inferred from its HTML: canonical link, og:url, <base>, else the host its "
+    "in the fold (the site of a page is inferred from its HTML: canonical link, og:url, `<base>`, else the host its "
     "links point to most often), so every held-out page is from a site the model never saw, as most pages of a new "
     "crawl are. The training sets are smaller than in the split by document (CleanPortalEval's four sites leave "
     "no CleanPortalEval page to train on)."

@@ -271,17 +271,13 @@ def evaluate(args) -> int:
     return cli.EXIT_OK
 
 
-def cli_unseen_note() -> str:
-    return _cli().UNSEEN_SITES_NOTE
-
-
 def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str], unseen_sites: bool = False) -> None:
     how = (
         "6-fold cross-validation by document on `folds.tsv`: fold k of all four sets is held out together, every "
         "system is trained on the other five folds (pages whose gold aligns below `[train] min_alignment` are left "
         "out of training, as for the CRF) and labels the held-out pages; the six test folds are pooled per set."
         if cv else "Systems applied to every page as trained (no cross-validation)."
-    ) + (cli_unseen_note() if unseen_sites else "")
+    ) + (_cli().UNSEEN_SITES_NOTE if unseen_sites else "")
     text = f"""# The seed systems side by side
 
 {how} Every system labels the project's own blocks (`cleaner.segment`), and every figure comes from
@@ -299,7 +295,8 @@ per-page results are kept and a rerun evaluates only the systems missing from it
 * **crf**: the project's default CRF with the config's settings (c1, c2, iterations, every feature family,
   decision stage). Its figures are the 6-fold cross-validation `cleaner train --cv` stored with the shipped model
   (`cleaner/models/default.crfsuite.json`), reused when that model's settings, feature config and training pages
-  match the current ones (see the run log); otherwise `cleaner.train.cross_validate` is run on the same folds.
+  match the current ones (see the run log); otherwise, and always with `--unseen-sites`,
+  `cleaner.train.cross_validate` is run on the same folds.
   The CRF's design decisions were made on fold 1, so its figures are slightly optimistic there; the seed
   systems were implemented from their papers without tuning on these folds.
 

@@ -113,6 +113,15 @@ def page_site(html: bytes) -> str | None:
     return hosts.most_common(1)[0][0] if hosts else None
 
 
+def without_sites_of(train: list, held_out: list, sites: dict[str, str | None] | None) -> list:
+    """The items of `train` (anything with a `.key`) whose site is not the site of any item of
+    `held_out`; all of `train` when `sites` is None. Items of no known site are kept."""
+    if not sites:
+        return list(train)
+    seen = {sites.get(d.key) for d in held_out} - {None}
+    return [d for d in train if sites.get(d.key) not in seen]
+
+
 def page_sites(pages: list[Page]) -> dict[str, str | None]:
     """`dataset/id` -> site of every page (`page_site`)."""
     return {p.key: page_site(p.html_path.read_bytes()) for p in pages}

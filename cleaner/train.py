@@ -20,7 +20,7 @@ from .align import align_blocks
 from .assemble import assemble
 from .config import Config, load_config
 from .convention import Conventions
-from .data import Page
+from .data import Page, without_sites_of
 from .decide import DecisionSettings
 from .decode import decode_html
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
@@ -192,10 +192,7 @@ def fold_training_docs(
     """The training pages of `fold`'s model: the trainable pages of the other folds, and with
     `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept)."""
     train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
-    if sites:
-        held_out = {sites.get(d.key) for d in docs if d.fold == fold} - {None}
-        train_docs = [d for d in train_docs if sites.get(d.key) not in held_out]
-    return train_docs
+    return without_sites_of(train_docs, [d for d in docs if d.fold == fold], sites)
 
 
 def _run_fold(args) -> list[DocResult]:

@@ -25,3 +25,12 @@ def test_unseen_site_folds_train_without_any_page_of_a_held_out_site():
     assert by_document == ["set/2", "set/3", "set/4", "set/5"]
     unseen = [d.key for d in fold_training_docs(docs, 1, 0.5, sites)]
     assert unseen == ["set/3", "set/4", "set/5"]  # a.org's other page is held out with it; unknown sites stay
+
+
+def test_site_filter_is_shared_by_the_crf_and_the_seed_systems():
+    from cleaner.data import without_sites_of
+
+    train = [_doc("set/2", 2), _doc("set/3", 2)]
+    assert without_sites_of(train, [_doc("set/1", 1)], None) == train
+    kept = without_sites_of(train, [_doc("set/1", 1)], {"set/1": "a.org", "set/2": "a.org", "set/3": "b.org"})
+    assert [d.key for d in kept] == ["set/3"]

@@ -29,6 +29,7 @@ from ..align import CONTENT_LABELS, align_blocks
 from ..assemble import assemble
 from ..config import Config, load_config
 from ..decode import decode_html
+from ..data import without_sites_of
 from ..gold import read_gold
 from ..score import DocScore, aggregate, score_document
 from ..segment import segment_blocks
@@ -109,8 +110,7 @@ def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None =
                           log=None, sites: dict[str, str | None] | None = None) -> list[SysResult]:
     """Train per fold on the other folds, label and score the held-out pages.
 
-    With `sites`, a fold's training pages exclude every site that occurs in the fold (as
-    `cleaner.train.fold_training_docs`)."""
+    With `sites`, a fold's training pages exclude every site that occurs in the fold."""
     from threadpoolctl import threadpool_limits
 
     config = config or load_config()
@@ -121,10 +121,8 @@ def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None =
         for k in tqdm(fold_ids, desc=f"cv {kind}", unit="fold", disable=not progress, file=sys.stderr):
             system = make_system(kind)
             if system.trainable:
-                train = _trainable([d for d in docs if d.fold != k], min_al)
-                if sites:
-                    held_out = {sites.get(d.key) for d in docs if d.fold == k} - {None}
-                    train = [d for d in train if sites.get(d.key) not in held_out]
+                train = without_sites_of(_trainable([d for d in docs if d.fold != k], min_al),
+                                         [d for d in docs if d.fold == k], sites)
                 t = time.process_time()
                 system.fit([d.page for d in train], [d.labels for d in train])
                 if log:

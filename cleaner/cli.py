@@ -45,7 +45,6 @@ def _config(args):
 
 def _load(args):
     """The config and the model named on the command line (errors name the file)."""
-    from .config import Config, _merge
     from .convention import ConventionError
     from .model import ModelError, load_model
 
@@ -55,7 +54,7 @@ def _load(args):
     except ModelError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc)))
     if getattr(args, "convention", None):
-        config = Config(_merge(config.data, {"model": {"convention": args.convention}}), config.source)
+        config = config.overlay({"model": {"convention": args.convention}})
     try:  # checked here, once, so that no page fails on it
         model.check_convention(config["model"].get("convention"))
     except ConventionError as exc:
@@ -275,8 +274,8 @@ def cmd_train(args) -> int:
 
 
 def _sites(args, pages):
-    """Page key -> site for `--unseen-sites` (None: split by document only)."""
-    if not getattr(args, "unseen_sites", False):
+    """Page key -> site for `--cv --unseen-sites` (None: split by document only)."""
+    if not (getattr(args, "cv", False) and getattr(args, "unseen_sites", False)):
         return None
     from .data import page_sites
 

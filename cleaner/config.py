@@ -51,6 +51,10 @@ class Config:
         blob = json.dumps(sub, sort_keys=True, ensure_ascii=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
+    def overlay(self, override: dict[str, Any], source: str | None = None) -> "Config":
+        """This config with `override` merged over it (sections merged key by key)."""
+        return Config(_merge(self.data, override), source or self.source)
+
     def to_json(self) -> str:
         return json.dumps(self.data, sort_keys=True)
 

@@ -25,7 +25,7 @@ from typing import Any
 import pycrfsuite
 
 from .align import LABELS, OTHER
-from .config import FEATURE_SECTIONS, Config, _merge, load_config
+from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 
@@ -108,7 +108,7 @@ class CrfModel:
         cached = self._feature_config
         if cached is not None and cached[0] is runtime:  # merging deep-copies: once per config
             return cached[1]
-        merged = Config(_merge(runtime.data, own), runtime.source + "+model")
+        merged = runtime.overlay(own, runtime.source + "+model")
         self._feature_config = (runtime, merged)
         return merged
 

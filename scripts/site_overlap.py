@@ -36,7 +36,7 @@ from variants import SETS, VALIDATION_FOLD, make_lab  # noqa: E402
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variants", nargs="*", default=None,
-                    help="scripts/variants.py names (default: the configured CRF, iter:<max_iterations>, and dragnet)")
+                    help="scripts/variants.py names (default: iter:<max_iterations>, the configured CRF, and dragnet)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "sites.md"))
     args = ap.parse_args(argv)

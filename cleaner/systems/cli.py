@@ -188,12 +188,12 @@ def evaluate(args) -> int:
     results_path = Path(args.results) if getattr(args, "results", None) else None
     results = load_results(results_path) if results_path else {}
     notes: dict = load_notes(results_path) if results_path else {}
-    unseen = bool(args.cv and getattr(args, "unseen_sites", False))
+    sites = cli._sites(args, pages)  # None unless --cv --unseen-sites
+    unseen = sites is not None
     if results and (notes.get("cv", True) != bool(args.cv) or notes.get("unseen_sites", False) != unseen):
         results, notes = {}, {}  # results of another protocol: not reusable
     notes["cv"] = bool(args.cv)
     notes["unseen_sites"] = unseen
-    sites = cli._sites(args, pages) if unseen else None
     kind_log = notes.setdefault("log", {})
     reported: dict[str, dict] = {}  # kind -> set -> figures stored with a model (the CRF's cross-validation)
     reported_ms: dict[str, float | None] = {}

@@ -260,7 +260,7 @@ def cmd_train(args) -> int:
                 best = (mean_f1, a, b, summary)
         _, c1, c2, cv_figures = best
         if args.report:
-            _write_cv_report(grid_results[(c1, c2)], Path(args.report), c1, c2, iters, grid_log, conventions,
+            _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
                              unseen_sites=args.unseen_sites)
     data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
@@ -291,8 +291,9 @@ UNSEEN_SITES_NOTE = (
 )
 
 
-def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None, conventions=None, unseen_sites=False) -> None:
-    from .evaluate import figures, summary_table, write_report
+def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
+                     unseen_sites=False) -> None:
+    from .evaluate import figures, markup_diagnosis, summary_table, write_report
 
     figs = figures(results)
     untouched = [r for r in results if r.fold not in (None, 1)]
@@ -313,7 +314,7 @@ def _write_cv_report(results, path: Path, c1, c2, iters, grid_log=None, conventi
     if grid_log and len(grid_log) > 1:
         how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
             f"| {g['c1']} | {g['c2']} | {g['mean_macro_f1']} |" for g in grid_log) + "\n"
-    write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how)
+    write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs))
     print(f"report written to {path}", file=sys.stderr)
 
 
@@ -322,7 +323,7 @@ def cmd_eval(args) -> int:
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
-    from .evaluate import figures, summary_table, write_report
+    from .evaluate import figures, markup_diagnosis, summary_table, write_report
     from .train import cross_validate, predict, prepare
 
     config = _config(args)
@@ -337,7 +338,7 @@ def cmd_eval(args) -> int:
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, processes=args.jobs,
                                  progress=not args.quiet, sites=_sites(args, pages))
         if args.report:
-            _write_cv_report(results, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites)
+            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites)
             args.report = None
         how = ""
     else:
@@ -352,7 +353,7 @@ def cmd_eval(args) -> int:
     figs = figures(results)
     print(summary_table(figs))
     if args.report:
-        path = write_report(figs, Path(args.report), "Evaluation", how)
+        path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs))
         print(f"report written to {path}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")

@@ -12,8 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .align import CONTENT_LABELS, LABELS
-from .score import aggregate, bootstrap_interval
+from .align import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
+from .assemble import assemble
+from .score import aggregate, bootstrap_interval, score_document
+
+MARKERS = (HEADER, PARAGRAPH, LIST)
 
 
 @dataclass
@@ -61,6 +64,80 @@ def figures(results, datasets: list[str] | None = None) -> list[SetFigures]:
     return out
 
 
+@dataclass
+class MarkupDiagnosis:
+    """Where a set's markup F1 is lost: the model's output rescored with parts of the gold.
+
+    `with_gold_markers`: every block that both the model and the gold start a segment
+    with gets the gold's marker (the model's segmentation, the annotators' choice of
+    header / paragraph / list). `with_gold_segments`: every block both keep gets its gold
+    label (segment starts and markers from the gold, the kept text the model's). What is
+    left below 1.0 after both is the model keeping or dropping the wrong text.
+    """
+
+    dataset: str
+    n_docs: int
+    predicted: float
+    with_gold_markers: float
+    with_gold_segments: float
+    marker_confusion: dict[str, dict[str, int]]  # gold marker -> predicted marker, at shared starts
+
+
+def markup_diagnosis(results, docs) -> list[MarkupDiagnosis]:
+    """Per set whose gold has markers: see MarkupDiagnosis. `docs` are the prepared pages
+    (texts, word counts, gold) of `results`, matched by key."""
+    by_key = {d.key: d for d in docs}
+    groups: dict[str, list] = defaultdict(list)
+    for r in results:
+        d = by_key.get(r.key)
+        if d is not None and r.score.markup_f1 is not None and len(r.pred_labels) == len(d.texts):
+            groups[r.dataset].append((r, d))
+    out = []
+    for name in sorted(groups):
+        scores: dict[str, list] = {"predicted": [], "markers": [], "segments": []}
+        conf = {g: {p: 0 for p in MARKERS} for g in MARKERS}
+        for r, d in groups[name]:
+            pred, gold = r.pred_labels, r.gold_labels
+            markers = [g if (p in MARKERS and g in MARKERS) else p for g, p in zip(gold, pred)]
+            segments = [g if (p != OTHER and g != OTHER) else p for g, p in zip(gold, pred)]
+            for g, p in zip(gold, pred):
+                if g in MARKERS and p in MARKERS:
+                    conf[g][p] += 1
+            scores["predicted"].append(r.score)
+            for key, labels in (("markers", markers), ("segments", segments)):
+                scores[key].append(score_document(assemble(d.texts, labels, None, d.word_counts).cleaneval, d.gold))
+        m = {k: aggregate(v)["macro_markup_f1"] or 0.0 for k, v in scores.items()}
+        out.append(MarkupDiagnosis(name, len(groups[name]), m["predicted"], m["markers"], m["segments"], conf))
+    return out
+
+
+def markup_table(diags: list[MarkupDiagnosis]) -> str:
+    head = (
+        "| set | docs | markup F1 | with the gold's markers | with the gold's segments | marker agreement "
+        "| gold header → paragraph / list | gold paragraph → header / list | gold list → header / paragraph |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for x in diags:
+        c = x.marker_confusion
+        total = sum(sum(v.values()) for v in c.values())
+        agree = sum(c[g][g] for g in MARKERS) / total if total else 0.0
+        rows.append(
+            f"| {x.dataset} | {x.n_docs} | {x.predicted:.3f} | {x.with_gold_markers:.3f} | {x.with_gold_segments:.3f} "
+            f"| {agree:.3f} | {c[HEADER][PARAGRAPH]} / {c[HEADER][LIST]} | {c[PARAGRAPH][HEADER]} / {c[PARAGRAPH][LIST]} "
+            f"| {c[LIST][HEADER]} / {c[LIST][PARAGRAPH]} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
+MARKUP_NOTE = (
+    "The model's output rescored with parts of the gold, to show where markup is lost. *With the gold's markers*: "
+    "every block that both the model and the gold start a segment with takes the gold's marker (header / "
+    "paragraph / list); *with the gold's segments*: every block both keep takes its gold label (segment starts and "
+    "markers). Word F1 is the same in all three columns. The marker columns count blocks both start a segment with."
+)
+
+
 def _f(x) -> str:
     return "–" if x is None else f"{x:.3f}"
 
@@ -104,7 +181,7 @@ def plot_f1(figs: list[SetFigures], path: Path) -> Path:
 
     sets = [f for f in figs if f.dataset != "all"]
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
-    ax.boxplot([f.f1s for f in sets], vert=False, showfliers=True, flierprops={"markersize": 2})
+    ax.boxplot([f.f1s for f in sets], orientation="horizontal", showfliers=True, flierprops={"markersize": 2})
     ax.set_yticks(range(1, len(sets) + 1), [f"{f.dataset} (n={f.n_docs})" for f in sets])
     ax.set_xlabel("per-document word F1")
     ax.set_xlim(0, 1.01)
@@ -116,11 +193,15 @@ def plot_f1(figs: list[SetFigures], path: Path) -> Path:
     return path
 
 
-def write_report(figs: list[SetFigures], path: Path, title: str, preamble: str = "") -> Path:
+def write_report(
+    figs: list[SetFigures], path: Path, title: str, preamble: str = "", markup: list[MarkupDiagnosis] | None = None
+) -> Path:
     path = Path(path)
     plot = plot_f1(figs, path.with_suffix(".png"))
     parts = [f"# {title}\n", preamble.strip() + "\n" if preamble else "", "## Figures (macro averages unless marked)\n",
              summary_table(figs), f"\n![per-document F1]({plot.name})\n"]
+    if markup:
+        parts.append("\n## Where markup is lost\n\n" + MARKUP_NOTE + "\n\n" + markup_table(markup))
     for f in figs:
         parts.append(f"\n## Block labels: {f.dataset}\n\n" + confusion_table(f))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -75,6 +75,8 @@ def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
     assert r.returncode == 0, r.stderr
     assert "| annotated | 6 |" in r.stdout
     assert (tmp_path / "r.png").stat().st_size > 1000
+    # CleanEval-style golds carry markers, so the report says where markup is lost.
+    assert "## Where markup is lost" in (tmp_path / "r.md").read_text()
 
 
 def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
@@ -88,3 +90,4 @@ def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     assert r.returncode == 0, r.stderr
     report = (tmp_path / "cv.md").read_text()
     assert "**Unseen sites**" in report and "| annotated | 8 |" in report
+    assert "## Where markup is lost" in report

@@ -1,0 +1,58 @@
+"""The evaluation report's markup diagnosis: the model's output rescored with parts of the gold."""
+
+from __future__ import annotations
+
+from cleaner.assemble import assemble
+from cleaner.evaluate import figures, markup_diagnosis, write_report
+from cleaner.score import score_document
+from cleaner.train import DocResult, PreparedDoc
+
+TEXTS = ["Results", "The team won the final", "on Sunday.", "Tickets", "Contact us"]
+GOLD_LABELS = ["header", "paragraph", "continuation", "list", "other"]
+GOLD = "<h>Results\n<p>The team won the final on Sunday.\n<l>Tickets\n"
+
+
+def _case(pred_labels, key="set/1", dataset="cleaneval-final"):
+    counts = [len(t.split()) for t in TEXTS]
+    doc = PreparedDoc(key, dataset, 0, TEXTS, counts, [], GOLD_LABELS, GOLD, 1.0, 8, 10)
+    out = assemble(TEXTS, pred_labels, None, counts)
+    result = DocResult(key, dataset, 0, score_document(out.cleaneval, GOLD), GOLD_LABELS, pred_labels,
+                       out.cleaneval, 1.0)
+    return result, doc
+
+
+def test_gold_markers_recover_marker_errors_only():
+    # Right text and segment starts, two of three markers wrong: markup 1/3, and 1.0 once
+    # the starts take the gold's markers.
+    result, doc = _case(["paragraph", "paragraph", "continuation", "paragraph", "other"])
+    (diag,) = markup_diagnosis([result], [doc])
+    assert round(diag.predicted, 3) == 0.333
+    assert diag.with_gold_markers == 1.0
+    assert diag.with_gold_segments == 1.0
+    assert diag.marker_confusion["header"]["paragraph"] == 1
+    assert diag.marker_confusion["list"]["paragraph"] == 1
+    assert diag.marker_confusion["paragraph"]["paragraph"] == 1
+
+
+def test_gold_segments_recover_a_wrong_split_but_not_lost_text():
+    # "on Sunday." wrongly starts a segment (a split error the gold's markers cannot fix);
+    # "Tickets" is dropped (lost text that neither can fix).
+    result, doc = _case(["header", "paragraph", "paragraph", "other", "other"])
+    (diag,) = markup_diagnosis([result], [doc])
+    assert diag.with_gold_markers == diag.predicted  # the markers were right
+    assert diag.predicted < diag.with_gold_segments < 1.0
+    # precision 1, recall 2/3 once the split is undone
+    assert round(diag.with_gold_segments, 3) == 0.8
+
+
+def test_sets_without_markup_are_left_out_and_report_has_section(tmp_path):
+    marked = _case(["paragraph", "paragraph", "continuation", "paragraph", "other"])
+    doc_u = PreparedDoc("dn/1", "dragnet", 0, ["Some text"], [2], [], ["paragraph"], "Some text", 1.0, 2, 2)
+    res_u = DocResult("dn/1", "dragnet", 0, score_document("<p>Some text", "Some text"), ["paragraph"],
+                      ["paragraph"], "<p>Some text", 1.0)
+    diags = markup_diagnosis([marked[0], res_u], [marked[1], doc_u])
+    assert [d.dataset for d in diags] == ["cleaneval-final"]
+    path = write_report(figures([marked[0], res_u]), tmp_path / "r.md", "t", "", diags)
+    text = path.read_text()
+    assert "## Where markup is lost" in text
+    assert "| cleaneval-final | 1 | 0.333 | 1.000 | 1.000 |" in text

@@ -212,7 +212,7 @@ def cmd_train(args) -> int:
         return train_system(args)
     from .data import manifest_hash
     from .model import CrfModel
-    from .train import cross_validate, fit, model_meta, prepare, trainable
+    from .train import cross_validate, fit, model_meta, prepare, trainable, with_typer
 
     config = _config(args)
     families = _families(args)
@@ -267,7 +267,7 @@ def cmd_train(args) -> int:
                       n_docs=len(train_docs), conventions=conventions,
                       extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
                              "left_out_empty_gold": empty_gold})
-    path = CrfModel(data, meta).save(args.out)
+    path = with_typer(CrfModel(data, meta), train_docs, config, conventions).save(args.out)
     print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)
     return EXIT_OK

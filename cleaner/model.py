@@ -28,6 +28,7 @@ from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .markers import MarkerSettings, MarkerTyper
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -67,14 +68,34 @@ class ModelError(ValueError):
 class CrfModel:
     data: bytes
     meta: dict[str, Any] = field(default_factory=dict)
+    # The marker typer (cleaner.markers), a second CRFsuite model; None = keep the block CRF's markers.
+    markers: bytes | None = None
     _tagger: Any = field(default=None, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
     _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
     def hash(self) -> str:
-        # Computed once: hashing a few MB per page would cost a millisecond each time.
-        return hashlib.sha256(self.data).hexdigest()[:16]
+        # Computed once: hashing a few MB per page would cost a millisecond each time. The
+        # typer is part of what the hash names (it changes the output's markers).
+        h = hashlib.sha256(self.data)
+        if self.markers:
+            h.update(b"\0markers\0" + self.markers)
+        return h.hexdigest()[:16]
+
+    @functools.cached_property
+    def typer(self) -> MarkerTyper | None:
+        info = self.meta.get("markers")
+        if not self.markers or not info:
+            return None
+        return MarkerTyper(self.markers, MarkerSettings.from_meta(info["settings"]))
+
+    def retype_markers(self, labels: list[str], block_attrs, texts, word_counts) -> list[str]:
+        """The typer's markers for the sequence last tagged (unchanged without a typer)."""
+        typer = self.typer
+        if typer is None:
+            return labels
+        return typer.retype(labels, self.tagger().marginal, block_attrs, texts, word_counts)
 
     @property
     def labels(self) -> list[str]:
@@ -103,6 +124,9 @@ class CrfModel:
         """The runtime config with the model's own [segment]/[features] laid over it."""
         runtime = runtime or load_config()
         own = self.meta.get("feature_config")
+        typer = self.meta.get("markers")
+        if typer:  # the typer reads blocks as it was trained to
+            own = dict(own or {}, markers=dict(typer["settings"], enabled=True))
         if not own:
             return runtime
         cached = self._feature_config
@@ -181,6 +205,12 @@ class CrfModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = dict(self.meta, model_hash=self.hash)
         _atomic_write(path, self.data)
+        if self.markers and meta.get("markers"):
+            typer_path = markers_path(path)
+            _atomic_write(typer_path, self.markers)
+            meta["markers"] = dict(meta["markers"], sha256=hashlib.sha256(self.markers).hexdigest())
+        else:
+            meta.pop("markers", None)
         _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
 
@@ -198,6 +228,12 @@ class _MarginalRows:
 
 def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
+
+
+def markers_path(path: Path) -> Path:
+    """Where the marker typer of the model at `path` is stored (`default.crfsuite` ->
+    `default.markers.crfsuite`)."""
+    return path.with_name(path.stem + ".markers.crfsuite")
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -228,12 +264,24 @@ def load_model(path: str | Path | None = None) -> CrfModel:
         raise ModelError(f"cannot read model sidecar {side}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
-    model = CrfModel(data, meta)
+    markers = None
+    info = meta.get("markers")
+    if info:
+        typer_path = markers_path(path)
+        try:
+            markers = typer_path.read_bytes()
+        except OSError as exc:
+            raise ModelError(f"cannot read the marker typer {typer_path} of model {path}: "
+                             f"{exc.strerror or exc}") from exc
+        if hashlib.sha256(markers).hexdigest() != info.get("sha256"):
+            raise ModelError(f"marker typer {typer_path} does not match the sidecar of model {path}")
+    model = CrfModel(data, meta, markers)
     expected = meta.get("model_hash")
     if expected and expected != model.hash:
         raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
     try:
         model.tagger()
+        model.typer
     except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file
         raise ModelError(f"model {path} is not a valid CRFsuite model: {exc}") from exc
     _LOADED[key] = model

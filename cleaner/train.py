@@ -24,7 +24,8 @@ from .data import Page, without_sites_of
 from .decide import DecisionSettings
 from .decode import decode_html
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
-from .gold import read_gold
+from .gold import parse_segments, read_gold
+from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
 from .model import ATTRIBUTE_ENCODING, CrfModel, feature_config_sections, train_crf
 from .score import DocScore, score_document
 from .segment import segment_blocks
@@ -45,6 +46,7 @@ class PreparedDoc:
     page_words: int
     note: str = ""
     blocks: list | None = None  # the segmenter's blocks, kept only when asked (experiments)
+    layout: list[BlockLayout] | None = None  # what the marker typer reads of each block (cleaner.markers)
 
 
 @dataclass
@@ -73,6 +75,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     feats = extractor.extract(seg.blocks, stats)
     gold = read_gold(page.gold_path) if page.gold_path else ""
     al = align_blocks(seg.blocks, gold)
+    markers: MarkerSettings | None = _PREP_STATE.get("markers")
     return PreparedDoc(
         key=page.key,
         dataset=page.dataset,
@@ -87,6 +90,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         page_words=al.page_words,
         note=al.note,
         blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
+        layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
     )
 
 
@@ -96,6 +100,9 @@ def _intern(doc: PreparedDoc) -> PreparedDoc:
     intern = sys.intern
     doc.features = [list(map(intern, row)) for row in doc.features]
     doc.labels = list(map(intern, doc.labels))
+    if doc.layout:
+        seen = _PREP_STATE.setdefault("layout_attrs", {})
+        doc.layout = [(seen.setdefault(attrs, attrs), sig) for attrs, sig in doc.layout]
     return doc
 
 
@@ -110,7 +117,8 @@ def prepare(
 ) -> list[PreparedDoc]:
     config = config or load_config()
     _PREP_STATE.update(
-        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks
+        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks,
+        markers=MarkerSettings.from_config(config),
     )
     processes = processes or min(len(pages), os.cpu_count() or 1) or 1
     bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)
@@ -139,6 +147,36 @@ def fit(
     """Train on the pages; with `conventions`, each page is given its data set's convention."""
     X = [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
     return train_crf(X, [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
+
+
+def has_markers(gold: str) -> bool:
+    """The gold marks its segments (CleanEval style), so it can teach the marker typer."""
+    return any(seg.marker for seg in parse_segments(gold))
+
+
+def with_typer(
+    model: CrfModel, docs: list[PreparedDoc], config: Config, conventions: Conventions | None = None
+) -> CrfModel:
+    """`model` plus a marker typer trained on its own labelling of the `docs` whose gold has
+    markers (cleaner.markers); `model` itself when the typer is disabled or nothing can teach it."""
+    settings = MarkerSettings.from_config(config)
+    if settings is None:
+        return model
+    decision = DecisionSettings.from_config(config)
+    sequences = []
+    for d in docs:
+        if not d.layout or not d.texts or not has_markers(d.gold):
+            continue
+        convention = conventions.of(d.dataset) if conventions else None
+        labels, _, _ = model.tag_decided(d.features, d.word_counts, decision, convention)
+        seq = training_sequence(labels, model.tagger().marginal, d.layout.__getitem__, d.texts, d.word_counts,
+                                d.labels, settings)
+        if seq is not None:
+            sequences.append(seq)
+    if not sequences:
+        return model
+    meta = dict(model.meta, markers={"settings": settings.to_meta(), "training_documents": len(sequences)})
+    return CrfModel(model.data, meta, train_typer(sequences, settings))
 
 
 def tagging_meta(conventions: Conventions | None = None) -> dict:
@@ -175,6 +213,8 @@ def predict(
 ) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
     labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
+    if doc.layout and model.typer is not None:
+        labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
     p_other = model.p_other(len(labels))
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
@@ -202,7 +242,7 @@ def _run_fold(args) -> list[DocResult]:
     conventions = _CV_STATE.get("conventions")
     train_docs = fold_training_docs(docs, fold, min_alignment, _CV_STATE.get("sites"))
     data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
-    model = CrfModel(data, tagging_meta(conventions))
+    model = with_typer(CrfModel(data, tagging_meta(conventions)), train_docs, _CV_STATE["config"], conventions)
     settings = DecisionSettings.from_config(_CV_STATE["config"])
     # A convention-aware model is scored on each page with the convention of its set's gold.
     return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)

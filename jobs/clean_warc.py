@@ -526,7 +526,7 @@ class CleanWarcJob:
         # run
         bc = sc.broadcast({
             "key": f"{self.model.hash}:{self.config.section_hash(tuple(self.config.data))}",
-            "model": self.model.data, "meta": self.model.meta,
+            "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
             "config": self.config.to_json(), "config_source": self.config.source,
         })
         acc = sc.accumulator({}, PieceStatsParam())

@@ -77,8 +77,9 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     hit = _STATE.get(key)
     if hit is not None:
         return hit[0], hit[1], False
-    model = CrfModel(value["model"], value["meta"])
+    model = CrfModel(value["model"], value["meta"], value.get("markers"))
     model.tagger()  # open CRFsuite now, once
+    model.typer  # and the marker typer
     config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
     # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
     # a config would read conf/default.toml from disk, which a packed environment on an

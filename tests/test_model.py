@@ -5,21 +5,24 @@ import shutil
 
 import pytest
 
-from cleaner.model import CrfModel, ModelError, load_model, sidecar_path
+from cleaner.model import CrfModel, ModelError, load_model, markers_path, sidecar_path
 
 
 def _train(data_dir):
     from cleaner.config import load_config
     from cleaner.data import find_pages
-    from cleaner.train import fit, prepare, trainable
+    from cleaner.train import fit, prepare, tagging_meta, trainable, with_typer
 
     config = load_config()
-    docs = prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False)
-    return fit(trainable(docs, 0.5), config, c1=0.1, c2=0.01, max_iterations=15)
+    docs = trainable(prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False), 0.5)
+    model = with_typer(CrfModel(fit(docs, config, c1=0.1, c2=0.01, max_iterations=15), tagging_meta()), docs, config)
+    return model.data, model.markers
 
 
 def test_same_data_gives_the_same_model_bytes(data_dir):
-    assert _train(data_dir) == _train(data_dir)
+    first = _train(data_dir)
+    assert first[1]  # the marker typer too
+    assert first == _train(data_dir)
 
 
 def test_sidecar_round_trip_and_hash_check(tmp_path, small_model):
@@ -32,6 +35,7 @@ def test_sidecar_round_trip_and_hash_check(tmp_path, small_model):
     copy = tmp_path / "copy.crfsuite"
     shutil.copy(small_model, copy)
     shutil.copy(sidecar_path(small_model), sidecar_path(copy))
+    shutil.copy(markers_path(small_model), markers_path(copy))
     copy.write_bytes(copy.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(ModelError, match="does not match its sidecar"):
         load_model(copy)

@@ -1,0 +1,111 @@
+"""The marker typer (cleaner.markers): segments, targets, training, and the model files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cleaner.api import clean_html
+from cleaner.config import load_config
+from cleaner.markers import (
+    MarkerSettings,
+    MarkerTyper,
+    block_attributes,
+    gold_markers,
+    segment_spans,
+    train_typer,
+    training_sequence,
+)
+from cleaner.model import ModelError, load_model, markers_path
+from cleaner.segment import segment_blocks
+
+SETTINGS = MarkerSettings.from_config(load_config())
+
+
+def test_spans_follow_markers_and_end_at_other():
+    labels = ["other", "header", "paragraph", "continuation", "other", "continuation", "list", "list"]
+    assert segment_spans(labels) == [(1, 2), (2, 4), (6, 7), (7, 8)]
+    assert segment_spans(["other", "continuation"]) == []
+
+
+def test_gold_markers_carry_the_segment_marker_to_its_continuations():
+    assert gold_markers(["header", "continuation", "other", "list", "continuation"]) == [
+        "header", "header", None, "list", "list"]
+
+
+def test_settings_round_trip_through_the_sidecar():
+    assert MarkerSettings.from_meta(json.loads(json.dumps(SETTINGS.to_meta()))) == SETTINGS
+
+
+def test_disabled_typer_has_no_settings():
+    config = load_config().overlay({"markers": {"enabled": False}}, "test")
+    assert MarkerSettings.from_config(config) is None
+
+
+def _page(html: str):
+    blocks = segment_blocks(html).blocks
+    texts = [b.text for b in blocks]
+    words = [len(t.split()) for t in texts]
+    return blocks, texts, words
+
+
+# A page of headings and paragraphs whose block CRF (here: a fixed labelling with flat
+# marginals) called every segment a paragraph; the gold marks the <h2> lines as headers.
+HTML = "".join(f"<h2>Part {i} of the story</h2><p>It went on for a while, and then it stopped. Then more.</p>"
+               for i in range(4))
+
+
+def _flat(_label, _i):
+    return 1 / 3
+
+
+def test_typer_learns_what_the_block_crf_missed():
+    blocks, texts, words = _page(HTML)
+    assert len(blocks) == 8
+    crf = ["paragraph"] * 8
+    gold = ["header", "paragraph"] * 4
+    layout = [block_attributes(b, SETTINGS) for b in blocks]
+    seq = training_sequence(crf, _flat, layout.__getitem__, texts, words, gold, SETTINGS)
+    assert seq is not None and seq[1] == gold
+    typer = MarkerTyper(train_typer([seq] * 5, SETTINGS), SETTINGS)
+    assert typer.retype(crf, _flat, layout.__getitem__, texts, words) == gold
+    # It changes markers only: kept text and segment starts stay as the block CRF said.
+    mixed = ["paragraph", "paragraph", "continuation", "other", "paragraph", "paragraph", "other", "other"]
+    out = typer.retype(mixed, _flat, layout.__getitem__, texts, words)
+    assert [y == "other" for y in out] == [y == "other" for y in mixed]
+    assert [y == "continuation" for y in out] == [y == "continuation" for y in mixed]
+
+
+def test_trained_model_carries_its_typer(small_model):
+    model = load_model(small_model)
+    assert model.typer is not None
+    side = json.loads(small_model.with_name(small_model.name + ".json").read_text())
+    assert markers_path(small_model).name == "small.markers.crfsuite"
+    assert side["markers"]["training_documents"] > 0
+    assert side["model_hash"] == model.hash
+    r = clean_html(HTML.encode(), model=model)
+    assert r.status == "cleaned" and r.cleaneval.startswith("<")
+
+
+def _copy(small_model, folder):
+    folder.mkdir()
+    (folder / "m.crfsuite").write_bytes(small_model.read_bytes())
+    (folder / "m.crfsuite.json").write_bytes(small_model.with_name(small_model.name + ".json").read_bytes())
+    typer = markers_path(folder / "m.crfsuite")
+    typer.write_bytes(markers_path(small_model).read_bytes())
+    return folder / "m.crfsuite", typer
+
+
+def test_a_typer_file_that_does_not_match_its_sidecar_is_refused(small_model, tmp_path):
+    # A model is its three files; copied under another name they load together.
+    path, _ = _copy(small_model, tmp_path / "ok")
+    assert load_model(path).typer is not None
+    path, typer = _copy(small_model, tmp_path / "damaged")
+    typer.write_bytes(typer.read_bytes()[:-10])
+    with pytest.raises(ModelError, match="does not match"):
+        load_model(path)
+    path, typer = _copy(small_model, tmp_path / "missing")
+    typer.unlink()
+    with pytest.raises(ModelError, match="cannot read the marker typer"):
+        load_model(path)

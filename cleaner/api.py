@@ -36,7 +36,7 @@ from .segment import Block, segment_blocks
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
 )  # fmt: skip
-STAGES = ("decode", "segment", "features", "crf", "assemble")
+STAGES = ("decode", "segment", "features", "crf", "markers", "assemble")  # markers: only with a typer
 
 
 @dataclass
@@ -256,16 +256,18 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     # and the job check it against the model before the first page.
     convention = config["model"].get("convention") or None
     labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention)
+    marginals = model.marginals_all(len(labels)) if all_marginals else None
+    timings["crf"] = (time.perf_counter() - t) * 1000
     typer = model.typer
     if typer is not None:
+        t = time.perf_counter()
         texts = [b.text for b in seg.blocks]
         settings = typer.settings
         retyped = model.retype_markers(labels, lambda i: block_attributes(seg.blocks[i], settings), texts, words)
         marginal = model.tagger().marginal
         conf = [c if new == old else marginal(new, i) for i, (c, old, new) in enumerate(zip(conf, labels, retyped))]
         labels = retyped
-    marginals = model.marginals_all(len(labels)) if all_marginals else None
-    timings["crf"] = (time.perf_counter() - t) * 1000
+        timings["markers"] = (time.perf_counter() - t) * 1000
     if keep_blocks:
         result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
     return finish(result, seg.blocks, labels, conf, words)

@@ -19,6 +19,7 @@ it on cross-validated labellings, and no cross-validation is needed to train a m
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -119,20 +120,23 @@ def _decile(p: float) -> str:
     return str(min(9, int(p * 10)))
 
 
+# a sentence ends inside the segment: running text, not a heading (blocks' whitespace is normalised)
+_SENTENCE_INSIDE = re.compile(r"[.!?] ")
+
+
 def _text_shape(text: str) -> list[str]:
     if not text:
         return []
     last, first = text[-1], text[0]
     words = text.split()
-    capitalised = sum(1 for w in words if w[:1].isupper()) / len(words) if words else 0.0
+    capitalised = sum(map(str.isupper, [w[0] for w in words])) / len(words) if words else 0.0
     return [
         "last=" + ("." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
                    else "0" if last.isdigit() else "o"),
         "first=" + ("U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"),
         "capitalised=" + _decile(capitalised),
         "allcaps=" + str(text.isupper()),
-        # a sentence ends inside the segment: running text, not a heading
-        "sentence-inside=" + str(any(c in ".!?" and nxt == " " for c, nxt in zip(text, text[1:]))),
+        "sentence-inside=" + str(_SENTENCE_INSIDE.search(text) is not None),
     ]
 
 

@@ -15,7 +15,7 @@ import pytest
 from cleaner.api import clean_html
 from cleaner.data import find_pages
 from cleaner.gold import read_gold
-from cleaner.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
+from cleaner.model import DEFAULT_MODEL_PATH, load_model, markers_path, sidecar_path
 from cleaner.score import aggregate, score_document
 
 FLOORS = {  # macro word F1, markup F1 on the sample
@@ -33,6 +33,9 @@ def test_default_model_is_packaged_small_and_consistent():
     assert meta["model_hash"] == model.hash
     assert meta["labels"] == ["header", "paragraph", "list", "continuation", "other"]
     assert meta["training_documents"] > 2000
+    # the marker typer ships with it (cleaner/markers.py), trained on the pages with marked golds
+    assert model.typer is not None and meta["markers"]["training_documents"] > 700
+    assert markers_path(DEFAULT_MODEL_PATH).stat().st_size < 1_000_000
 
 
 @pytest.mark.parametrize("dataset", sorted(FLOORS))

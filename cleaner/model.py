@@ -121,7 +121,8 @@ class CrfModel:
         return str(self.meta.get("feature_version", FEATURE_VERSION))
 
     def feature_config(self, runtime: Config | None = None) -> Config:
-        """The runtime config with the model's own [segment]/[features] laid over it."""
+        """The runtime config with the model's own [segment]/[features] (and its typer's
+        [markers]) laid over it."""
         runtime = runtime or load_config()
         own = self.meta.get("feature_config")
         typer = self.meta.get("markers")

@@ -110,6 +110,7 @@ def block_attributes(block, settings: MarkerSettings) -> BlockLayout:
 
 
 def _bin(value: int, bins: tuple[int, ...]) -> str:
+    """The smallest bin at or above `value` ("more" above the last)."""
     for b in bins:
         if value <= b:
             return str(b)
@@ -155,6 +156,7 @@ def segment_features(
     n = len(spans)
     first = [block_attrs(s) for s, _ in spans]
     share = {y: sum(1 for s, _ in spans if labels[s] == y) / n for y in MARKERS}
+    # share of segments inside a list item ("li" is one of the configured ancestor_tags)
     in_li = sum(1 for attrs, _ in first if "anc=li" in attrs) / n
     page = [f"page.{y}=" + _decile(share[y]) for y in MARKERS]
     page += ["page.in-li=" + _decile(in_li), "page.segments=" + _bin(n, settings.word_bins)]

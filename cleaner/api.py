@@ -29,7 +29,6 @@ from .assemble import LabelStats, assemble
 from .config import Config, load_config
 from .decide import DecisionSettings
 from .decode import decode_html
-from .markers import block_attributes
 from .model import CrfModel, load_model
 from .segment import Block, segment_blocks
 
@@ -258,12 +257,10 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention)
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000
-    typer = model.typer
-    if typer is not None:
+    if model.typer is not None:
         t = time.perf_counter()
         texts = [b.text for b in seg.blocks]
-        settings = typer.settings
-        retyped = model.retype_markers(labels, lambda i: block_attributes(seg.blocks[i], settings), texts, words)
+        retyped = model.retype_markers(labels, model.typer.layout_of(seg.blocks), texts, words)
         marginal = model.tagger().marginal
         conf = [c if new == old else marginal(new, i) for i, (c, old, new) in enumerate(zip(conf, labels, retyped))]
         labels = retyped

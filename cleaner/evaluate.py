@@ -14,9 +14,8 @@ from pathlib import Path
 
 from .align import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .assemble import assemble
+from .markers import MARKERS
 from .score import aggregate, bootstrap_interval, score_document
-
-MARKERS = (HEADER, PARAGRAPH, LIST)
 
 
 @dataclass

@@ -214,6 +214,12 @@ class MarkerTyper:
         self._tagger = pycrfsuite.Tagger()
         self._tagger.open_inmemory(data)
 
+    def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
+        """What the typer reads of block i of `blocks`, computed only for the blocks asked
+        (a segment's first block)."""
+        settings = self.settings
+        return lambda i: block_attributes(blocks[i], settings)
+
     def retype(self, labels: list[str], marginal, block_attrs, texts, word_counts) -> list[str]:
         """`labels` with each segment's first block re-typed; everything else unchanged."""
         spans = segment_spans(labels)

@@ -29,7 +29,6 @@ Families (the prefix of every attribute, used for ablation):
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass

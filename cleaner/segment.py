@@ -14,7 +14,6 @@ per-ancestor state is kept on explicit stacks with running counters, so that a p
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser

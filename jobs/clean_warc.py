@@ -597,7 +597,7 @@ class CleanWarcJob:
 
     def _record(self, run_id, started, elapsed, files, todo, skipped_done, crawl_of, per_file,
                 piece_stats, dist, out, staging, parquet_files, rows_written, spark) -> dict:
-        a, j = self.args, self.job
+        j = self.job
         size_of = {f.uri: f.size for f in todo}
         file_records = {}
         errors = []

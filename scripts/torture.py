@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import os
 import random
 import shutil

@@ -211,8 +211,7 @@ def cmd_train(args) -> int:
 
         return train_system(args)
     from .data import manifest_hash
-    from .model import CrfModel
-    from .train import cross_validate, fit, model_meta, prepare, trainable, with_typer
+    from .train import cross_validate, model_meta, prepare, train_model, trainable, with_typer
 
     config = _config(args)
     families = _families(args)
@@ -262,13 +261,15 @@ def cmd_train(args) -> int:
         if args.report:
             _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
                              unseen_sites=args.unseen_sites)
-    data = fit(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
                       extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
                              "left_out_empty_gold": empty_gold})
-    path = with_typer(CrfModel(data, meta), train_docs, config, conventions).save(args.out)
-    print(f"model written to {path} ({len(data) / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
+    model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions, meta=meta,
+                        processes=args.jobs)
+    path = with_typer(model, train_docs, config, conventions).save(args.out)
+    size = len(model.data) + len(model.first_pass or b"")
+    print(f"model written to {path} ({size / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)
     return EXIT_OK
 

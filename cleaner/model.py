@@ -29,6 +29,7 @@ from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
+from .stacking import StackingSettings, first_pass_attributes
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -70,18 +71,30 @@ class CrfModel:
     meta: dict[str, Any] = field(default_factory=dict)
     # The marker typer (cleaner.markers), a second CRFsuite model; None = keep the block CRF's markers.
     markers: bytes | None = None
+    # The first-pass block CRF whose labelling `data` also reads (cleaner.stacking); None = one pass.
+    first_pass: bytes | None = None
     _tagger: Any = field(default=None, repr=False, compare=False)
+    _first_tagger: Any = field(default=None, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
     _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
     def hash(self) -> str:
         # Computed once: hashing a few MB per page would cost a millisecond each time. The
-        # typer is part of what the hash names (it changes the output's markers).
+        # typer and the first pass are part of what the hash names (they change the output).
         h = hashlib.sha256(self.data)
         if self.markers:
             h.update(b"\0markers\0" + self.markers)
+        if self.first_pass:
+            h.update(b"\0first_pass\0" + self.first_pass)
         return h.hexdigest()[:16]
+
+    @functools.cached_property
+    def stacking(self) -> StackingSettings | None:
+        info = self.meta.get("stacking")
+        if not self.first_pass or not info:
+            return None
+        return StackingSettings.from_meta(info["settings"])
 
     @functools.cached_property
     def typer(self) -> MarkerTyper | None:
@@ -153,6 +166,24 @@ class CrfModel:
             self._tagger = tagger
         return self._tagger
 
+    def first_tagger(self) -> pycrfsuite.Tagger:
+        if self._first_tagger is None:
+            tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.first_pass)
+            self._first_tagger = tagger
+        return self._first_tagger
+
+    def _with_first_pass(self, encoded: list[list[str]], encode: bool) -> list[list[str]]:
+        """The rows with the first pass's view of the page appended (cleaner.stacking)."""
+        first = self.first_tagger()
+        first.set(encoded)
+        labels = first.tag()
+        marginal = first.marginal
+        extra = first_pass_attributes(labels, [marginal(OTHER, i) for i in range(len(labels))], self.stacking)
+        if encode:
+            extra = CODEC.encode(extra)
+        return [row + more for row, more in zip(encoded, extra)]
+
     def tag(
         self, features: list[list[str]], marginals: bool = True, convention: str | None = None
     ) -> tuple[list[str], list[float]]:
@@ -166,8 +197,11 @@ class CrfModel:
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
-        if self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING:
+        encode = self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
+        if encode:
             features = CODEC.encode(features)
+        if self.stacking is not None:
+            features = self._with_first_pass(features, encode)
         tagger.set(features)
         labels = tagger.tag()
         if not marginals:
@@ -212,6 +246,11 @@ class CrfModel:
             meta["markers"] = dict(meta["markers"], sha256=hashlib.sha256(self.markers).hexdigest())
         else:
             meta.pop("markers", None)
+        if self.first_pass and meta.get("stacking"):
+            _atomic_write(first_pass_path(path), self.first_pass)
+            meta["stacking"] = dict(meta["stacking"], sha256=hashlib.sha256(self.first_pass).hexdigest())
+        else:
+            meta.pop("stacking", None)
         _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
 
@@ -235,6 +274,47 @@ def markers_path(path: Path) -> Path:
     """Where the marker typer of the model at `path` is stored (`default.crfsuite` ->
     `default.markers.crfsuite`)."""
     return path.with_name(path.stem + ".markers.crfsuite")
+
+
+def first_pass_path(path: Path) -> Path:
+    """Where the first-pass CRF of the stacked model at `path` is stored (`default.crfsuite` ->
+    `default.pass1.crfsuite`)."""
+    return path.with_name(path.stem + ".pass1.crfsuite")
+
+
+def model_files(path: str | Path) -> list[Path]:
+    """Every file of the saved model at `path`: the CRF, its sidecar, and the marker typer and
+    first pass its sidecar names (a model is copied or shipped as all of them)."""
+    path = Path(path)
+    meta = json.loads(sidecar_path(path).read_text())
+    files = [path, sidecar_path(path)]
+    if meta.get("markers"):
+        files.append(markers_path(path))
+    if meta.get("stacking"):
+        files.append(first_pass_path(path))
+    return files
+
+
+def copy_model(src: str | Path, dst: str | Path) -> Path:
+    """Copy the model at `src` (all its files) to `dst`, renaming its companions to match."""
+    src, dst = Path(src), Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    for f, name in zip(model_files(src), (dst, sidecar_path(dst), None, None)):
+        if name is None:
+            name = dst.with_name(dst.stem + f.name[len(src.stem):])
+        name.write_bytes(f.read_bytes())
+    return dst
+
+
+def _read_part(path: Path, model_path: Path, what: str, info: dict) -> bytes:
+    """A model's companion file, checked against the sha256 its sidecar records."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"cannot read the {what} {path} of model {model_path}: {exc.strerror or exc}") from exc
+    if hashlib.sha256(data).hexdigest() != info.get("sha256"):
+        raise ModelError(f"{what} {path} does not match the sidecar of model {model_path}")
+    return data
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -265,24 +345,18 @@ def load_model(path: str | Path | None = None) -> CrfModel:
         raise ModelError(f"cannot read model sidecar {side}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
-    markers = None
-    info = meta.get("markers")
-    if info:
-        typer_path = markers_path(path)
-        try:
-            markers = typer_path.read_bytes()
-        except OSError as exc:
-            raise ModelError(f"cannot read the marker typer {typer_path} of model {path}: "
-                             f"{exc.strerror or exc}") from exc
-        if hashlib.sha256(markers).hexdigest() != info.get("sha256"):
-            raise ModelError(f"marker typer {typer_path} does not match the sidecar of model {path}")
-    model = CrfModel(data, meta, markers)
+    markers = _read_part(markers_path(path), path, "marker typer", meta["markers"]) if meta.get("markers") else None
+    first_pass = (_read_part(first_pass_path(path), path, "first-pass CRF", meta["stacking"])
+                  if meta.get("stacking") else None)
+    model = CrfModel(data, meta, markers, first_pass)
     expected = meta.get("model_hash")
     if expected and expected != model.hash:
         raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
     try:
         model.tagger()
         model.typer
+        if first_pass:
+            model.first_tagger()
     except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file
         raise ModelError(f"model {path} is not a valid CRFsuite model: {exc}") from exc
     _LOADED[key] = model

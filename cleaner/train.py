@@ -29,6 +29,7 @@ from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer,
 from .model import ATTRIBUTE_ENCODING, CrfModel, feature_config_sections, train_crf
 from .score import DocScore, score_document
 from .segment import segment_blocks
+from .stacking import StackingSettings, first_pass_attributes, inner_fold
 
 
 @dataclass
@@ -149,6 +150,58 @@ def fit(
     return train_crf(X, [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
 
 
+def train_model(
+    docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int,
+    conventions: Conventions | None = None, meta: dict | None = None, processes: int = 1,
+) -> CrfModel:
+    """The block CRF for the pages (no typer: see `with_typer`). With [stacking] enabled
+    (cleaner.stacking) it is two: a first pass trained on all pages, and the model that also
+    reads a first pass's labelling, trained on each page labelled by a first pass that did not
+    learn from it (the pages split in [stacking] inner_folds by a hash of their key)."""
+    meta = dict(meta or tagging_meta(conventions))
+    X = [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
+    y = [d.labels for d in docs]
+    settings = StackingSettings.from_config(config)
+    k = settings.inner_folds if settings else 0
+    fold_of = [inner_fold(d.key, k) for d in docs] if k else []
+    jobs = [(X, y, None, c1, c2, max_iterations)]
+    jobs += [(X, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
+    if processes > 1 and len(jobs) > 1 and not mp.current_process().daemon:
+        _FIT_STATE["jobs"] = jobs  # forked workers inherit the features instead of a pickled copy
+        with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
+            fitted = pool.map(_fit_job, range(len(jobs)))
+        _FIT_STATE.clear()
+    else:
+        fitted = [_fit_rows(*job) for job in jobs]
+    if not k:
+        return CrfModel(fitted[0], meta)
+    # Each page as its inner fold's first pass labels it (out of sample).
+    stacked = [None] * len(docs)
+    for g in range(k):
+        inner = CrfModel(fitted[1 + g], {"attribute_encoding": ATTRIBUTE_ENCODING})
+        for i, f in enumerate(fold_of):
+            if f == g:
+                labels, _ = inner.tag(X[i], marginals=False)
+                extra = first_pass_attributes(labels, inner.p_other(len(labels)), settings)
+                stacked[i] = [row + more for row, more in zip(X[i], extra)]
+    second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
+    meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}
+    return CrfModel(second, meta, None, fitted[0])
+
+
+_FIT_STATE: dict = {}
+
+
+def _fit_rows(X, y, rows, c1, c2, max_iterations) -> bytes:
+    if rows is not None:
+        X, y = [X[i] for i in rows], [y[i] for i in rows]
+    return train_crf(X, y, c1=c1, c2=c2, max_iterations=max_iterations)
+
+
+def _fit_job(j: int) -> bytes:
+    return _fit_rows(*_FIT_STATE["jobs"][j])
+
+
 def has_markers(gold: str) -> bool:
     """The gold marks its segments (CleanEval style), so it can teach the marker typer."""
     return any(seg.marker for seg in parse_segments(gold))
@@ -176,7 +229,7 @@ def with_typer(
     if not sequences:
         return model
     meta = dict(model.meta, markers={"settings": settings.to_meta(), "training_documents": len(sequences)})
-    return CrfModel(model.data, meta, train_typer(sequences, settings))
+    return CrfModel(model.data, meta, train_typer(sequences, settings), model.first_pass)
 
 
 def tagging_meta(conventions: Conventions | None = None) -> dict:
@@ -241,8 +294,9 @@ def _run_fold(args) -> list[DocResult]:
     min_alignment = _CV_STATE["min_alignment"]
     conventions = _CV_STATE.get("conventions")
     train_docs = fold_training_docs(docs, fold, min_alignment, _CV_STATE.get("sites"))
-    data = fit(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
-    model = with_typer(CrfModel(data, tagging_meta(conventions)), train_docs, _CV_STATE["config"], conventions)
+    model = train_model(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations,
+                        conventions=conventions)
+    model = with_typer(model, train_docs, _CV_STATE["config"], conventions)
     settings = DecisionSettings.from_config(_CV_STATE["config"])
     # A convention-aware model is scored on each page with the convention of its set's gold.
     return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)

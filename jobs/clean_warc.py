@@ -527,6 +527,7 @@ class CleanWarcJob:
         bc = sc.broadcast({
             "key": f"{self.model.hash}:{self.config.section_hash(tuple(self.config.data))}",
             "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
+            "first_pass": self.model.first_pass,
             "config": self.config.to_json(), "config_source": self.config.source,
         })
         acc = sc.accumulator({}, PieceStatsParam())

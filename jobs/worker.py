@@ -1,7 +1,7 @@
 """Executor side of the job (imported on the Python workers; no Spark imports needed).
 
 * The model and config arrive once per worker process as one broadcast value
-  {"key", "model", "meta", "config"}; `_state()` builds the CrfModel/Config from it once and
+  {"key", "model", "meta", "markers", "first_pass", "config"}; `_state()` builds the CrfModel/Config from it once and
   keeps them in a module-level cache keyed by model hash + config hash, so the CRFsuite
   tagger is opened once per Python worker and reused by every later task of that worker
   (Spark reuses Python workers: spark.python.worker.reuse, on by default).
@@ -77,9 +77,11 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     hit = _STATE.get(key)
     if hit is not None:
         return hit[0], hit[1], False
-    model = CrfModel(value["model"], value["meta"], value.get("markers"))
+    model = CrfModel(value["model"], value["meta"], value.get("markers"), value.get("first_pass"))
     model.tagger()  # open CRFsuite now, once
     model.typer  # and the marker typer
+    if model.first_pass:  # and the first pass of a stacked model
+        model.first_tagger()
     config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
     # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
     # a config would read conf/default.toml from disk, which a packed environment on an

@@ -19,21 +19,21 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def small_model(tmp_path_factory, data_dir):
-    """A real CRF (and marker typer) trained on 24 shared pages (seconds), for tests of the machinery.
+    """A real stacked CRF (first pass, second pass and marker typer) trained on 24 shared pages
+    (seconds), for tests of the machinery, whatever conf/default.toml enables.
 
     Quality is tested on the shipped model (test_quality.py), not on this one.
     """
     from cleaner.config import load_config
     from cleaner.data import find_pages
-    from cleaner.model import CrfModel
-    from cleaner.train import fit, model_meta, prepare, trainable, with_typer
+    from cleaner.train import model_meta, prepare, train_model, trainable, with_typer
 
-    config = load_config()
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2}, "markers": {"enabled": True}})
     pages = find_pages(data_dir, ["cleaneval-dev"])[:12] + find_pages(data_dir, ["dragnet"])[:12]
     docs = prepare(pages, config, processes=1, progress=False)
-    data = fit(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=30)
     meta = model_meta(config, None, c1=0.05, c2=0.05, max_iterations=30, manifest="test", n_docs=len(docs))
+    model = train_model(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=30, meta=meta)
     # with its marker typer, as `cleaner train` makes it
-    model = with_typer(CrfModel(data, meta), trainable(docs, 0.5), config)
-    assert model.typer is not None
+    model = with_typer(model, trainable(docs, 0.5), config)
+    assert model.typer is not None and model.stacking is not None
     return model.save(tmp_path_factory.mktemp("model") / "small.crfsuite")

@@ -17,7 +17,7 @@ from cleaner.markers import (
     train_typer,
     training_sequence,
 )
-from cleaner.model import ModelError, load_model, markers_path
+from cleaner.model import ModelError, copy_model, load_model, markers_path
 from cleaner.segment import segment_blocks
 
 SETTINGS = MarkerSettings.from_config(load_config())
@@ -89,16 +89,12 @@ def test_trained_model_carries_its_typer(small_model):
 
 
 def _copy(small_model, folder):
-    folder.mkdir()
-    (folder / "m.crfsuite").write_bytes(small_model.read_bytes())
-    (folder / "m.crfsuite.json").write_bytes(small_model.with_name(small_model.name + ".json").read_bytes())
-    typer = markers_path(folder / "m.crfsuite")
-    typer.write_bytes(markers_path(small_model).read_bytes())
-    return folder / "m.crfsuite", typer
+    path = copy_model(small_model, folder / "m.crfsuite")
+    return path, markers_path(path)
 
 
 def test_a_typer_file_that_does_not_match_its_sidecar_is_refused(small_model, tmp_path):
-    # A model is its three files; copied under another name they load together.
+    # A model is its files; copied under another name they load together.
     path, _ = _copy(small_model, tmp_path / "ok")
     assert load_model(path).typer is not None
     path, typer = _copy(small_model, tmp_path / "damaged")

@@ -1,27 +1,26 @@
 """Model files: deterministic training, the sidecar, and clear errors on bad files."""
 
 import json
-import shutil
 
 import pytest
 
-from cleaner.model import CrfModel, ModelError, load_model, markers_path, sidecar_path
+from cleaner.model import CrfModel, ModelError, copy_model, load_model, sidecar_path
 
 
 def _train(data_dir):
     from cleaner.config import load_config
     from cleaner.data import find_pages
-    from cleaner.train import fit, prepare, tagging_meta, trainable, with_typer
+    from cleaner.train import prepare, train_model, trainable, with_typer
 
-    config = load_config()
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2}, "markers": {"enabled": True}})
     docs = trainable(prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False), 0.5)
-    model = with_typer(CrfModel(fit(docs, config, c1=0.1, c2=0.01, max_iterations=15), tagging_meta()), docs, config)
-    return model.data, model.markers
+    model = with_typer(train_model(docs, config, c1=0.1, c2=0.01, max_iterations=15), docs, config)
+    return model.data, model.markers, model.first_pass
 
 
 def test_same_data_gives_the_same_model_bytes(data_dir):
     first = _train(data_dir)
-    assert first[1]  # the marker typer too
+    assert first[1] and first[2]  # the marker typer and the first pass too
     assert first == _train(data_dir)
 
 
@@ -32,10 +31,7 @@ def test_sidecar_round_trip_and_hash_check(tmp_path, small_model):
     assert {"feature_version", "families", "feature_config", "config_hash", "training_manifest_hash", "c1", "c2"} <= set(meta)
     assert "pickle" not in small_model.read_bytes()[:16].decode("latin-1")
 
-    copy = tmp_path / "copy.crfsuite"
-    shutil.copy(small_model, copy)
-    shutil.copy(sidecar_path(small_model), sidecar_path(copy))
-    shutil.copy(markers_path(small_model), markers_path(copy))
+    copy = copy_model(small_model, tmp_path / "copy.crfsuite")
     copy.write_bytes(copy.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(ModelError, match="does not match its sidecar"):
         load_model(copy)

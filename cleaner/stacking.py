@@ -1,0 +1,87 @@
+"""Stacked labelling: the block CRF also sees a first block CRF's labelling of the page.
+
+Why: a linear-chain CRF links each block to its neighbours only through the label
+transitions and the compact feature window (cleaner.features), so what it knows of the
+page beyond a few blocks is the document-level features. A first pass with the same
+features already says, for every block, how likely it is content; the second pass reads
+that for the block itself, as the mean over the 3 and the 10 blocks on each side, and
+whether the block lies between the first and the last block the first pass keeps (the
+range maximum subsequence segmentation looks for, here from the CRF's own evidence).
+This is stacked sequential learning (Cohen & Carvalho 2005).
+
+The second pass must be trained on first-pass labellings of pages the first pass did not
+learn from, or it learns to trust the first pass blindly: `cleaner train` labels its
+training pages by cross-validation inside the training set ([stacking] inner_folds) and
+ships a first pass trained on all of them (cleaner.train.train_model).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Sequence
+
+from .align import OTHER
+from .config import Config
+
+PREFIX = "pass1."
+
+
+@dataclass(frozen=True)
+class StackingSettings:
+    # Half-widths of the windows whose mean P(content) a block sees (itself left out).
+    windows: tuple[int, ...]
+    # Folds of the training pages for the first pass's out-of-sample labelling.
+    inner_folds: int
+
+    @classmethod
+    def from_config(cls, config: Config) -> "StackingSettings | None":
+        """The [stacking] settings, or None when stacking is disabled."""
+        s = config.data.get("stacking") or {}
+        if not s.get("enabled", False):
+            return None
+        return cls(tuple(int(w) for w in s["windows"]), int(s["inner_folds"]))
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "StackingSettings":
+        return cls(tuple(int(w) for w in meta["windows"]), int(meta["inner_folds"]))
+
+    def to_meta(self) -> dict:
+        return {"windows": list(self.windows), "inner_folds": self.inner_folds}
+
+
+def _tenth(p: float) -> str:
+    return str(min(9, max(0, int(p * 10))))
+
+
+def first_pass_attributes(
+    labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings
+) -> list[list[str]]:
+    """Per block, the attributes the second pass reads of the first pass's labelling:
+    its label, its P(content) in tenths, the mean P(content) of the blocks within each window,
+    and where it lies against the first and last block the first pass keeps."""
+    n = len(labels)
+    content = [1.0 - p for p in p_other]
+    kept = [i for i, y in enumerate(labels) if y != OTHER]
+    first, last = (kept[0], kept[-1]) if kept else (n, -1)
+    prefix = [0.0]
+    for c in content:
+        prefix.append(prefix[-1] + c)
+    rows = []
+    for i in range(n):
+        row = [f"{PREFIX}label={labels[i]}", f"{PREFIX}p={_tenth(content[i])}"]
+        for w in settings.windows:
+            lo, hi = max(0, i - w), min(n, i + w + 1)
+            others = hi - lo - 1
+            mean = (prefix[hi] - prefix[lo] - content[i]) / others if others else content[i]
+            row.append(f"{PREFIX}w{w}={_tenth(mean)}")
+        row.append(f"{PREFIX}range=" + ("none" if not kept else "in" if first <= i <= last
+                                        else "before" if i < first else "after"))
+        rows.append(row)
+    return rows
+
+
+def inner_fold(key: str, folds: int) -> int:
+    """The inner fold of a training page: a stable hash of its key, so the same data give the
+    same model."""
+    return zlib.crc32(key.encode("utf-8")) % folds

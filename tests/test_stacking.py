@@ -1,0 +1,101 @@
+"""Stacked labelling (cleaner.stacking): what the second pass reads of the first, and the model files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cleaner.api import clean_html
+from cleaner.config import load_config
+from cleaner.model import (
+    CODEC,
+    CrfModel,
+    ModelError,
+    attribute_weights,
+    copy_model,
+    first_pass_path,
+    load_model,
+    model_files,
+)
+from cleaner.segment import segment_blocks
+from cleaner.stacking import StackingSettings, first_pass_attributes, inner_fold
+
+SETTINGS = StackingSettings(windows=(1,), inner_folds=3)
+
+
+def _attrs(row):
+    return dict(a.split("=", 1) for a in row)
+
+
+def test_a_block_sees_its_first_pass_label_confidence_window_and_range():
+    labels = ["other", "paragraph", "continuation", "other", "other"]
+    p_other = [0.9, 0.1, 0.3, 0.8, 0.95]
+    rows = [_attrs(r) for r in first_pass_attributes(labels, p_other, SETTINGS)]
+    assert [r["pass1.label"] for r in rows] == labels
+    assert [r["pass1.p"] for r in rows] == ["0", "9", "7", "1", "0"]  # P(content) in tenths, rounded down
+    # mean P(content) of the neighbours within 1 block, the block itself left out
+    assert rows[0]["pass1.w1"] == "9" and rows[2]["pass1.w1"] == "5" and rows[4]["pass1.w1"] == "1"
+    assert [r["pass1.range"] for r in rows] == ["before", "in", "in", "after", "after"]
+
+
+def test_a_page_the_first_pass_keeps_nothing_of_is_marked_so():
+    rows = [_attrs(r) for r in first_pass_attributes(["other"] * 3, [0.99] * 3, SETTINGS)]
+    assert {r["pass1.range"] for r in rows} == {"none"}
+    assert first_pass_attributes([], [], SETTINGS) == []
+
+
+def test_settings_round_trip_and_disable():
+    settings = StackingSettings.from_config(load_config().overlay({"stacking": {"enabled": True}}))
+    assert StackingSettings.from_meta(json.loads(json.dumps(settings.to_meta()))) == settings
+    assert StackingSettings.from_config(load_config().overlay({"stacking": {"enabled": False}})) is None
+
+
+def test_inner_folds_are_stable_and_cover_every_fold():
+    keys = [f"cleaneval-final/{i}" for i in range(60)]
+    folds = [inner_fold(k, 3) for k in keys]
+    assert folds == [inner_fold(k, 3) for k in keys]
+    assert set(folds) == {0, 1, 2}
+
+
+def test_the_second_pass_learned_to_read_the_first(small_model):
+    model = load_model(small_model)
+    assert model.first_pass and model.stacking is not None
+    weights = attribute_weights(model)
+    codes = {CODEC[f"pass1.label={y}"] for y in ("paragraph", "other")}
+    assert any(abs(w) > 0 for (attr, _), w in weights.items() if attr in codes)
+
+
+def test_tagging_runs_the_first_pass_then_the_second_on_its_view(small_model):
+    # The two passes by hand, as two plain models, give the stacked model's labels.
+    model = load_model(small_model)
+    page = ("<html><body><div class=nav><a href=/>Home</a> <a href=/a>About</a></div>"
+            + "".join(f"<p>This is sentence number {i} of the article, and it goes on a while.</p>" for i in range(12))
+            + "<div class=foot>Copyright 2007</div></body></html>")
+    features = model.extractor().extract(segment_blocks(page).blocks)
+    encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
+    first = CrfModel(model.first_pass, encoding)
+    labels, _ = first.tag(features, marginals=False)
+    view = first_pass_attributes(labels, first.p_other(len(labels)), model.stacking)
+    second = CrfModel(model.data, encoding)
+    by_hand, _ = second.tag([row + more for row, more in zip(features, view)], marginals=False)
+    assert model.tag(features, marginals=False)[0] == by_hand
+    assert model.hash != second.hash  # the first pass is part of what the hash names
+    result = clean_html(page.encode(), model=model)
+    assert result.ok and "sentence number 5" in result.plain
+
+
+def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
+    path = copy_model(small_model, tmp_path / "ok" / "m.crfsuite")
+    assert first_pass_path(path) in model_files(path)
+    assert load_model(path).hash == load_model(small_model).hash
+    meta = json.loads(path.with_name("m.crfsuite.json").read_text())
+    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2}
+    damaged = copy_model(small_model, tmp_path / "damaged" / "m.crfsuite")
+    first_pass_path(damaged).write_bytes(first_pass_path(damaged).read_bytes()[:-10])
+    with pytest.raises(ModelError, match="first-pass CRF .* does not match"):
+        load_model(damaged)
+    missing = copy_model(small_model, tmp_path / "missing" / "m.crfsuite")
+    first_pass_path(missing).unlink()
+    with pytest.raises(ModelError, match="cannot read the first-pass CRF"):
+        load_model(missing)

@@ -35,7 +35,8 @@ from .segment import Block, segment_blocks
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
 )  # fmt: skip
-STAGES = ("decode", "segment", "features", "crf", "markers", "assemble")  # markers: only with a typer
+# first_pass: only stacked models (cleaner.stacking); markers: only with a typer
+STAGES = ("decode", "segment", "features", "first_pass", "crf", "markers", "assemble")
 
 
 @dataclass
@@ -254,9 +255,10 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
     # and the job check it against the model before the first page.
     convention = config["model"].get("convention") or None
-    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention)
+    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention,
+                                                      timings)
     marginals = model.marginals_all(len(labels)) if all_marginals else None
-    timings["crf"] = (time.perf_counter() - t) * 1000
+    timings["crf"] = (time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
     if model.typer is not None:
         t = time.perf_counter()
         texts = [b.text for b in seg.blocks]

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,11 +186,13 @@ class CrfModel:
         return [row + more for row, more in zip(encoded, extra)]
 
     def tag(
-        self, features: list[list[str]], marginals: bool = True, convention: str | None = None
+        self, features: list[list[str]], marginals: bool = True, convention: str | None = None,
+        timings: dict[str, float] | None = None,
     ) -> tuple[list[str], list[float]]:
         """Labels for a block sequence, and the marginal probability of each chosen label.
 
-        `convention` is for convention-aware models (`cleaner.convention`); None = the model's default."""
+        `convention` is for convention-aware models (`cleaner.convention`); None = the model's default.
+        A stacked model's first pass is timed into `timings["first_pass"]` (ms) when given."""
         if not features:
             return [], []
         if self.conventions is not None:
@@ -201,18 +204,23 @@ class CrfModel:
         if encode:
             features = CODEC.encode(features)
         if self.stacking is not None:
+            t = time.perf_counter()
             features = self._with_first_pass(features, encode)
+            if timings is not None:
+                timings["first_pass"] = (time.perf_counter() - t) * 1000
         tagger.set(features)
         labels = tagger.tag()
         if not marginals:
             return labels, []
         return labels, [tagger.marginal(y, i) for i, y in enumerate(labels)]
 
-    def tag_decided(self, features, word_counts, settings, convention: str | None = None) -> tuple[list[str], list[float], str]:
+    def tag_decided(
+        self, features, word_counts, settings, convention: str | None = None, timings: dict[str, float] | None = None,
+    ) -> tuple[list[str], list[float], str]:
         """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, and how."""
         from .decide import decide
 
-        labels, _ = self.tag(features, marginals=False, convention=convention)
+        labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings)
         if not labels:
             return labels, [], "viterbi"
         # Every block needs P(other) and the probability of its final label, but only the

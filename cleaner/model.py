@@ -162,16 +162,13 @@ class CrfModel:
 
     def tagger(self) -> pycrfsuite.Tagger:
         if self._tagger is None:
-            tagger = pycrfsuite.Tagger()
-            tagger.open_inmemory(self.data)
-            self._tagger = tagger
+            self._tagger = _open_tagger(self.data)
         return self._tagger
 
     def first_tagger(self) -> pycrfsuite.Tagger:
+        """The first pass of a stacked model (cleaner.stacking)."""
         if self._first_tagger is None:
-            tagger = pycrfsuite.Tagger()
-            tagger.open_inmemory(self.first_pass)
-            self._first_tagger = tagger
+            self._first_tagger = _open_tagger(self.first_pass)
         return self._first_tagger
 
     def _with_first_pass(self, encoded: list[list[str]], encode: bool) -> list[list[str]]:
@@ -261,6 +258,12 @@ class CrfModel:
             meta.pop("stacking", None)
         _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
+
+
+def _open_tagger(data: bytes) -> pycrfsuite.Tagger:
+    tagger = pycrfsuite.Tagger()
+    tagger.open_inmemory(data)
+    return tagger
 
 
 class _MarginalRows:

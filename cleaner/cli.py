@@ -415,11 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Prepare the pages (decode, segment, features, align gold), leave out pages "
                        "whose gold aligns badly, and train a CRF with L-BFGS. With --cv, c1/c2 are chosen by "
                        "k-fold cross-validation by document over the grid in the config, and the figures are "
-                       "stored in the model's sidecar. Then the marker typer ([markers] in the config) is trained "
-                       "on the CRF's labelling of the pages whose gold marks its segments (<h>/<p>/<l>).")
+                       "stored in the model's sidecar. With [stacking] in the config, the CRF is two: a first pass "
+                       "and a CRF that also reads its labelling, trained on first-pass labellings of held-out inner "
+                       "folds ([stacking] inner_folds + 2 trainings). Then the marker typer ([markers] in the config) "
+                       "is trained on the CRF's labelling of the pages whose gold marks its segments (<h>/<p>/<l>).")
     data_args(p, "training data")
     p.add_argument("--out", required=True, metavar="MODEL", help="model path (writes MODEL, MODEL.json and, with a marker typer, "
-                   "the MODEL stem + .markers.crfsuite)")
+                   "the MODEL stem + .markers.crfsuite, with stacking the MODEL stem + .pass1.crfsuite)")
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")

@@ -164,6 +164,9 @@ def train_model(
     settings = StackingSettings.from_config(config)
     k = settings.inner_folds if settings else 0
     fold_of = [inner_fold(d.key, k) for d in docs] if k else []
+    if len(set(fold_of)) < 2:
+        # Too few pages to label each out of sample (every page in one inner fold): one pass.
+        k, fold_of = 0, []
     jobs = [(X, y, None, c1, c2, max_iterations)]
     jobs += [(X, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
     if processes > 1 and len(jobs) > 1 and not mp.current_process().daemon:

@@ -99,3 +99,14 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
     first_pass_path(missing).unlink()
     with pytest.raises(ModelError, match="cannot read the first-pass CRF"):
         load_model(missing)
+
+
+def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):
+    from cleaner.data import find_pages
+    from cleaner.train import prepare, train_model
+
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 3}})
+    docs = prepare(find_pages(data_dir, ["cleaneval-dev"])[:1], config, processes=1, progress=False)
+    model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=10)
+    assert model.first_pass is None and model.stacking is None and "stacking" not in model.meta
+    assert model.tag(docs[0].features, marginals=False)[0]

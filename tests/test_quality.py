@@ -15,7 +15,7 @@ import pytest
 from cleaner.api import clean_html
 from cleaner.data import find_pages
 from cleaner.gold import read_gold
-from cleaner.model import DEFAULT_MODEL_PATH, load_model, markers_path, sidecar_path
+from cleaner.model import DEFAULT_MODEL_PATH, first_pass_path, load_model, markers_path, model_files, sidecar_path
 from cleaner.score import aggregate, score_document
 
 FLOORS = {  # macro word F1, markup F1 on the sample
@@ -24,6 +24,9 @@ FLOORS = {  # macro word F1, markup F1 on the sample
     "cleanportaleval": (0.88, 0.60),
     "dragnet": (0.90, None),
 }
+
+
+STACKED_MODEL_PATH = DEFAULT_MODEL_PATH.with_name("stacked.crfsuite")
 
 
 def test_default_model_is_packaged_small_and_consistent():
@@ -36,11 +39,23 @@ def test_default_model_is_packaged_small_and_consistent():
     # the marker typer ships with it (cleaner/markers.py), trained on the pages with marked golds
     assert model.typer is not None and meta["markers"]["training_documents"] > 700
     assert markers_path(DEFAULT_MODEL_PATH).stat().st_size < 1_000_000
+    assert model.stacking is None  # one pass: the speed budget (docs/speed.md)
 
 
+def test_opt_in_stacked_model_is_packaged_whole_and_its_first_pass_is_the_default_crf():
+    assert sum(f.stat().st_size for f in model_files(STACKED_MODEL_PATH)) < 20_000_000
+    model = load_model(STACKED_MODEL_PATH)
+    meta = json.loads(sidecar_path(STACKED_MODEL_PATH).read_text())
+    assert meta["model_hash"] == model.hash and model.typer is not None and model.stacking is not None
+    assert meta["stacking"]["training_documents"] == meta["training_documents"] > 2000
+    # The same pages, config and seed train the same first pass (deterministic L-BFGS).
+    assert first_pass_path(STACKED_MODEL_PATH).read_bytes() == DEFAULT_MODEL_PATH.read_bytes()
+
+
+@pytest.mark.parametrize("model_path", [DEFAULT_MODEL_PATH, STACKED_MODEL_PATH], ids=["default", "stacked"])
 @pytest.mark.parametrize("dataset", sorted(FLOORS))
-def test_shipped_model_meets_quality_floors(data_dir, dataset):
-    model = load_model()
+def test_shipped_model_meets_quality_floors(data_dir, dataset, model_path):
+    model = load_model(model_path)
     scores = []
     pages = find_pages(data_dir, [dataset])
     for page in pages[:: 5 if len(pages) < 100 else 25]:

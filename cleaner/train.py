@@ -145,9 +145,13 @@ def fit(
     docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int,
     conventions: Conventions | None = None,
 ) -> bytes:
-    """Train on the pages; with `conventions`, each page is given its data set's convention."""
-    X = [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
-    return train_crf(X, [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
+    """Train one CRF on the pages (experiments; `train_model` makes the product's model)."""
+    return train_crf(_rows(docs, conventions), [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
+
+
+def _rows(docs: list[PreparedDoc], conventions: Conventions | None) -> list[list[list[str]]]:
+    """The pages' attribute rows; with `conventions`, each page is given its data set's convention."""
+    return [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
 
 
 def train_model(
@@ -159,7 +163,7 @@ def train_model(
     reads a first pass's labelling, trained on each page labelled by a first pass that did not
     learn from it (the pages split in [stacking] inner_folds by a hash of their key)."""
     meta = dict(meta or tagging_meta(conventions))
-    X = [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
+    X = _rows(docs, conventions)
     y = [d.labels for d in docs]
     settings = StackingSettings.from_config(config)
     k = settings.inner_folds if settings else 0

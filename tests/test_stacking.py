@@ -110,3 +110,14 @@ def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):
     model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=10)
     assert model.first_pass is None and model.stacking is None and "stacking" not in model.meta
     assert model.tag(docs[0].features, marginals=False)[0]
+
+
+def test_the_stacked_overlay_trains_what_the_packaged_stacked_model_is():
+    from pathlib import Path
+
+    from cleaner.model import DEFAULT_MODEL_PATH
+
+    overlay = Path(__file__).resolve().parents[1] / "conf" / "stacked.toml"
+    assert StackingSettings.from_config(load_config()) is None  # the default trains one pass
+    packaged = load_model(DEFAULT_MODEL_PATH.with_name("stacked.crfsuite"))
+    assert StackingSettings.from_config(load_config(overlay)) == packaged.stacking

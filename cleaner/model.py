@@ -165,6 +165,14 @@ class CrfModel:
             self._tagger = _open_tagger(self.data)
         return self._tagger
 
+    def open(self) -> "CrfModel":
+        """Open every CRFsuite model it holds now (once per process), not on the first page."""
+        self.tagger()
+        self.typer
+        if self.first_pass:
+            self.first_tagger()
+        return self
+
     def first_tagger(self) -> pycrfsuite.Tagger:
         """The first pass of a stacked model (cleaner.stacking)."""
         if self._first_tagger is None:
@@ -245,17 +253,13 @@ class CrfModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = dict(self.meta, model_hash=self.hash)
         _atomic_write(path, self.data)
-        if self.markers and meta.get("markers"):
-            typer_path = markers_path(path)
-            _atomic_write(typer_path, self.markers)
-            meta["markers"] = dict(meta["markers"], sha256=hashlib.sha256(self.markers).hexdigest())
-        else:
-            meta.pop("markers", None)
-        if self.first_pass and meta.get("stacking"):
-            _atomic_write(first_pass_path(path), self.first_pass)
-            meta["stacking"] = dict(meta["stacking"], sha256=hashlib.sha256(self.first_pass).hexdigest())
-        else:
-            meta.pop("stacking", None)
+        for key, suffix, attr, _ in _COMPANIONS:
+            data = getattr(self, attr)
+            if data and meta.get(key):
+                _atomic_write(_companion_path(path, suffix), data)
+                meta[key] = dict(meta[key], sha256=hashlib.sha256(data).hexdigest())
+            else:
+                meta.pop(key, None)
         _atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
 
@@ -281,39 +285,48 @@ def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
+# The files a model may have beside its CRF: (sidecar key, file suffix, CrfModel field, what it is).
+_COMPANIONS = (
+    ("markers", ".markers.crfsuite", "markers", "marker typer"),
+    ("stacking", ".pass1.crfsuite", "first_pass", "first-pass CRF"),
+)
+
+
+def _companion_path(path: Path, suffix: str) -> Path:
+    return path.with_name(path.stem + suffix)
+
+
 def markers_path(path: Path) -> Path:
     """Where the marker typer of the model at `path` is stored (`default.crfsuite` ->
     `default.markers.crfsuite`)."""
-    return path.with_name(path.stem + ".markers.crfsuite")
+    return _companion_path(path, ".markers.crfsuite")
 
 
 def first_pass_path(path: Path) -> Path:
     """Where the first-pass CRF of the stacked model at `path` is stored (`default.crfsuite` ->
     `default.pass1.crfsuite`)."""
-    return path.with_name(path.stem + ".pass1.crfsuite")
+    return _companion_path(path, ".pass1.crfsuite")
+
+
+def _model_files(path: Path) -> list[tuple[Path, str]]:
+    """(file, its name relative to the model's stem) of every file of the saved model."""
+    meta = json.loads(sidecar_path(path).read_text())
+    files = [(path, path.suffix), (sidecar_path(path), path.suffix + ".json")]
+    return files + [(_companion_path(path, suffix), suffix) for key, suffix, _, _ in _COMPANIONS if meta.get(key)]
 
 
 def model_files(path: str | Path) -> list[Path]:
     """Every file of the saved model at `path`: the CRF, its sidecar, and the marker typer and
     first pass its sidecar names (a model is copied or shipped as all of them)."""
-    path = Path(path)
-    meta = json.loads(sidecar_path(path).read_text())
-    files = [path, sidecar_path(path)]
-    if meta.get("markers"):
-        files.append(markers_path(path))
-    if meta.get("stacking"):
-        files.append(first_pass_path(path))
-    return files
+    return [f for f, _ in _model_files(Path(path))]
 
 
 def copy_model(src: str | Path, dst: str | Path) -> Path:
     """Copy the model at `src` (all its files) to `dst`, renaming its companions to match."""
     src, dst = Path(src), Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    for f, name in zip(model_files(src), (dst, sidecar_path(dst), None, None)):
-        if name is None:
-            name = dst.with_name(dst.stem + f.name[len(src.stem):])
-        name.write_bytes(f.read_bytes())
+    for f, suffix in _model_files(src):
+        dst.with_name(dst.stem + suffix).write_bytes(f.read_bytes())
     return dst
 
 
@@ -356,18 +369,14 @@ def load_model(path: str | Path | None = None) -> CrfModel:
         raise ModelError(f"cannot read model sidecar {side}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
-    markers = _read_part(markers_path(path), path, "marker typer", meta["markers"]) if meta.get("markers") else None
-    first_pass = (_read_part(first_pass_path(path), path, "first-pass CRF", meta["stacking"])
-                  if meta.get("stacking") else None)
-    model = CrfModel(data, meta, markers, first_pass)
+    parts = {attr: _read_part(_companion_path(path, suffix), path, what, meta[key]) if meta.get(key) else None
+             for key, suffix, attr, what in _COMPANIONS}
+    model = CrfModel(data, meta, **parts)
     expected = meta.get("model_hash")
     if expected and expected != model.hash:
         raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
     try:
-        model.tagger()
-        model.typer
-        if first_pass:
-            model.first_tagger()
+        model.open()
     except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file
         raise ModelError(f"model {path} is not a valid CRFsuite model: {exc}") from exc
     _LOADED[key] = model

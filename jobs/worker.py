@@ -78,10 +78,7 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     if hit is not None:
         return hit[0], hit[1], False
     model = CrfModel(value["model"], value["meta"], value.get("markers"), value.get("first_pass"))
-    model.tagger()  # open CRFsuite now, once
-    model.typer  # and the marker typer
-    if model.first_pass:  # and the first pass of a stacked model
-        model.first_tagger()
+    model.open()  # open CRFsuite (and the typer, the first pass) now, once
     config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
     # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
     # a config would read conf/default.toml from disk, which a packed environment on an

@@ -7,7 +7,10 @@ features already says, for every block, how likely it is content; the second pas
 that for the block itself, as the mean over the 3 and the 10 blocks on each side, and
 whether the block lies between the first and the last block the first pass keeps (the
 range maximum subsequence segmentation looks for, here from the CRF's own evidence).
-This is stacked sequential learning (Cohen & Carvalho 2005).
+This is stacked sequential learning (Cohen & Carvalho 2005). The first pass's labels are
+either its Viterbi path or, with `first_pass_labels = "decided"`, the path after the
+decision stage (cleaner.decide) rescues content-looking blocks and empty pages, i.e. the
+labelling the product would output from the first pass alone.
 
 The second pass must be trained on first-pass labellings of pages the first pass did not
 learn from, or it learns to trust the first pass blindly: `cleaner train` labels its
@@ -25,6 +28,7 @@ from .align import OTHER
 from .config import Config
 
 PREFIX = "pass1."
+FIRST_PASS_LABELS = ("viterbi", "decided")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,13 @@ class StackingSettings:
     windows: tuple[int, ...]
     # Folds of the training pages for the first pass's out-of-sample labelling.
     inner_folds: int
+    # Which labelling of the first pass the second reads: "viterbi" or "decided" (cleaner.decide).
+    first_pass_labels: str = "viterbi"
+
+    def __post_init__(self):
+        if self.first_pass_labels not in FIRST_PASS_LABELS:
+            raise ValueError(f"[stacking] first_pass_labels must be one of {FIRST_PASS_LABELS}, "
+                             f"not {self.first_pass_labels!r}")
 
     @classmethod
     def from_config(cls, config: Config) -> "StackingSettings | None":
@@ -40,14 +51,18 @@ class StackingSettings:
         s = config.data.get("stacking") or {}
         if not s.get("enabled", False):
             return None
-        return cls(tuple(int(w) for w in s["windows"]), int(s["inner_folds"]))
+        return cls(tuple(int(w) for w in s["windows"]), int(s["inner_folds"]),
+                   str(s.get("first_pass_labels", "viterbi")))
 
     @classmethod
     def from_meta(cls, meta: dict) -> "StackingSettings":
-        return cls(tuple(int(w) for w in meta["windows"]), int(meta["inner_folds"]))
+        # Models saved before the setting existed read the Viterbi path.
+        return cls(tuple(int(w) for w in meta["windows"]), int(meta["inner_folds"]),
+                   str(meta.get("first_pass_labels", "viterbi")))
 
     def to_meta(self) -> dict:
-        return {"windows": list(self.windows), "inner_folds": self.inner_folds}
+        return {"windows": list(self.windows), "inner_folds": self.inner_folds,
+                "first_pass_labels": self.first_pass_labels}
 
 
 def _tenth(p: float) -> str:

@@ -183,12 +183,16 @@ def train_model(
     if not k:
         return CrfModel(fitted[0], meta)
     # Each page as its inner fold's first pass labels it (out of sample).
+    decision = DecisionSettings.from_config(config)
     stacked = [None] * len(docs)
     for g in range(k):
         inner = CrfModel(fitted[1 + g], {"attribute_encoding": ATTRIBUTE_ENCODING})
         for i, f in enumerate(fold_of):
             if f == g:
-                labels, _ = inner.tag(X[i], marginals=False)
+                if settings.first_pass_labels == "decided":
+                    labels, _, _ = inner.tag_decided(X[i], docs[i].word_counts, decision)
+                else:
+                    labels, _ = inner.tag(X[i], marginals=False)
                 extra = first_pass_attributes(labels, inner.p_other(len(labels)), settings)
                 stacked[i] = [row + more for row, more in zip(X[i], extra)]
     second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)

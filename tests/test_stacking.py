@@ -9,9 +9,9 @@ import pytest
 from cleaner.api import clean_html
 from cleaner.config import load_config
 from cleaner.model import (
-    CODEC,
     CrfModel,
     ModelError,
+    attribute_code,
     attribute_weights,
     copy_model,
     first_pass_path,
@@ -62,7 +62,7 @@ def test_the_second_pass_learned_to_read_the_first(small_model):
     model = load_model(small_model)
     assert model.first_pass and model.stacking is not None
     weights = attribute_weights(model)
-    codes = {CODEC[f"pass1.label={y}"] for y in ("paragraph", "other")}
+    codes = {attribute_code(model, f"pass1.label={y}") for y in ("paragraph", "other")}
     assert any(abs(w) > 0 for (attr, _), w in weights.items() if attr in codes)
 
 
@@ -90,7 +90,7 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
     assert first_pass_path(path) in model_files(path)
     assert load_model(path).hash == load_model(small_model).hash
     meta = json.loads(path.with_name("m.crfsuite.json").read_text())
-    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2}
+    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2, "first_pass_labels": "viterbi"}
     damaged = copy_model(small_model, tmp_path / "damaged" / "m.crfsuite")
     first_pass_path(damaged).write_bytes(first_pass_path(damaged).read_bytes()[:-10])
     with pytest.raises(ModelError, match="first-pass CRF .* does not match"):
@@ -99,6 +99,42 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
     first_pass_path(missing).unlink()
     with pytest.raises(ModelError, match="cannot read the first-pass CRF"):
         load_model(missing)
+
+
+def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
+    # first_pass_labels = "decided": the second pass reads the first pass's labels after the decision
+    # stage (cleaner.decide), in training and in tagging alike.
+    from cleaner.data import find_pages
+    from cleaner.decide import DecisionSettings, decide
+    from cleaner.model import _MarginalRows
+    from cleaner.train import prepare, train_model, trainable
+
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "decided"},
+                                    "markers": {"enabled": False}})
+    pages = find_pages(data_dir, ["cleaneval-dev"])[:6] + find_pages(data_dir, ["dragnet"])[:6]
+    docs = trainable(prepare(pages, config, processes=1, progress=False), 0.5)
+    model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=20)
+    assert model.stacking.first_pass_labels == "decided"
+    assert StackingSettings.from_meta(model.meta["stacking"]["settings"]) == model.stacking
+    d = docs[0]
+    eager = DecisionSettings(content_threshold=0.0)  # every block with any P(content) is rescued
+    encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
+    first = CrfModel(model.first_pass, encoding)
+    viterbi, _ = first.tag(d.features, marginals=False)
+    p_other = first.p_other(len(viterbi))
+    decided, _ = decide(viterbi, _MarginalRows(first.tagger()), d.word_counts, eager, p_other=p_other)
+    assert decided != viterbi
+    view = first_pass_attributes(decided, p_other, model.stacking)
+    by_hand = CrfModel(model.data, encoding).tag([row + more for row, more in zip(d.features, view)])
+    assert model.tag(d.features, word_counts=d.word_counts, decision=eager) == by_hand
+    with pytest.raises(ValueError, match="word counts"):
+        model.tag(d.features)
+    assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
+
+
+def test_an_unknown_first_pass_labelling_is_refused():
+    with pytest.raises(ValueError, match="first_pass_labels"):
+        StackingSettings(windows=(3,), inner_folds=3, first_pass_labels="posterior")
 
 
 def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):

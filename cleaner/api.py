@@ -242,9 +242,8 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     page, seg = read
 
     t = time.perf_counter()
-    extractor = model.extractor()
-    stats = extractor.stats(seg.blocks)
-    feats = extractor.extract(seg.blocks, stats)
+    stats = model.extractor().stats(seg.blocks)
+    feats = model.features(seg.blocks, stats)
     timings["features"] = (time.perf_counter() - t) * 1000
     if budget.expired():
         result.reason = "timeout"

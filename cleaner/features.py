@@ -85,16 +85,21 @@ class _Table:
 
 
 class _PrefixCache(dict):
-    """attribute -> the same attribute seen from a neighbour (`-1:` ...), built once."""
+    """attribute -> the same attribute seen from a neighbour (`-1:` ...), built once; with
+    a `codec`, straight to the code of the prefixed attribute (cleaner.model.AttributeCodec)."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, codec=None):
         super().__init__()
         self.prefix = prefix
+        self.codec = codec
 
-    def __missing__(self, key: str) -> str:
+    def __missing__(self, key: str):
         if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
             self.clear()
-        value = self[key] = self.prefix + key
+        value = self.prefix + key
+        if self.codec is not None:
+            value = self.codec[value]
+        self[key] = value
         return value
 
 
@@ -155,7 +160,7 @@ class FeatureExtractor:
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
-        self._prefixed: dict[int, _PrefixCache] = {}
+        self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._text_cache: dict[str, tuple[list[str], list[str]]] = {}
 
     # -- per block ---------------------------------------------------------------------
@@ -324,14 +329,19 @@ class FeatureExtractor:
             out.append(feats + ("cetr.kmeans-content",) if k else feats)
         return out
 
-    def _prefix(self, offset: int, feats: list[str]) -> list[str]:
-        cache = self._prefixed.get(offset)
+    def _prefix(self, offset: int, feats: list[str], codec=None) -> list:
+        key = (offset, id(codec))
+        cache = self._prefixed.get(key)
         if cache is None:
-            cache = self._prefixed[offset] = _PrefixCache(f"{offset:+d}:")
+            cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
         return list(map(cache.__getitem__, feats))
 
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None) -> list[list[str]]:
-        """One attribute list per block (own features, then the neighbours' with offsets)."""
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> list[list]:
+        """One attribute list per block (own features, then the neighbours' with offsets).
+
+        With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
+        stores, the same as `codec.encode(extract(...))`: a block's own attributes are encoded
+        once, not once more for each neighbour that sees them."""
         if stats is None:
             stats = self.stats(blocks)
         n = len(blocks)
@@ -407,11 +417,18 @@ class FeatureExtractor:
             private.extend(doc_feats)
             shared_rows.append(shared)
             rows.append(private)
+        own = shared_rows
+        if codec is not None:
+            rows, own = codec.encode(rows), codec.encode(shared_rows)
         result = []
         for i in range(n):
-            row = shared_rows[i] + rows[i]
+            row = own[i] + rows[i]
             for k in range(1, self.window + 1):
-                row.extend(self._prefix(-k, shared_rows[i - k]) if i - k >= 0 else (f"-{k}:BOD",))
-                row.extend(self._prefix(k, shared_rows[i + k]) if i + k < n else (f"+{k}:EOD",))
+                row.extend(self._prefix(-k, shared_rows[i - k], codec) if i - k >= 0 else self._edge(f"-{k}:BOD", codec))
+                row.extend(self._prefix(k, shared_rows[i + k], codec) if i + k < n else self._edge(f"+{k}:EOD", codec))
             result.append(row)
         return result
+
+    @staticmethod
+    def _edge(attribute: str, codec) -> tuple:
+        return (attribute if codec is None else codec[attribute],)

@@ -162,6 +162,17 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
+    def features(self, blocks, stats=None) -> list[list]:
+        """The blocks' attributes as `tag` reads them: already encoded (bytes) for a model that
+        stores codes, so a block's attributes are encoded once however many neighbours see them;
+        readable for a convention-aware model, whose conventions rewrite readable attributes."""
+        codec = CODEC if self.encoded and self.conventions is None else None
+        return self.extractor().extract(blocks, stats, codec)
+
+    @property
+    def encoded(self) -> bool:
+        return self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
+
     def tagger(self) -> pycrfsuite.Tagger:
         if self._tagger is None:
             self._tagger = _open_tagger(self.data)
@@ -207,6 +218,7 @@ class CrfModel:
     ) -> tuple[list[str], list[float]]:
         """Labels for a block sequence, and the marginal probability of each chosen label.
 
+        `features`: readable attribute rows (FeatureExtractor.extract) or the model's own `features`.
         `convention` is for convention-aware models (`cleaner.convention`); None = the model's default.
         A stacked model's first pass is timed into `timings["first_pass"]` (ms) when given; one whose
         second pass reads the first pass's decided labels needs `word_counts` (and the `decision`
@@ -218,8 +230,8 @@ class CrfModel:
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
-        encode = self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
-        if encode:
+        encode = self.encoded
+        if encode and not (features[0] and isinstance(features[0][0], bytes)):  # `features` rows come encoded
             features = CODEC.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
@@ -437,7 +449,7 @@ def attribute_weights(model: CrfModel) -> dict[tuple[str, str], float]:
 
 def attribute_code(model: CrfModel, attribute: str) -> str:
     """The name under which `attribute` is stored in this model's file."""
-    return CODEC[attribute].decode() if model.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING else attribute
+    return CODEC[attribute].decode() if model.encoded else attribute
 
 
 def feature_config_sections(config: Config) -> dict[str, Any]:

@@ -113,3 +113,15 @@ def test_the_shipped_convention_model_loads_and_knows_both_conventions():
     model = load_model(Path(cleaner.__file__).parent / "models" / "conventions.crfsuite")  # checks its sidecar hash
     assert model.conventions.names == ("cleaneval", "article")
     assert model.meta["cross_validation"]["cleaneval-final"]["macro_f1"] > 0.9
+
+
+def test_a_convention_aware_model_is_handed_readable_attributes(convention_model):
+    # its conventions rewrite readable attributes (id/class, tags) before they are encoded
+    from cleaner.model import load_model
+    from cleaner.segment import segment_blocks
+
+    path, _ = convention_model
+    model = load_model(path)
+    rows = model.features(segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks)
+    assert all(isinstance(a, str) for row in rows for a in row)
+    assert model.tag(rows, convention="article")[0]

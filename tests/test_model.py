@@ -68,3 +68,19 @@ def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
     assert all(d.blocks is None for d in plain)
     for p, k in zip(plain, kept):
         assert [b.text for b in k.blocks] == p.texts and k.features == p.features
+
+
+def test_a_model_hands_its_tagger_encoded_attributes_that_tag_like_readable_ones(small_model, data_dir):
+    from cleaner.data import find_pages
+    from cleaner.decode import decode_html
+    from cleaner.model import CODEC
+    from cleaner.segment import segment_blocks
+
+    model = load_model(small_model)
+    assert model.encoded
+    for page in find_pages(data_dir, ["cleaneval-dev"])[:3]:
+        blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, model.feature_config()).blocks
+        readable = model.extractor().extract(blocks)
+        encoded = model.features(blocks)
+        assert encoded == CODEC.encode(readable) and isinstance(encoded[0][0], bytes)
+        assert model.tag(encoded) == model.tag(readable)

@@ -61,22 +61,8 @@ class Segmentation:
     nesting_capped: bool = False  # the pre-parse nesting guard flattened the page
 
 
-class _Frame:
-    """An open element; carries its ancestors' state so a block reads it in O(1)."""
-
-    __slots__ = ("tag", "containers", "ancestors", "idclass", "div_group", "td_group", "in_pre")
-
-    def __init__(self, tag, containers, ancestors, idclass, div_group, td_group, in_pre):
-        self.tag = tag
-        self.containers = containers
-        self.ancestors = ancestors
-        self.idclass = idclass
-        self.div_group = div_group
-        self.td_group = td_group
-        self.in_pre = in_pre
-
-
-_ROOT_FRAME = _Frame("", (), frozenset(), (), -1, -1, False)
+# The root of the element stack (see segment_blocks for the frame layout).
+_ROOT = ("", (), frozenset(), (), -1, -1, False)
 
 
 def _tokens(value: str) -> tuple[str, ...]:
@@ -159,91 +145,29 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     if root is None:
         return Segmentation(blocks, 0, False, 0, capped)
 
-    stack: list[_Frame] = [_ROOT_FRAME]
+    # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre):
+    # building a tuple per element costs a fraction of an object's __init__.
+    stack: list[tuple] = [_ROOT]
     opened: dict[str, int] = {}
     closed: dict[str, int] = {}
     n_nodes = 0
     max_depth = 0
     group_seq = 0
     token_cache: dict[str, tuple[str, ...]] = {}
+    append_block = blocks.append
+    push = stack.append
+    pop = stack.pop
+    ws_sub = _WS.sub
 
-    def emit(text: str, artificial: str | None = None) -> bool:
+    def emit(text: str, artificial: str | None = None) -> None:
         nonlocal opened, closed
-        if len(blocks) >= max_blocks:
-            return False
         if len(text) > max_chars:
             text = text[:max_chars]
         top = stack[-1]
-        blocks.append(
-            Block(
-                text,
-                top.containers,
-                top.ancestors,
-                opened,
-                closed,
-                top.div_group,
-                top.td_group,
-                top.idclass,
-                "a" in top.ancestors,
-                len(stack) - 1,
-                artificial,
-            )
-        )
+        append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
+                           len(stack) - 1, artificial))
         opened = {}
         closed = {}
-        return True
-
-    def enter(node, tag: str) -> bool:
-        """Open an element; returns False when its subtree must be skipped."""
-        nonlocal group_seq, max_depth
-        if tag in drop:
-            return False
-        parent = stack[-1]
-        attrs = node.attributes
-        if tag == "a" and not (attrs and attrs.get("href")):
-            # An anchor without href (`<a name="top">`) is not a link; 2007-era pages often
-            # leave one unclosed around the whole article, which must not read as navigation.
-            tag = "a-nohref"
-        idclass = parent.idclass
-        if attrs:
-            tokens: tuple[str, ...] = ()
-            for key in ("id", "class"):
-                value = attrs.get(key)
-                if value:
-                    cached = token_cache.get(value)
-                    if cached is None:
-                        cached = token_cache[value] = _tokens(value)
-                    tokens += cached
-            if tokens:
-                idclass = tuple(dict.fromkeys(tokens + parent.idclass))[:24]
-        div_group, td_group = parent.div_group, parent.td_group
-        if tag == "div":
-            group_seq += 1
-            div_group = group_seq
-        elif tag == "td" or tag == "th":
-            group_seq += 1
-            td_group = group_seq
-        containers = parent.containers + (tag,)
-        if len(containers) > MAX_CONTAINERS:
-            containers = containers[-MAX_CONTAINERS:]
-        ancestors = parent.ancestors if tag in parent.ancestors else parent.ancestors | {tag}
-        stack.append(
-            _Frame(tag, containers, ancestors, idclass, div_group, td_group, parent.in_pre or tag == "pre")
-        )
-        opened[tag] = opened.get(tag, 0) + 1
-        if len(stack) > max_depth:
-            max_depth = len(stack)
-        if tag == "img":
-            alt = attrs.get("alt") if attrs else None
-            if alt:
-                alt = normalise_space(alt)
-                if len(alt) >= alt_min:
-                    emit(alt, "img-alt")
-        return True
-
-    def leave() -> None:
-        tag = stack.pop().tag
-        closed[tag] = closed.get(tag, 0) + 1
 
     # Iterative pre-order walk over the parser's own pointers.
     node = root
@@ -251,26 +175,69 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     while node is not None and len(blocks) < max_blocks:
         n_nodes += 1
         tag = node.tag
-        descend = False
         if tag == "-text":  # (tag is None for some malformed nodes)
             raw = node.text_content
             if raw and not raw.isspace():
-                if stack[-1].in_pre:
+                if stack[-1][6]:  # inside pre: every line is a block
                     for line in raw.split("\n"):
-                        line = normalise_space(line)
-                        if line and not emit(line, "pre-line"):
-                            break
+                        line = ws_sub(" ", line).strip()
+                        if line:
+                            if len(blocks) >= max_blocks:
+                                break
+                            emit(line, "pre-line")
                 else:
-                    emit(normalise_space(raw))
-        elif tag and tag[0] != "-" and tag[0] != "!":
+                    emit(ws_sub(" ", raw).strip())
+        elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
             # (comments, doctype and other non-element nodes carry no visible text)
-            descend = enter(node, tag)
-        if descend:
+            # -- open the element --
+            parent = stack[-1]
+            attrs = node.attributes
+            if tag == "a" and not (attrs and attrs.get("href")):
+                # An anchor without href (`<a name="top">`) is not a link; 2007-era pages often
+                # leave one unclosed around the whole article, which must not read as navigation.
+                tag = "a-nohref"
+            idclass = parent[3]
+            if attrs:
+                tokens: tuple[str, ...] = ()
+                for key in ("id", "class"):
+                    value = attrs.get(key)
+                    if value:
+                        cached = token_cache.get(value)
+                        if cached is None:
+                            cached = token_cache[value] = _tokens(value)
+                        tokens += cached
+                if tokens:
+                    idclass = tuple(dict.fromkeys(tokens + idclass))[:24]
+            div_group = parent[4]
+            td_group = parent[5]
+            if tag == "div":
+                group_seq += 1
+                div_group = group_seq
+            elif tag == "td" or tag == "th":
+                group_seq += 1
+                td_group = group_seq
+            containers = parent[1] + (tag,)
+            if len(containers) > MAX_CONTAINERS:
+                containers = containers[-MAX_CONTAINERS:]
+            ancestors = parent[2]
+            if tag not in ancestors:
+                ancestors = ancestors | {tag}
+            push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre"))
+            opened[tag] = opened.get(tag, 0) + 1
+            if len(stack) > max_depth:
+                max_depth = len(stack)
+            if tag == "img" and attrs:
+                alt = attrs.get("alt")
+                if alt:
+                    alt = ws_sub(" ", alt).strip()
+                    if len(alt) >= alt_min and len(blocks) < max_blocks:
+                        emit(alt, "img-alt")
             child = node.child
             if child is not None:
                 node = child
                 continue
-            leave()  # an empty element: opened and closed at once
+            tag = pop()[0]  # an empty element: opened and closed at once
+            closed[tag] = closed.get(tag, 0) + 1
         # Climb until a next sibling exists, closing elements on the way.
         while node is not None:
             if node.mem_id == root_id:
@@ -283,7 +250,8 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             node = node.parent
             if node is None:
                 break
-            leave()
+            tag = pop()[0]
+            closed[tag] = closed.get(tag, 0) + 1
             if node.mem_id == root_id:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None

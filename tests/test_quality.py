@@ -48,6 +48,7 @@ def test_opt_in_stacked_model_is_packaged_whole_and_its_first_pass_is_the_defaul
     meta = json.loads(sidecar_path(STACKED_MODEL_PATH).read_text())
     assert meta["model_hash"] == model.hash and model.typer is not None and model.stacking is not None
     assert meta["stacking"]["training_documents"] == meta["training_documents"] > 2000
+    assert model.stacking.first_pass_labels == "decided"  # conf/stacked.toml
     # The same pages, config and seed train the same first pass (deterministic L-BFGS).
     assert first_pass_path(STACKED_MODEL_PATH).read_bytes() == DEFAULT_MODEL_PATH.read_bytes()
 

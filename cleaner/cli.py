@@ -361,6 +361,74 @@ def cmd_eval(args) -> int:
     return EXIT_OK
 
 
+# -- models -------------------------------------------------------------------------------
+
+
+def packaged_models() -> list[Path]:
+    """The models shipped in the package (cleaner/models), the default first."""
+    from .model import _COMPANIONS, DEFAULT_MODEL_PATH
+
+    companions = tuple(suffix for _, suffix, _, _ in _COMPANIONS)
+    found = sorted(p for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
+    return sorted(found, key=lambda p: p != DEFAULT_MODEL_PATH)
+
+
+def describe_model(path: Path) -> dict:
+    """What a user needs to pick a model: what it is, its files, and its cross-validated figures."""
+    from .model import DEFAULT_MODEL_PATH, load_model, model_files
+
+    model = load_model(path)
+    meta = model.meta
+    kind = ["stacked (first pass: %s labels)" % model.stacking.first_pass_labels if model.stacking else "one pass"]
+    if model.conventions is not None:
+        kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
+    if model.typer is not None:
+        kind.append("marker typer")
+    cv = {ds: {"pages": f.get("n_docs"), "word_f1": f.get("macro_f1"), "text_only": f.get("macro_text_only"),
+               "markup_f1": f.get("macro_markup_f1")}
+          for ds, f in (meta.get("cross_validation") or {}).items() if ds != "all"}
+    return {
+        "path": str(path),
+        "default": Path(path).resolve() == DEFAULT_MODEL_PATH.resolve(),
+        "hash": model.hash,
+        "kind": ", ".join(kind),
+        "files": [f.name for f in model_files(path)],
+        "bytes": sum(f.stat().st_size for f in model_files(path)),
+        "training_documents": meta.get("training_documents"),
+        "c1": meta.get("c1"),
+        "c2": meta.get("c2"),
+        "feature_version": meta.get("feature_version"),
+        "cross_validation": cv,
+    }
+
+
+def cmd_models(args) -> int:
+    from .model import ModelError
+
+    paths = [Path(p) for p in args.models] if args.models else packaged_models()
+    out = []
+    for path in paths:
+        if not path.exists():
+            return _fail(EXIT_INPUT, f"model not found: {path}")
+        try:
+            out.append(describe_model(path))
+        except (ModelError, OSError, ValueError) as exc:
+            return _fail(EXIT_MODEL, f"{path}: {exc}")
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    for d in out:
+        print(f"{d['path']}{'  (default)' if d['default'] else ''}")
+        print(f"  model {d['hash']}: {d['kind']}; {d['training_documents']} training pages, c1={d['c1']} "
+              f"c2={d['c2']}, {d['bytes'] / 1e6:.1f} MB in {len(d['files'])} files")
+        if d["cross_validation"]:
+            print("  cross-validated by document (macro word F1 / text-only / markup F1):")
+            for ds, f in d["cross_validation"].items():
+                figures = " / ".join("–" if f[k] is None else f"{f[k]:.3f}" for k in ("word_f1", "text_only", "markup_f1"))
+                print(f"    {ds:<16} {f['pages']:>5} pages  {figures}")
+    return EXIT_OK
+
+
 # -- main ---------------------------------------------------------------------------------
 
 
@@ -450,6 +518,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --model-kind: per-page results of each system are kept here; systems already in "
                    "it are not evaluated again")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("models", help="describe the packaged models (or the models given): what each is and "
+                       "how it scored", description="For each model: its hash, what it is (one pass or stacked, "
+                       "annotation conventions, marker typer), its files, and the cross-validated figures stored "
+                       "in its sidecar by `cleaner train --cv`, to choose a --model with.")
+    p.add_argument("models", nargs="*", metavar="MODEL", help="model files (default: every packaged model)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_models)
 
     # Commands that live in their own modules register themselves here.
     import importlib

@@ -46,6 +46,8 @@ def test_clean_json_gives_blocks_labels_and_probabilities(tmp_path, data_dir, sm
         (["clean", "README.md", "--out", "/tmp/x", "--model", "/nonexistent.crfsuite"], 4, "/nonexistent.crfsuite"),
         (["clean"], 2, "required"),
         (["frobnicate"], 2, "invalid choice"),
+        (["models", "/nonexistent.crfsuite"], 3, "model not found: /nonexistent.crfsuite"),
+        (["models", "README.md"], 4, "README.md"),
     ],
 )
 def test_exit_codes_and_messages(args, code, message):
@@ -55,7 +57,7 @@ def test_exit_codes_and_messages(args, code, message):
 
 
 def test_help_explains_each_command():
-    for cmd in ("clean", "train", "eval"):
+    for cmd in ("clean", "train", "eval", "models"):
         r = run(cmd, "--help")
         assert r.returncode == 0 and "usage: cleaner " + cmd in r.stdout
 
@@ -91,3 +93,27 @@ def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     report = (tmp_path / "cv.md").read_text()
     assert "**Unseen sites**" in report and "| annotated | 8 |" in report
     assert "## Where markup is lost" in report
+
+
+def test_models_describes_each_packaged_model_and_its_cross_validated_figures(small_model):
+    from cleaner.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
+
+    r = run("models", "--json")
+    assert r.returncode == 0, r.stderr
+    models = json.loads(r.stdout)
+    assert models[0]["default"] and models[0]["path"] == str(DEFAULT_MODEL_PATH)
+    assert models[0]["hash"] == load_model().hash and models[0]["kind"] == "one pass, marker typer"
+    by_name = {m["path"].rsplit("/", 1)[1]: m for m in models}
+    assert set(by_name) == {"default.crfsuite", "stacked.crfsuite", "conventions.crfsuite"}
+    assert by_name["stacked.crfsuite"]["kind"].startswith("stacked (first pass: decided labels)")
+    assert "stacked.pass1.crfsuite" in by_name["stacked.crfsuite"]["files"]
+    assert "conventions cleaneval / article" in by_name["conventions.crfsuite"]["kind"]
+    cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())["cross_validation"]["cleaneval-final"]
+    assert models[0]["cross_validation"]["cleaneval-final"] == {
+        "pages": cv["n_docs"], "word_f1": cv["macro_f1"], "text_only": cv["macro_text_only"],
+        "markup_f1": cv["macro_markup_f1"]}
+    text = run("models").stdout
+    assert f"cleaneval-final    681 pages  {cv['macro_f1']:.3f} / " in text and "(default)" in text
+    # a model given by path; one trained without --cv has no figures to show
+    r = run("models", small_model)
+    assert r.returncode == 0 and "stacked" in r.stdout and "cross-validated" not in r.stdout

@@ -330,7 +330,7 @@ class FeatureExtractor:
         return out
 
     def _prefix(self, offset: int, feats: list[str], codec=None) -> list:
-        key = (offset, id(codec))
+        key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
         cache = self._prefixed.get(key)
         if cache is None:
             cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)

@@ -50,7 +50,7 @@ class AttributeCodec(dict):
 
     MAX_ENTRIES = 150_000  # ~20 MB at most
 
-    def __missing__(self, key: str) -> str:
+    def __missing__(self, key: str) -> bytes:
         if len(self) >= self.MAX_ENTRIES:
             self.clear()
         code = self[key] = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest().encode()
@@ -192,7 +192,7 @@ class CrfModel:
             self._first_tagger = _open_tagger(self.first_pass)
         return self._first_tagger
 
-    def _with_first_pass(self, encoded: list[list[str]], encode: bool, word_counts, decision) -> list[list[str]]:
+    def _with_first_pass(self, encoded: list[list], encode: bool, word_counts, decision) -> list[list]:
         """The rows with the first pass's view of the page appended (cleaner.stacking)."""
         first = self.first_tagger()
         first.set(encoded)

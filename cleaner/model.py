@@ -207,9 +207,7 @@ class CrfModel:
                                  "blocks' word counts")
             labels, _ = decide(labels, _MarginalRows(first), word_counts, decision or DecisionSettings(),
                                p_other=p_other)
-        extra = first_pass_attributes(labels, p_other, self.stacking)
-        if encode:
-            extra = CODEC.encode(extra)
+        extra = first_pass_attributes(labels, p_other, self.stacking, CODEC if encode else None)
         return [row + more for row, more in zip(encoded, extra)]
 
     def tag(

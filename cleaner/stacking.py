@@ -65,16 +65,45 @@ class StackingSettings:
                 "first_pass_labels": self.first_pass_labels}
 
 
-def _tenth(p: float) -> str:
-    return str(min(9, max(0, int(p * 10))))
+def _tenth(p: float) -> int:
+    return min(9, max(0, int(p * 10)))
+
+
+class _AttributeNames:
+    """Every attribute the first pass's view can produce, named once (and encoded once, with a
+    codec): a page's view is then list lookups, not string formatting per block."""
+
+    def __init__(self, settings: StackingSettings, codec=None):
+        self.codec = codec
+        self.label: dict[str, object] = {}
+        self.p = [self._name(f"{PREFIX}p={t}") for t in range(10)]
+        self.windows = [(w, [self._name(f"{PREFIX}w{w}={t}") for t in range(10)]) for w in settings.windows]
+        self.range = {r: self._name(f"{PREFIX}range={r}") for r in ("in", "before", "after", "none")}
+
+    def _name(self, attribute: str):
+        return attribute if self.codec is None else self.codec[attribute]
+
+    def of_label(self, label: str):
+        name = self.label.get(label)
+        if name is None:
+            name = self.label[label] = self._name(f"{PREFIX}label={label}")
+        return name
+
+
+_NAMES: dict[tuple, _AttributeNames] = {}
 
 
 def first_pass_attributes(
-    labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings
-) -> list[list[str]]:
+    labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings, codec=None
+) -> list[list]:
     """Per block, the attributes the second pass reads of the first pass's labelling:
     its label, its P(content) in tenths, the mean P(content) of the blocks within each window,
-    and where it lies against the first and last block the first pass keeps."""
+    and where it lies against the first and last block the first pass keeps. With a `codec`
+    (cleaner.model.AttributeCodec), as the codes the model stores."""
+    key = (settings.windows, id(codec))  # (the names hold the codec, so its id is not reused meanwhile)
+    names = _NAMES.get(key)
+    if names is None:
+        names = _NAMES[key] = _AttributeNames(settings, codec)
     n = len(labels)
     content = [1.0 - p for p in p_other]
     kept = [i for i, y in enumerate(labels) if y != OTHER]
@@ -82,16 +111,17 @@ def first_pass_attributes(
     prefix = [0.0]
     for c in content:
         prefix.append(prefix[-1] + c)
+    of_label, p_names, window_names, ranges = names.of_label, names.p, names.windows, names.range
+    before, inside, after = (ranges["before"], ranges["in"], ranges["after"]) if kept else (ranges["none"],) * 3
     rows = []
     for i in range(n):
-        row = [f"{PREFIX}label={labels[i]}", f"{PREFIX}p={_tenth(content[i])}"]
-        for w in settings.windows:
+        c = content[i]
+        row = [of_label(labels[i]), p_names[_tenth(c)]]
+        for w, w_names in window_names:
             lo, hi = max(0, i - w), min(n, i + w + 1)
             others = hi - lo - 1
-            mean = (prefix[hi] - prefix[lo] - content[i]) / others if others else content[i]
-            row.append(f"{PREFIX}w{w}={_tenth(mean)}")
-        row.append(f"{PREFIX}range=" + ("none" if not kept else "in" if first <= i <= last
-                                        else "before" if i < first else "after"))
+            row.append(w_names[_tenth((prefix[hi] - prefix[lo] - c) / others if others else c)])
+        row.append(before if i < first else after if i > last else inside)
         rows.append(row)
     return rows
 

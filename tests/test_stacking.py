@@ -9,6 +9,7 @@ import pytest
 from cleaner.api import clean_html
 from cleaner.config import load_config
 from cleaner.model import (
+    CODEC,
     CrfModel,
     ModelError,
     attribute_code,
@@ -37,6 +38,9 @@ def test_a_block_sees_its_first_pass_label_confidence_window_and_range():
     # mean P(content) of the neighbours within 1 block, the block itself left out
     assert rows[0]["pass1.w1"] == "9" and rows[2]["pass1.w1"] == "5" and rows[4]["pass1.w1"] == "1"
     assert [r["pass1.range"] for r in rows] == ["before", "in", "in", "after", "after"]
+    # the tagger gets them as the codes the model stores, named once per attribute, not per page
+    readable = first_pass_attributes(labels, p_other, SETTINGS)
+    assert first_pass_attributes(labels, p_other, SETTINGS, CODEC) == CODEC.encode(readable)
 
 
 def test_a_page_the_first_pass_keeps_nothing_of_is_marked_so():

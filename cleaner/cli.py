@@ -379,6 +379,7 @@ def describe_model(path: Path) -> dict:
 
     model = load_model(path)
     meta = model.meta
+    files = model_files(path)
     kind = ["stacked (first pass: %s labels)" % model.stacking.first_pass_labels if model.stacking else "one pass"]
     if model.conventions is not None:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
@@ -392,8 +393,8 @@ def describe_model(path: Path) -> dict:
         "default": Path(path).resolve() == DEFAULT_MODEL_PATH.resolve(),
         "hash": model.hash,
         "kind": ", ".join(kind),
-        "files": [f.name for f in model_files(path)],
-        "bytes": sum(f.stat().st_size for f in model_files(path)),
+        "files": [f.name for f in files],
+        "bytes": sum(f.stat().st_size for f in files),
         "training_documents": meta.get("training_documents"),
         "c1": meta.get("c1"),
         "c2": meta.get("c2"),

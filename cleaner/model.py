@@ -28,6 +28,7 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
+from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
 from .stacking import StackingSettings, first_pass_attributes
@@ -175,7 +176,7 @@ class CrfModel:
 
     def tagger(self) -> pycrfsuite.Tagger:
         if self._tagger is None:
-            self._tagger = _open_tagger(self.data)
+            self._tagger = open_tagger(self.data)
         return self._tagger
 
     def open(self) -> "CrfModel":
@@ -189,25 +190,13 @@ class CrfModel:
     def first_tagger(self) -> pycrfsuite.Tagger:
         """The first pass of a stacked model (cleaner.stacking)."""
         if self._first_tagger is None:
-            self._first_tagger = _open_tagger(self.first_pass)
+            self._first_tagger = open_tagger(self.first_pass)
         return self._first_tagger
 
-    def _with_first_pass(self, encoded: list[list], encode: bool, word_counts, decision) -> list[list]:
+    def _with_first_pass(self, encoded: list[list], word_counts, decision) -> list[list]:
         """The rows with the first pass's view of the page appended (cleaner.stacking)."""
-        first = self.first_tagger()
-        first.set(encoded)
-        labels = first.tag()
-        marginal = first.marginal
-        p_other = [marginal(OTHER, i) for i in range(len(labels))]
-        if self.stacking.first_pass_labels == "decided":
-            from .decide import DecisionSettings, decide
-
-            if word_counts is None:
-                raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
-                                 "blocks' word counts")
-            labels, _ = decide(labels, _MarginalRows(first), word_counts, decision or DecisionSettings(),
-                               p_other=p_other)
-        extra = first_pass_attributes(labels, p_other, self.stacking, CODEC if encode else None)
+        extra = first_pass_view(self.first_tagger(), encoded, self.stacking, word_counts, decision,
+                                CODEC if self.encoded else None)
         return [row + more for row, more in zip(encoded, extra)]
 
     def tag(
@@ -228,12 +217,11 @@ class CrfModel:
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
-        encode = self.encoded
-        if encode and not (features[0] and isinstance(features[0][0], bytes)):  # `features` rows come encoded
+        if self.encoded and not (features[0] and isinstance(features[0][0], bytes)):  # `features` rows come encoded
             features = CODEC.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
-            features = self._with_first_pass(features, encode, word_counts, decision)
+            features = self._with_first_pass(features, word_counts, decision)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000
         tagger.set(features)
@@ -246,8 +234,6 @@ class CrfModel:
         self, features, word_counts, settings, convention: str | None = None, timings: dict[str, float] | None = None,
     ) -> tuple[list[str], list[float], str]:
         """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, and how."""
-        from .decide import decide
-
         labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings,
                              word_counts=word_counts, decision=settings)
         if not labels:
@@ -288,7 +274,26 @@ class CrfModel:
         return path
 
 
-def _open_tagger(data: bytes) -> pycrfsuite.Tagger:
+def first_pass_view(
+    tagger: pycrfsuite.Tagger, rows: list[list], settings: StackingSettings, word_counts: list[int] | None = None,
+    decision: DecisionSettings | None = None, codec: AttributeCodec | None = None,
+) -> list[list]:
+    """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
+    same in training (an inner fold's first pass) and in tagging: `tagger` labels the `rows` (as
+    its model stores attributes), its labels are decided (cleaner.decide) when the settings say so
+    (this needs the blocks' `word_counts`), and the view is named with `codec` when given."""
+    tagger.set(rows)
+    labels = tagger.tag()
+    p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]
+    if settings.first_pass_labels == "decided":
+        if word_counts is None:
+            raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
+                             "blocks' word counts")
+        labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision or DecisionSettings(), p_other=p_other)
+    return first_pass_attributes(labels, p_other, settings, codec)
+
+
+def open_tagger(data: bytes) -> pycrfsuite.Tagger:
     tagger = pycrfsuite.Tagger()
     tagger.open_inmemory(data)
     return tagger

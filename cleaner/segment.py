@@ -157,7 +157,6 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     append_block = blocks.append
     push = stack.append
     pop = stack.pop
-    ws_sub = _WS.sub
 
     def emit(text: str, artificial: str | None = None) -> None:
         nonlocal opened, closed
@@ -180,13 +179,13 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             if raw and not raw.isspace():
                 if stack[-1][6]:  # inside pre: every line is a block
                     for line in raw.split("\n"):
-                        line = ws_sub(" ", line).strip()
+                        line = normalise_space(line)
                         if line:
                             if len(blocks) >= max_blocks:
                                 break
                             emit(line, "pre-line")
                 else:
-                    emit(ws_sub(" ", raw).strip())
+                    emit(normalise_space(raw))
         elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
             # (comments, doctype and other non-element nodes carry no visible text)
             # -- open the element --
@@ -229,7 +228,7 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             if tag == "img" and attrs:
                 alt = attrs.get("alt")
                 if alt:
-                    alt = ws_sub(" ", alt).strip()
+                    alt = normalise_space(alt)
                     if len(alt) >= alt_min and len(blocks) < max_blocks:
                         emit(alt, "img-alt")
             child = node.child

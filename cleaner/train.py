@@ -26,10 +26,12 @@ from .decode import decode_html
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .gold import parse_segments, read_gold
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
-from .model import ATTRIBUTE_ENCODING, CrfModel, feature_config_sections, train_crf
+from .model import (
+    ATTRIBUTE_ENCODING, CODEC, CrfModel, feature_config_sections, first_pass_view, open_tagger, train_crf,
+)
 from .score import DocScore, score_document
 from .segment import segment_blocks
-from .stacking import StackingSettings, first_pass_attributes, inner_fold
+from .stacking import StackingSettings, inner_fold
 
 
 @dataclass
@@ -186,14 +188,10 @@ def train_model(
     decision = DecisionSettings.from_config(config)
     stacked = [None] * len(docs)
     for g in range(k):
-        inner = CrfModel(fitted[1 + g], {"attribute_encoding": ATTRIBUTE_ENCODING})
+        inner = open_tagger(fitted[1 + g])
         for i, f in enumerate(fold_of):
             if f == g:
-                if settings.first_pass_labels == "decided":
-                    labels, _, _ = inner.tag_decided(X[i], docs[i].word_counts, decision)
-                else:
-                    labels, _ = inner.tag(X[i], marginals=False)
-                extra = first_pass_attributes(labels, inner.p_other(len(labels)), settings)
+                extra = first_pass_view(inner, CODEC.encode(X[i]), settings, docs[i].word_counts, decision)
                 stacked[i] = [row + more for row, more in zip(X[i], extra)]
     second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
     meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}

@@ -87,8 +87,9 @@ class _Table:
 
 
 class _PrefixCache(dict):
-    """attribute -> the same attribute seen from a neighbour (`-1:` ...), built once; with
-    a `codec`, straight to the code of the prefixed attribute (cleaner.model.AttributeCodec)."""
+    """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
+    value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
+    the code of the prefixed name (cleaner.model.AttributeCodec)."""
 
     def __init__(self, prefix: str, codec=None):
         super().__init__()
@@ -176,9 +177,12 @@ class _Names:
         self.t_cetr = (table("cetr", "tr", list(range(21)), 21), table("cetr", "smooth", list(range(21)), 21),
                        table("cetr", "derivative", list(range(13)), 13))
         self.cetr_content = name("cetr", "cetr.kmeans-content")
-        # Open vocabularies (tag names, id/class tokens) are named per block.
-        self.tag = namer("tag")
-        self.idclass = namer("idclass")
+        # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
+        tag_codec = None if namer("tag") is None else codec
+        self.tag_self = _PrefixCache("tag.self=", tag_codec)
+        self.tag_parent = _PrefixCache("tag.parent=", tag_codec)
+        self.tag_artificial = _PrefixCache("tag.artificial=", tag_codec)
+        self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
         self.text_cache: dict[str, tuple[list, list]] = {}
 
 
@@ -191,6 +195,7 @@ class FeatureExtractor:
         self.families = frozenset(families or DEFAULT_FAMILIES)
         rx = fc["regexp"]
         self.re_url = re.compile(rx["url"])
+        self.url_hints = tuple(h.lower() for h in fc.get("url_hints", ()))
         self.re_date = re.compile(rx["date"])
         self.re_time = re.compile(rx["time"])
         self.re_bullet = re.compile(rx["bullet"])
@@ -263,16 +268,26 @@ class FeatureExtractor:
         if "tag" in fam:
             out = shared if "tag" in wf else private
             cont = b.containers
-            names = ["tag.self=" + (cont[-1] if cont else "-"), "tag.parent=" + (cont[-2] if len(cont) > 1 else "-")]
+            out.append(v.tag_self[cont[-1] if cont else "-"])
+            out.append(v.tag_parent[cont[-2] if len(cont) > 1 else "-"])
             if b.artificial:
-                names.append("tag.artificial=" + b.artificial)
-            out.extend(names if v.tag is None else map(v.tag, names))
+                out.append(v.tag_artificial[b.artificial])
         if "density" in fam and b.in_link:
             (shared if "density" in wf else private).append(v.in_link)
         if "idclass" in fam and b.idclass:
             out = shared if "idclass" in wf else private
-            names = ["idclass." + tok for tok in b.idclass[: self.max_idclass]]
-            out.extend(names if v.idclass is None else map(v.idclass, names))
+            tokens = b.idclass
+            out.extend(map(v.idclass.__getitem__, tokens if len(tokens) <= self.max_idclass else tokens[: self.max_idclass]))
+
+    def _may_hold_url(self, text: str) -> bool:
+        hints = self.url_hints
+        if not hints:
+            return True
+        for h in hints:
+            if h in text:
+                return True
+        low = text.lower()
+        return any(h in low for h in hints)
 
     def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: _Names) -> None:
         """Attributes of the char, token, sentence, regexp and text-density families."""
@@ -316,8 +331,9 @@ class FeatureExtractor:
                 out.append(v.sent_end)
         if "regexp" in fam:
             out = shared if "regexp" in wf else private
-            # Cheap gates first: a URL needs a dot or an @, dates and times need a digit.
-            if ("." in text or "@" in text) and self.re_url.search(text):
+            # Cheap gates first: dates and times need a digit, a URL one of the url hints. (A
+            # text without a dot or an @ is not searched either: models were trained that way.)
+            if ("." in text or "@" in text) and self._may_hold_url(text) and self.re_url.search(text):
                 out.append(v.re_url)
             if classes[1]:
                 if self.re_date.search(text):
@@ -374,12 +390,14 @@ class FeatureExtractor:
             out.append(feats + (v.cetr_content,) if k else feats)
         return out
 
-    def _prefix(self, offset: int, feats: list[str], codec=None) -> list:
+    def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:
+        """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
         key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
         cache = self._prefixed.get(key)
         if cache is None:
             cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
-        return list(map(cache.__getitem__, feats))
+        get = cache.__getitem__
+        return [list(map(get, row)) for row in rows]
 
     def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> list[list]:
         """One attribute list per block (own features, then the neighbours' with offsets).
@@ -468,13 +486,15 @@ class FeatureExtractor:
         # `rows` are named already; the shared attributes are encoded here, once, as their block's
         # own (and below under each neighbour's prefix).
         own = shared_rows if codec is None else codec.encode(shared_rows)
-        result = []
-        for i in range(n):
-            row = own[i] + rows[i]
-            for k in range(1, self.window + 1):
-                row.extend(self._prefix(-k, shared_rows[i - k], codec) if i - k >= 0 else self._edge(f"-{k}:BOD", codec))
-                row.extend(self._prefix(k, shared_rows[i + k], codec) if i + k < n else self._edge(f"+{k}:EOD", codec))
-            result.append(row)
+        result = [o + r for o, r in zip(own, rows)]
+        for k in range(1, self.window + 1):
+            # Block i sees block i-k's shared attributes as `-k:...` and block i+k's as `+k:...`.
+            before = self._prefixed_rows(-k, shared_rows[: n - k], codec)
+            after = self._prefixed_rows(k, shared_rows[k:], codec)
+            edge_before, edge_after = self._edge(f"-{k}:BOD", codec), self._edge(f"+{k}:EOD", codec)
+            for i, row in enumerate(result):
+                row += before[i - k] if i >= k else edge_before
+                row += after[i] if i + k < n else edge_after
         return result
 
     @staticmethod

@@ -26,6 +26,28 @@ def test_words_count_cjk_by_code_point():
     assert count_words("Hello, wide world") == 3
 
 
+def test_ascii_word_count_is_the_word_regexps():
+    # count_words has an ASCII shortcut; it must count what `words` finds, punctuation and
+    # underscores included.
+    import random
+
+    from cleaner.text import words
+
+    rng = random.Random(7)
+    alphabet = "ab Z9_-.,'@/\t\n\x00~"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert count_words(text) == len(words(text)), repr(text)
+    assert count_words("e-mail: a_b@c.org, 3.5%") == 7  # e mail a_b c org 3 5
+
+
+def test_url_regexp_sees_only_texts_with_a_url_hint():
+    blocks = [block("See www.example.org today."), block("Mail X@Y.ORG now."), block("HTTPS://A.B/c."),
+              block("A plain sentence. Another one.")]
+    urls = ["regexp.url" in f for f in feats(blocks)]
+    assert urls == [True, True, True, False]
+
+
 def test_container_classes():
     (f,) = feats([block("x", ("body", "ul", "li", "a", "b"), in_link=True)])
     assert {"container.a", "container.class-list", "container.class-bold"} <= set(f)

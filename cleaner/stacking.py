@@ -65,10 +65,6 @@ class StackingSettings:
                 "first_pass_labels": self.first_pass_labels}
 
 
-def _tenth(p: float) -> int:
-    return min(9, max(0, int(p * 10)))
-
-
 class _AttributeNames:
     """Every attribute the first pass's view can produce, named once (and encoded once, with a
     codec): a page's view is then list lookups, not string formatting per block."""
@@ -76,9 +72,16 @@ class _AttributeNames:
     def __init__(self, settings: StackingSettings, codec=None):
         self.codec = codec
         self.label: dict[str, object] = {}
-        self.p = [self._name(f"{PREFIX}p={t}") for t in range(10)]
-        self.windows = [(w, [self._name(f"{PREFIX}w{w}={t}") for t in range(10)]) for w in settings.windows]
+        # Indexed by int(10 * p) for p in [0, 1]: p = 1.0 falls in the top tenth (9), as the tenths are
+        # named. (Marginals and their window means stay within [0, 1] up to rounding: int() truncates
+        # -1e-16 * 10 to 0.)
+        self.p = self._tenths(f"{PREFIX}p=")
+        self.windows = [(w, self._tenths(f"{PREFIX}w{w}=")) for w in settings.windows]
         self.range = {r: self._name(f"{PREFIX}range={r}") for r in ("in", "before", "after", "none")}
+
+    def _tenths(self, prefix: str) -> list:
+        names = [self._name(f"{prefix}{t}") for t in range(10)]
+        return names + names[-1:]
 
     def _name(self, attribute: str):
         return attribute if self.codec is None else self.codec[attribute]
@@ -111,18 +114,18 @@ def first_pass_attributes(
     prefix = [0.0]
     for c in content:
         prefix.append(prefix[-1] + c)
-    of_label, p_names, window_names, ranges = names.of_label, names.p, names.windows, names.range
+    p_names, window_names, ranges = names.p, names.windows, names.range
     before, inside, after = (ranges["before"], ranges["in"], ranges["after"]) if kept else (ranges["none"],) * 3
-    rows = []
-    for i in range(n):
-        c = content[i]
-        row = [of_label(labels[i]), p_names[_tenth(c)]]
-        for w, w_names in window_names:
-            lo, hi = max(0, i - w), min(n, i + w + 1)
+    rows = [[name, p_names[int(c * 10)]] for name, c in zip(map(names.of_label, labels), content)]
+    for w, w_names in window_names:
+        for i, row in enumerate(rows):
+            lo = i - w if i > w else 0
+            hi = i + w + 1 if i + w + 1 < n else n
             others = hi - lo - 1
-            row.append(w_names[_tenth((prefix[hi] - prefix[lo] - c) / others if others else c)])
+            c = content[i]
+            row.append(w_names[int(((prefix[hi] - prefix[lo] - c) / others if others else c) * 10)])
+    for i, row in enumerate(rows):
         row.append(before if i < first else after if i > last else inside)
-        rows.append(row)
     return rows
 
 

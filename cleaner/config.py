@@ -88,6 +88,9 @@ def _validate(data: dict, source: str) -> None:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"{source}: [features.regexp] {name} is not a valid regexp: {exc}") from exc
+    hints = data["features"].get("url_hints", [])
+    if not isinstance(hints, list) or not all(isinstance(h, str) and h for h in hints):
+        raise ConfigError(f"{source}: [features] url_hints must be a list of non-empty strings")
     if data["limits"].get("max_html_bytes", 1) <= 0:
         raise ConfigError(f"{source}: [limits] max_html_bytes must be positive")
 

@@ -10,12 +10,13 @@ memory first; each page is cleaned `--repeat` times and its fastest run is kept,
 machine noise inflates the figures as little as possible. The repeats are whole passes over
 the pages, not one page again and again: the feature extractor caches the attributes of
 texts it has seen (bounded), and a page cleaned twice in a row would find all of its own
-texts there, which no page of a real crawl does.
+texts there, which no page of a real crawl does. `--shuffle SEED` mixes the sites as well.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -41,11 +42,17 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=1, help="take every N-th page (quick runs)")
     ap.add_argument("--model", help="model (default: packaged)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--shuffle", type=int, metavar="SEED",
+                    help="clean the pages in a random order (seeded): the shared pages come grouped by site, and "
+                         "the feature extractor's text cache finds a site's boilerplate from the page before; in a "
+                         "crawl's WARC files the hosts are mixed")
     args = ap.parse_args(argv)
 
     config = load_config()
     model = load_model(args.model)
     pages = find_pages(args.data)[:: args.every]
+    if args.shuffle is not None:
+        random.Random(args.shuffle).shuffle(pages)
     blobs = [(p.dataset, p.html_path.read_bytes()) for p in pages]
     clean_html(blobs[0][1], model=model, config=config)  # warm-up: tagger, regexps, tables
     best: list[tuple[float, object] | None] = [None] * len(blobs)

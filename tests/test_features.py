@@ -48,6 +48,17 @@ def test_url_regexp_sees_only_texts_with_a_url_hint():
     assert urls == [True, True, True, False]
 
 
+def test_url_hints_must_be_strings(tmp_path):
+    import pytest
+
+    from cleaner.config import ConfigError, load_config
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[features]\nurl_hints = "www."\n')
+    with pytest.raises(ConfigError, match="url_hints"):
+        load_config(bad)
+
+
 def test_container_classes():
     (f,) = feats([block("x", ("body", "ul", "li", "a", "b"), in_link=True)])
     assert {"container.a", "container.class-list", "container.class-bold"} <= set(f)

@@ -129,7 +129,6 @@ class _Names:
         def table(family: str, attribute: str, bins, cap: int, scale: float = 1.0) -> _Table:
             return _Table(f"{family}.{attribute}" if attribute else family, bins, cap, scale, namer(family))
 
-        self.name = name
         fc = ex.config["features"]
         bins = fc["bins"]
         count_cap = int(max(bins["count"])) + 1
@@ -142,7 +141,7 @@ class _Names:
             # Relative values are looked up as whole per-mille.
             return table(family, attribute, bins["relative"], 1000, 1000.0)
 
-        self.bias = name("", "bias")
+        self.bias = name("", "bias")  # (no family: always the block's own)
         self.containers = [(tag, name("container", "container." + tag)) for tag in ("p", "a", "u", "img")]
         # Every `class_<name>` list of [features] is a container class `container.class-<name>`.
         self.classes = [
@@ -150,7 +149,8 @@ class _Names:
             for key, tags in fc.items() if key.startswith("class_")
         ]
         split_cap = int(max(bins["split"])) + 1
-        self.t_split = [table("split", k, bins["split"], split_cap) for k in ("p", "br", "hr", "class-inline", "class-block")]
+        self.t_split = [table("split", k, bins["split"], split_cap)
+                        for k in ("p", "br", "hr", "class-inline", "class-block")]
         self.t_char = [(count("char", k), rel("char", k + ".rel")) for k in ("alpha", "num", "punct", "white", "other")]
         self.t_token = [(count("token", k), rel("token", k + ".rel")) for k in ("alpha", "num", "mix", "other")]
         self.t_sent_count = count("sentence", "count")
@@ -171,7 +171,8 @@ class _Names:
         self.div_none = name("group", "group.div-word-ratio=none")
         self.td_none = name("group", "group.td-word-ratio=none")
         self.t_pos = table("position", "", bins["position"], 1000, 1000.0)
-        self.t_doc = [table("document", k, bins["document"], doc_cap) for k in ("word-count", "sentence-count", "block-count")]
+        self.t_doc = [table("document", k, bins["document"], doc_cap)
+                      for k in ("word-count", "sentence-count", "block-count")]
         self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
         self.t_run = (count("run", "blocks"), count("run", "words"), count("run", "density"), rel("run", "link"))
         self.t_cetr = (table("cetr", "tr", list(range(21)), 21), table("cetr", "smooth", list(range(21)), 21),
@@ -277,7 +278,9 @@ class FeatureExtractor:
         if "idclass" in fam and b.idclass:
             out = shared if "idclass" in wf else private
             tokens = b.idclass
-            out.extend(map(v.idclass.__getitem__, tokens if len(tokens) <= self.max_idclass else tokens[: self.max_idclass]))
+            if len(tokens) > self.max_idclass:
+                tokens = tokens[: self.max_idclass]
+            out.extend(map(v.idclass.__getitem__, tokens))
 
     def _may_hold_url(self, text: str) -> bool:
         hints = self.url_hints

@@ -121,6 +121,20 @@ def _decile(p: float) -> str:
     return str(min(9, int(p * 10)))
 
 
+def _decile_names(prefix: str) -> tuple[str, ...]:
+    """`prefix + _decile(p)` indexed by int(p * 10) for p in [0, 1] (1.0 -> index 10 -> "9")."""
+    return tuple(prefix + str(min(9, k)) for k in range(11))
+
+
+# per marker, in MARKERS order, the names of its marginal's deciles: built once, not per segment
+_P_NAMES = tuple((y, _decile_names(f"p.{y}=")) for y in MARKERS)
+_CAPITALISED = _decile_names("capitalised=")
+# How str.split() sees an ASCII character, one byte each: whitespace -> " ", uppercase
+# (str.isupper) -> "U", anything else -> "x".
+# (bytes.translate takes a 256-byte table; only the ASCII half is ever read.)
+_ASCII_SHAPE = bytes(32 if chr(b).isspace() else 85 if chr(b).isupper() else 120 for b in range(128)) + b"x" * 128
+
+
 # a sentence ends inside the segment: running text, not a heading (blocks' whitespace is normalised)
 _SENTENCE_INSIDE = re.compile(r"[.!?] ")
 
@@ -129,15 +143,25 @@ def _text_shape(text: str) -> list[str]:
     if not text:
         return []
     last, first = text[-1], text[0]
-    words = text.split()
-    capitalised = sum(map(str.isupper, [w[0] for w in words])) / len(words) if words else 0.0
+    # The share of text.split()'s words that start with an uppercase letter. A word starts at
+    # the first character or after whitespace, so ASCII text (most segments) needs no split:
+    # count those starts in a byte string of its character classes (no object per word).
+    if text.isascii():
+        shape = text.encode().translate(_ASCII_SHAPE)
+        upper = shape.count(b" U") + shape.startswith(b"U")
+        n_words = upper + shape.count(b" x") + shape.startswith(b"x")
+    else:
+        words = text.split()
+        upper = sum(1 for w in words if w[0].isupper())
+        n_words = len(words)
+    capitalised = upper / n_words if n_words else 0.0
     return [
         "last=" + ("." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
                    else "0" if last.isdigit() else "o"),
         "first=" + ("U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"),
-        "capitalised=" + _decile(capitalised),
-        "allcaps=" + str(text.isupper()),
-        "sentence-inside=" + str(_SENTENCE_INSIDE.search(text) is not None),
+        _CAPITALISED[int(capitalised * 10)],  # a share: in [0, 1]
+        "allcaps=True" if text.isupper() else "allcaps=False",
+        "sentence-inside=False" if _SENTENCE_INSIDE.search(text) is None else "sentence-inside=True",
     ]
 
 
@@ -155,21 +179,27 @@ def segment_features(
         return []
     n = len(spans)
     first = [block_attrs(s) for s, _ in spans]
-    share = {y: sum(1 for s, _ in spans if labels[s] == y) / n for y in MARKERS}
+    crf = [labels[s] for s, _ in spans]
+    share = {y: crf.count(y) / n for y in MARKERS}
     # share of segments inside a list item ("li" is one of the configured ancestor_tags)
     in_li = sum(1 for attrs, _ in first if "anc=li" in attrs) / n
     page = [f"page.{y}=" + _decile(share[y]) for y in MARKERS]
     page += ["page.in-li=" + _decile(in_li), "page.segments=" + _bin(n, settings.word_bins)]
     rows = []
     prev_sig = None
-    for k, ((s, e), (attrs, sig)) in enumerate(zip(spans, first)):
-        text = " ".join(texts[s:e]).strip()
-        row = ["bias", "crf=" + labels[s], "words=" + _bin(sum(word_counts[s:e]), settings.word_bins),
+    for k, ((s, e), (attrs, sig), label) in enumerate(zip(spans, first, crf)):
+        if e - s == 1:  # most segments: one block, nothing to join or add up
+            text, words = texts[s].strip(), word_counts[s]
+        else:
+            text, words = " ".join(texts[s:e]).strip(), sum(word_counts[s:e])
+        row = ["bias", "crf=" + label, "words=" + _bin(words, settings.word_bins),
                "blocks=" + _bin(e - s, settings.word_bins)]
-        row += [f"p.{y}=" + _decile(marginal(y, s)) for y in MARKERS]
+        for y, names in _P_NAMES:
+            p = marginal(y, s)
+            row.append(names[int(p * 10)] if 0.0 <= p <= 1.0 else f"p.{y}=" + _decile(p))
         row += attrs
         row += _text_shape(text)
-        row.append("same-layout=" + str(sig == prev_sig))
+        row.append("same-layout=True" if sig == prev_sig else "same-layout=False")
         prev_sig = sig
         if k == 0:
             row.append("first-segment")

@@ -84,3 +84,15 @@ def test_anchor_without_href_is_not_a_link():
     article, link = blocks
     assert not article.in_link and "a" not in article.ancestors
     assert link.in_link and "a" in link.ancestors
+
+
+def test_whitespace_normalisation_is_the_regexps():
+    # normalise_space splits and joins instead of re.sub(r"\s+", " ").strip(): the same for
+    # every character up to U+30FF (all of Unicode's whitespace) and the BOM.
+    import re
+
+    from cleaner.segment import normalise_space
+
+    for c in [chr(i) for i in range(0x3100)] + ["\ufeff", "\U0001f600"]:
+        text = f"{c} a{c}{c}b {c}"
+        assert normalise_space(text) == re.sub(r"\s+", " ", text).strip(), hex(ord(c))

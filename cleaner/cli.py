@@ -228,6 +228,11 @@ def cmd_train(args) -> int:
             conventions = Conventions.from_config(config)
         except ConventionError as exc:
             return _fail(EXIT_MODEL, str(exc))
+        from .stacking import StackingSettings
+
+        if StackingSettings.from_config(config) is not None:  # never built nor measured together
+            return _fail(EXIT_USAGE, "a convention-aware model is one pass: add --config conf/onepass.toml "
+                                     "(or an overlay with [stacking] enabled = false)")
     t0 = time.time()
     docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
     min_al = float(tc["min_alignment"])

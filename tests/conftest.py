@@ -20,7 +20,7 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def small_model(tmp_path_factory, data_dir):
     """A real stacked CRF (first pass, second pass and marker typer) trained on 24 shared pages
-    (seconds), for tests of the machinery, whatever conf/default.toml enables.
+    (seconds), for tests of the machinery.
 
     Quality is tested on the shipped model (test_quality.py), not on this one.
     """
@@ -28,7 +28,10 @@ def small_model(tmp_path_factory, data_dir):
     from cleaner.data import find_pages
     from cleaner.train import model_meta, prepare, train_model, trainable, with_typer
 
-    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2}, "markers": {"enabled": True}})
+    # Its second pass reads the first pass's Viterbi path (the packaged default reads decided labels:
+    # tests/test_stacking.py trains that kind too), so `tag` works on attribute rows alone.
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "viterbi"},
+                                    "markers": {"enabled": True}})
     pages = find_pages(data_dir, ["cleaneval-dev"])[:12] + find_pages(data_dir, ["dragnet"])[:12]
     docs = prepare(pages, config, processes=1, progress=False)
     meta = model_meta(config, None, c1=0.05, c2=0.05, max_iterations=30, manifest="test", n_docs=len(docs))

@@ -125,3 +125,17 @@ def test_a_convention_aware_model_is_handed_readable_attributes(convention_model
     rows = model.features(segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks)
     assert all(isinstance(a, str) for row in rows for a in row)
     assert model.tag(rows, convention="article")[0]
+
+
+def test_a_convention_aware_model_is_trained_one_pass(data_dir, tmp_path):
+    # The default config trains a stacked model; conventions and stacking were never built
+    # together, so `train --conventions` asks for the one-pass overlay instead of guessing.
+    from pathlib import Path
+
+    base = [sys.executable, "-m", "cleaner.cli", "train", str(data_dir), "--conventions", "-q",
+            "--out", str(tmp_path / "m.crfsuite")]
+    r = subprocess.run(base, capture_output=True, text=True)
+    assert r.returncode == 2 and "conf/onepass.toml" in r.stderr
+    overlay = Path(__file__).resolve().parents[1] / "conf" / "onepass.toml"
+    r = subprocess.run(base + ["--config", str(overlay), "--datasets", "nonexistent"], capture_output=True, text=True)
+    assert r.returncode == 3 and "conf/onepass.toml" not in r.stderr  # (no such data set: exit 3)

@@ -44,7 +44,7 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
         feats = model.extractor().extract(blocks)
         words = [len(b.text.split()) for b in blocks]
         labels, probs, how = model.tag_decided(feats, words, settings)
-        viterbi, _ = model.tag(feats, marginals=False)
+        viterbi, _ = model.tag(feats, marginals=False, word_counts=words, decision=settings)
         table = model.marginals_all(len(viterbi))
         expected, expected_how = decide(viterbi, table, words, settings)
         assert (labels, how) == (expected, expected_how)

@@ -26,11 +26,11 @@ FLOORS = {  # macro word F1, markup F1 on the sample
 }
 
 
-STACKED_MODEL_PATH = DEFAULT_MODEL_PATH.with_name("stacked.crfsuite")
+ONE_PASS_MODEL_PATH = DEFAULT_MODEL_PATH.with_name("onepass.crfsuite")
 
 
-def test_default_model_is_packaged_small_and_consistent():
-    assert DEFAULT_MODEL_PATH.stat().st_size < 20_000_000
+def test_default_model_is_packaged_whole_small_and_consistent():
+    assert sum(f.stat().st_size for f in model_files(DEFAULT_MODEL_PATH)) < 20_000_000
     meta = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())
     model = load_model()
     assert meta["model_hash"] == model.hash
@@ -39,21 +39,20 @@ def test_default_model_is_packaged_small_and_consistent():
     # the marker typer ships with it (cleaner/markers.py), trained on the pages with marked golds
     assert model.typer is not None and meta["markers"]["training_documents"] > 700
     assert markers_path(DEFAULT_MODEL_PATH).stat().st_size < 1_000_000
-    assert model.stacking is None  # one pass: the speed budget (docs/speed.md)
+    # stacked (cleaner/stacking.py): a first pass whose decided labels the second pass reads
+    assert model.stacking is not None and model.stacking.first_pass_labels == "decided"
+    assert meta["stacking"]["training_documents"] == meta["training_documents"]
 
 
-def test_opt_in_stacked_model_is_packaged_whole_and_its_first_pass_is_the_default_crf():
-    assert sum(f.stat().st_size for f in model_files(STACKED_MODEL_PATH)) < 20_000_000
-    model = load_model(STACKED_MODEL_PATH)
-    meta = json.loads(sidecar_path(STACKED_MODEL_PATH).read_text())
-    assert meta["model_hash"] == model.hash and model.typer is not None and model.stacking is not None
-    assert meta["stacking"]["training_documents"] == meta["training_documents"] > 2000
-    assert model.stacking.first_pass_labels == "decided"  # conf/stacked.toml
+def test_one_pass_model_is_the_default_models_first_pass():
+    model = load_model(ONE_PASS_MODEL_PATH)
+    meta = json.loads(sidecar_path(ONE_PASS_MODEL_PATH).read_text())
+    assert meta["model_hash"] == model.hash and model.typer is not None and model.stacking is None
     # The same pages, config and seed train the same first pass (deterministic L-BFGS).
-    assert first_pass_path(STACKED_MODEL_PATH).read_bytes() == DEFAULT_MODEL_PATH.read_bytes()
+    assert first_pass_path(DEFAULT_MODEL_PATH).read_bytes() == ONE_PASS_MODEL_PATH.read_bytes()
 
 
-@pytest.mark.parametrize("model_path", [DEFAULT_MODEL_PATH, STACKED_MODEL_PATH], ids=["default", "stacked"])
+@pytest.mark.parametrize("model_path", [DEFAULT_MODEL_PATH, ONE_PASS_MODEL_PATH], ids=["default", "onepass"])
 @pytest.mark.parametrize("dataset", sorted(FLOORS))
 def test_shipped_model_meets_quality_floors(data_dir, dataset, model_path):
     model = load_model(model_path)

@@ -152,12 +152,13 @@ def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):
     assert model.tag(docs[0].features, marginals=False)[0]
 
 
-def test_the_stacked_overlay_trains_what_the_packaged_stacked_model_is():
+def test_the_configs_train_what_the_packaged_models_are():
     from pathlib import Path
 
     from cleaner.model import DEFAULT_MODEL_PATH
 
-    overlay = Path(__file__).resolve().parents[1] / "conf" / "stacked.toml"
-    assert StackingSettings.from_config(load_config()) is None  # the default trains one pass
-    packaged = load_model(DEFAULT_MODEL_PATH.with_name("stacked.crfsuite"))
-    assert StackingSettings.from_config(load_config(overlay)) == packaged.stacking
+    # the default config trains the packaged (stacked) default; conf/onepass.toml the one-pass model
+    assert StackingSettings.from_config(load_config()) == load_model().stacking
+    overlay = Path(__file__).resolve().parents[1] / "conf" / "onepass.toml"
+    assert StackingSettings.from_config(load_config(overlay)) is None
+    assert load_model(DEFAULT_MODEL_PATH.with_name("onepass.crfsuite")).stacking is None

@@ -265,7 +265,7 @@ def cmd_train(args) -> int:
         _, c1, c2, cv_figures = best
         if args.report:
             _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
-                             unseen_sites=args.unseen_sites)
+                             unseen_sites=args.unseen_sites, config=config)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
                       extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
@@ -297,9 +297,20 @@ UNSEEN_SITES_NOTE = (
 )
 
 
+def _passes(stacking) -> str:
+    """How many CRF passes the report's models make (cleaner.stacking), for its header."""
+    if stacking is None:
+        return " One pass (no stacking)."
+    windows = " / ".join(f"±{w}" for w in stacking.windows)
+    return (f" Stacked: inside each fold a first pass labels the pages, and the CRF also reads its "
+            f"{stacking.first_pass_labels} labels and P(content) (windows {windows} blocks; "
+            f"{stacking.inner_folds} inner folds).")
+
+
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
-                     unseen_sites=False) -> None:
+                     unseen_sites=False, config=None) -> None:
     from .evaluate import figures, markup_diagnosis, summary_table, write_report
+    from .stacking import StackingSettings
 
     figs = figures(results)
     untouched = [r for r in results if r.fold not in (None, 1)]
@@ -312,6 +323,7 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
     how = (
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
+        f"{_passes(StackingSettings.from_config(config) if config else None)}"
         f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
@@ -344,7 +356,8 @@ def cmd_eval(args) -> int:
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, processes=args.jobs,
                                  progress=not args.quiet, sites=_sites(args, pages))
         if args.report:
-            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites)
+            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites,
+                             config=config)
             args.report = None
         how = ""
     else:

@@ -92,6 +92,7 @@ def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     assert r.returncode == 0, r.stderr
     report = (tmp_path / "cv.md").read_text()
     assert "**Unseen sites**" in report and "| annotated | 8 |" in report
+    assert "Stacked: inside each fold a first pass" in report and "decided labels" in report  # the default config
     assert "## Where markup is lost" in report
 
 

@@ -308,7 +308,7 @@ def _passes(stacking) -> str:
 
 
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
-                     unseen_sites=False, config=None) -> None:
+                     unseen_sites=False, *, config) -> None:
     from .evaluate import figures, markup_diagnosis, summary_table, write_report
     from .stacking import StackingSettings
 
@@ -323,7 +323,7 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
     how = (
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
-        f"{_passes(StackingSettings.from_config(config) if config else None)}"
+        f"{_passes(StackingSettings.from_config(config))}"
         f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "

@@ -22,6 +22,11 @@ DEFAULT_CONFIG_PATH = Path(__file__).parent / "conf" / "default.toml"
 
 # Sections whose content changes the feature vectors (and therefore must match the model).
 FEATURE_SECTIONS = ("segment", "features")
+# Keys of those sections that only make extraction faster and never change a feature: left out of
+# `section_hash`, so that adding or tuning one does not make every stored model and cross-validation
+# look stale. (url_hints: a pre-test before the url regexp; tests/test_features.py checks that rows
+# are identical with and without it.)
+SPEED_ONLY_KEYS = {"features": ("url_hints",)}
 
 
 class ConfigError(ValueError):
@@ -47,7 +52,11 @@ class Config:
         return self.data[section]
 
     def section_hash(self, sections: tuple[str, ...] = FEATURE_SECTIONS) -> str:
-        sub = {s: self.data.get(s, {}) for s in sections}
+        sub = {}
+        for s in sections:
+            part = self.data.get(s, {})
+            skip = SPEED_ONLY_KEYS.get(s, ())
+            sub[s] = {k: v for k, v in part.items() if k not in skip} if isinstance(part, dict) else part
         blob = json.dumps(sub, sort_keys=True, ensure_ascii=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

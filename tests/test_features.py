@@ -148,3 +148,28 @@ def test_run_features_measure_the_inline_run_between_block_tags():
     assert {"run.blocks=3", "run.words=7", "run.link=0.2"} <= set(f[0])
     assert f[0] == f[1] == f[2]
     assert "run.blocks=1" in f[3] and "run.words=1" in f[3]
+
+
+def test_url_hints_change_speed_not_features(data_dir):
+    # url_hints is left out of the config hash (a model trained before it existed, and its stored
+    # cross-validation, stay current), so it must never change a row: every 10th shared page, with
+    # and without the pre-test.
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.decode import decode_html
+    from cleaner.segment import segment_blocks
+
+    config = load_config()
+    unhinted = config.overlay({"features": {"url_hints": []}})
+    assert unhinted.section_hash() == config.section_hash()
+    assert config.overlay({"features": {"window": 2}}).section_hash() != config.section_hash()
+    with_hints, without = FeatureExtractor(config), FeatureExtractor(unhinted)
+    pages = find_pages(data_dir)[::10]
+    assert len(pages) > 200
+    n_url = 0
+    for page in pages:
+        blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, config).blocks
+        rows = with_hints.extract(blocks)
+        assert rows == without.extract(blocks), page.key
+        n_url += sum("regexp.url" in r for r in rows)
+    assert n_url > 100  # the pages do exercise the url regexp

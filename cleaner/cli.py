@@ -302,7 +302,8 @@ def _passes(stacking) -> str:
     if stacking is None:
         return " One pass (no stacking)."
     windows = " / ".join(f"±{w}" for w in stacking.windows)
-    return (f" Stacked: inside each fold a first pass labels the pages, and the CRF also reads its "
+    reads = "" if stacking.first_pass_neighbours else " (reading each block's own attributes only)"
+    return (f" Stacked: inside each fold a first pass{reads} labels the pages, and the CRF also reads its "
             f"{stacking.first_pass_labels} labels and P(content) (windows {windows} blocks; "
             f"{stacking.inner_folds} inner folds).")
 
@@ -398,7 +399,9 @@ def describe_model(path: Path) -> dict:
     model = load_model(path)
     meta = model.meta
     files = model_files(path)
-    kind = ["stacked (first pass: %s labels)" % model.stacking.first_pass_labels if model.stacking else "one pass"]
+    kind = ["stacked (first pass: %s labels%s)" % (
+        model.stacking.first_pass_labels, "" if model.stacking.first_pass_neighbours else ", own attributes only")
+        if model.stacking else "one pass"]
     if model.conventions is not None:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:

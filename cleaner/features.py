@@ -187,6 +187,24 @@ class _Names:
         self.text_cache: dict[str, tuple[list, list]] = {}
 
 
+class AttributeRows(list):
+    """A page's attribute rows, one list per block, as `FeatureExtractor.extract` makes them: each
+    row holds the block's own attributes first and its neighbours' (`-1:`... `+1:`...) after them,
+    and `own_counts[i]` says how many of row i's attributes are its own (a model that reads only
+    those is given `row[:own_counts[i]]`)."""
+
+    __slots__ = ("own_counts",)
+
+
+def own_attribute_count(row) -> int:
+    """How many of a readable row's attributes are the block's own: the neighbours' come after them
+    and are the only ones that start with their offset's sign."""
+    for k, attribute in enumerate(row):
+        if attribute[0] in "+-":
+            return k
+    return len(row)
+
+
 class FeatureExtractor:
     """Compiled settings (bins, regexps, tag classes) turned into a fast per-document function."""
 
@@ -401,7 +419,7 @@ class FeatureExtractor:
         get = cache.__getitem__
         return [list(map(get, row)) for row in rows]
 
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> list[list]:
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> AttributeRows:
         """One attribute list per block (own features, then the neighbours' with offsets).
 
         With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
@@ -488,7 +506,8 @@ class FeatureExtractor:
         # `rows` are named already; the shared attributes are encoded here, once, as their block's
         # own (and below under each neighbour's prefix).
         own = shared_rows if codec is None else codec.encode(shared_rows)
-        result = [o + r for o, r in zip(own, rows)]
+        result = AttributeRows(o + r for o, r in zip(own, rows))
+        result.own_counts = [len(row) for row in result]
         for k in range(1, self.window + 1):
             # Block i sees block i-k's shared attributes as `-k:...` and block i+k's as `+k:...`.
             before = self._prefixed_rows(-k, shared_rows[: n - k], codec)

@@ -193,9 +193,15 @@ class CrfModel:
             self._first_tagger = open_tagger(self.first_pass)
         return self._first_tagger
 
-    def _with_first_pass(self, encoded: list[list], word_counts, decision) -> list[list]:
-        """The rows with the first pass's view of the page appended (cleaner.stacking)."""
-        extra = first_pass_view(self.first_tagger(), encoded, self.stacking, word_counts, decision,
+    def _with_first_pass(self, encoded: list[list], word_counts, decision, own_counts=None) -> list[list]:
+        """The rows with the first pass's view of the page appended (cleaner.stacking). A first pass
+        that reads only each block's own attributes is given just those when `own_counts` says which
+        they are; given whole rows it labels the same (CRFsuite skips attributes its model never saw:
+        the neighbours'), only slower."""
+        first_rows = encoded
+        if own_counts is not None and not self.stacking.first_pass_neighbours:
+            first_rows = [row[:k] for row, k in zip(encoded, own_counts)]
+        extra = first_pass_view(self.first_tagger(), first_rows, self.stacking, word_counts, decision,
                                 CODEC if self.encoded else None)
         return [row + more for row, more in zip(encoded, extra)]
 
@@ -217,11 +223,12 @@ class CrfModel:
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
+        own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
         if self.encoded and not (features[0] and isinstance(features[0][0], bytes)):  # `features` rows come encoded
             features = CODEC.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
-            features = self._with_first_pass(features, word_counts, decision)
+            features = self._with_first_pass(features, word_counts, decision, own_counts)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000
         tagger.set(features)

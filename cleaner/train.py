@@ -23,7 +23,7 @@ from .convention import Conventions
 from .data import Page, without_sites_of
 from .decide import DecisionSettings
 from .decode import decode_html
-from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from .gold import parse_segments, read_gold
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
 from .model import (
@@ -168,13 +168,17 @@ def train_model(
     X = _rows(docs, conventions)
     y = [d.labels for d in docs]
     settings = StackingSettings.from_config(config)
+    # What the first passes read: whole rows, or each block's own attributes only.
+    X_first = X
+    if settings is not None and not settings.first_pass_neighbours:
+        X_first = [[row[:own_attribute_count(row)] for row in rows] for rows in X]
     k = settings.inner_folds if settings else 0
     fold_of = [inner_fold(d.key, k) for d in docs] if k else []
     if len(set(fold_of)) < 2:
         # Too few pages to label each out of sample (every page in one inner fold): one pass.
         k, fold_of = 0, []
-    jobs = [(X, y, None, c1, c2, max_iterations)]
-    jobs += [(X, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
+    jobs = [(X_first if k else X, y, None, c1, c2, max_iterations)]
+    jobs += [(X_first, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
     if processes > 1 and len(jobs) > 1 and not mp.current_process().daemon:
         _FIT_STATE["jobs"] = jobs  # forked workers inherit the features instead of a pickled copy
         with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
@@ -191,7 +195,7 @@ def train_model(
         inner = open_tagger(fitted[1 + g])
         for i, f in enumerate(fold_of):
             if f == g:
-                extra = first_pass_view(inner, CODEC.encode(X[i]), settings, docs[i].word_counts, decision)
+                extra = first_pass_view(inner, CODEC.encode(X_first[i]), settings, docs[i].word_counts, decision)
                 stacked[i] = [row + more for row, more in zip(X[i], extra)]
     second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
     meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}

@@ -94,7 +94,8 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
     assert first_pass_path(path) in model_files(path)
     assert load_model(path).hash == load_model(small_model).hash
     meta = json.loads(path.with_name("m.crfsuite.json").read_text())
-    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2, "first_pass_labels": "viterbi"}
+    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2, "first_pass_labels": "viterbi",
+                                            "first_pass_neighbours": True}
     damaged = copy_model(small_model, tmp_path / "damaged" / "m.crfsuite")
     first_pass_path(damaged).write_bytes(first_pass_path(damaged).read_bytes()[:-10])
     with pytest.raises(ModelError, match="first-pass CRF .* does not match"):
@@ -136,9 +137,59 @@ def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
     assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
 
 
+def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
+    # first_pass_neighbours = false: the first passes (the shipped one and the inner folds') are trained on
+    # each block's own attributes; tagging gives them just those, sliced by the rows' own_counts.
+    from cleaner.data import find_pages
+    from cleaner.features import AttributeRows, own_attribute_count
+    from cleaner.train import prepare, train_model, trainable
+
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "viterbi",
+                                                 "first_pass_neighbours": False}, "markers": {"enabled": False}})
+    pages = find_pages(data_dir, ["cleaneval-dev"])[:6] + find_pages(data_dir, ["dragnet"])[:6]
+    docs = trainable(prepare(pages, config, processes=1, progress=False), 0.5)
+    model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=20)
+    assert model.stacking.first_pass_neighbours is False
+    assert StackingSettings.from_meta(model.meta["stacking"]["settings"]) == model.stacking
+    encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
+    first, second = CrfModel(model.first_pass, encoding), CrfModel(model.data, encoding)
+    # the first pass has no weight for any neighbour's attribute; the second pass has many
+    neighbours = {attribute_code(first, a) for d in docs for row in d.features for a in row[own_attribute_count(row):]}
+    assert not neighbours & {a for a, _ in attribute_weights(first)}
+    assert len(neighbours & {a for a, _ in attribute_weights(second)}) > 50
+    blocks = segment_blocks(pages[0].html_path.read_bytes().decode("utf-8", "replace"), config).blocks
+    rows = model.features(blocks)  # encoded, straight from the extractor
+    readable = model.extractor().extract(blocks)
+    assert isinstance(rows, AttributeRows) and rows.own_counts == readable.own_counts
+    assert readable.own_counts == [own_attribute_count(row) for row in readable]
+    assert any(k < len(row) for k, row in zip(readable.own_counts, readable))
+    own = [row[:k] for row, k in zip(readable, readable.own_counts)]
+    view = first_pass_attributes(first.tag(own, marginals=False)[0], first.p_other(len(own)), model.stacking)
+    by_hand = second.tag([row + more for row, more in zip(readable, view)])
+    # sliced rows (the fast path), whole readable rows (CRFsuite skips what the first pass never saw)
+    # and plain encoded rows without own_counts all label the page the same
+    assert model.tag(rows) == by_hand
+    assert model.tag(list(readable)) == by_hand
+    assert model.tag(CODEC.encode(readable)) == by_hand
+    assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
+
+
 def test_an_unknown_first_pass_labelling_is_refused():
     with pytest.raises(ValueError, match="first_pass_labels"):
         StackingSettings(windows=(3,), inner_folds=3, first_pass_labels="posterior")
+    with pytest.raises(ValueError, match="first_pass_neighbours"):
+        StackingSettings.from_config(load_config().overlay({"stacking": {"first_pass_neighbours": "false"}}))
+
+
+@pytest.mark.parametrize("setting", ['first_pass_labels = "posterior"', 'first_pass_neighbours = "no"'])
+def test_a_config_file_with_a_bad_stacking_setting_is_refused_on_reading(tmp_path, setting, data_dir):
+    from cleaner.cli import EXIT_MODEL, main
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f"[stacking]\n{setting}\n")
+    out = tmp_path / "m.crfsuite"
+    assert main(["train", str(data_dir / "cleaneval-dev"), "--config", str(bad), "--out", str(out)]) == EXIT_MODEL  # (4: model or config)
+    assert not out.exists()
 
 
 def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):

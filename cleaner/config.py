@@ -100,10 +100,12 @@ def _validate(data: dict, source: str) -> None:
     hints = data["features"].get("url_hints", [])
     if not isinstance(hints, list) or not all(isinstance(h, str) and h for h in hints):
         raise ConfigError(f"{source}: [features] url_hints must be a list of non-empty strings")
+    # What cleaner.stacking.StackingSettings accepts, checked when the file is read, not mid-training.
+    from .stacking import FIRST_PASS_LABELS  # (here: cleaner.stacking imports this module)
+
     stacking = data.get("stacking", {})
-    # (the values cleaner.stacking.StackingSettings accepts, checked when the file is read, not mid-training)
-    if stacking.get("first_pass_labels", "viterbi") not in ("viterbi", "decided"):
-        raise ConfigError(f"{source}: [stacking] first_pass_labels must be \"viterbi\" or \"decided\"")
+    if stacking.get("first_pass_labels", "viterbi") not in FIRST_PASS_LABELS:
+        raise ConfigError(f"{source}: [stacking] first_pass_labels must be one of {', '.join(FIRST_PASS_LABELS)}")
     if not isinstance(stacking.get("first_pass_neighbours", True), bool):
         raise ConfigError(f"{source}: [stacking] first_pass_neighbours must be true or false")
     if data["limits"].get("max_html_bytes", 1) <= 0:

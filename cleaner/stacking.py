@@ -48,7 +48,8 @@ class StackingSettings:
             raise ValueError(f"[stacking] first_pass_labels must be one of {FIRST_PASS_LABELS}, "
                              f"not {self.first_pass_labels!r}")
         if not isinstance(self.first_pass_neighbours, bool):
-            raise ValueError(f"[stacking] first_pass_neighbours must be true or false, not {self.first_pass_neighbours!r}")
+            raise ValueError(f"[stacking] first_pass_neighbours must be true or false, "
+                             f"not {self.first_pass_neighbours!r}")
 
     @classmethod
     def from_config(cls, config: Config) -> "StackingSettings | None":

@@ -188,7 +188,8 @@ def test_a_config_file_with_a_bad_stacking_setting_is_refused_on_reading(tmp_pat
     bad = tmp_path / "bad.toml"
     bad.write_text(f"[stacking]\n{setting}\n")
     out = tmp_path / "m.crfsuite"
-    assert main(["train", str(data_dir / "cleaneval-dev"), "--config", str(bad), "--out", str(out)]) == EXIT_MODEL  # (4: model or config)
+    # exit 4 (a model or config error), before any page is read
+    assert main(["train", str(data_dir / "cleaneval-dev"), "--config", str(bad), "--out", str(out)]) == EXIT_MODEL
     assert not out.exists()
 
 

@@ -399,9 +399,10 @@ def describe_model(path: Path) -> dict:
     model = load_model(path)
     meta = model.meta
     files = model_files(path)
-    kind = ["stacked (first pass: %s labels%s)" % (
-        model.stacking.first_pass_labels, "" if model.stacking.first_pass_neighbours else ", own attributes only")
-        if model.stacking else "one pass"]
+    kind = ["one pass"]
+    if model.stacking:
+        own = "" if model.stacking.first_pass_neighbours else ", own attributes only"
+        kind = [f"stacked (first pass: {model.stacking.first_pass_labels} labels{own})"]
     if model.conventions is not None:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:

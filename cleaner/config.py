@@ -100,14 +100,18 @@ def _validate(data: dict, source: str) -> None:
     hints = data["features"].get("url_hints", [])
     if not isinstance(hints, list) or not all(isinstance(h, str) and h for h in hints):
         raise ConfigError(f"{source}: [features] url_hints must be a list of non-empty strings")
-    # What cleaner.stacking.StackingSettings accepts, checked when the file is read, not mid-training.
-    from .stacking import FIRST_PASS_LABELS  # (here: cleaner.stacking imports this module)
+    if "stacking" in data:
+        # Read as the trainer will (cleaner.stacking checks the values), so that a bad one stops the
+        # command here rather than mid-training. (Imported here: cleaner.stacking imports this module.)
+        from .stacking import StackingSettings
 
-    stacking = data.get("stacking", {})
-    if stacking.get("first_pass_labels", "viterbi") not in FIRST_PASS_LABELS:
-        raise ConfigError(f"{source}: [stacking] first_pass_labels must be one of {', '.join(FIRST_PASS_LABELS)}")
-    if not isinstance(stacking.get("first_pass_neighbours", True), bool):
-        raise ConfigError(f"{source}: [stacking] first_pass_neighbours must be true or false")
+        try:
+            StackingSettings.from_meta(data["stacking"])
+        except KeyError as exc:
+            raise ConfigError(f"{source}: [stacking] {exc.args[0]} is missing") from exc
+        except (TypeError, ValueError) as exc:
+            message = str(exc) if str(exc).startswith("[stacking]") else f"[stacking] {exc}"
+            raise ConfigError(f"{source}: {message}") from exc
     if data["limits"].get("max_html_bytes", 1) <= 0:
         raise ConfigError(f"{source}: [limits] max_html_bytes must be positive")
 

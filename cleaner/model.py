@@ -7,8 +7,9 @@ hyper-parameters and cross-validation figures). The sidecar's feature config is 
 tagging time, so a model always sees the features it was trained on whatever the
 runtime config says; the runtime config still decides limits and decoding.
 
-`CrfModel` holds the bytes (cheap to broadcast) and opens a CRFsuite tagger lazily, once
-per process.
+`CrfModel` holds the bytes (cheap to broadcast) and opens its taggers lazily, once per
+process: a stacked model's two passes share one attribute vocabulary, so a page's features
+are named once as attribute ids (cleaner.crf) and each pass scores the same rows.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
+from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -77,8 +79,8 @@ class CrfModel:
     markers: bytes | None = None
     # The first-pass block CRF whose labelling `data` also reads (cleaner.stacking); None = one pass.
     first_pass: bytes | None = None
-    _tagger: Any = field(default=None, repr=False, compare=False)
-    _first_tagger: Any = field(default=None, repr=False, compare=False)
+    _tagger: ScoringTagger | None = field(default=None, repr=False, compare=False)
+    _first_tagger: ScoringTagger | None = field(default=None, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
     _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -164,19 +166,32 @@ class CrfModel:
         return self._extractor
 
     def features(self, blocks, stats=None) -> list[list]:
-        """The blocks' attributes as `tag` reads them: already encoded (bytes) for a model that
-        stores codes, so a block's attributes are encoded once however many neighbours see them;
-        readable for a convention-aware model, whose conventions rewrite readable attributes."""
-        codec = CODEC if self.encoded and self.conventions is None else None
+        """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`), so a block's
+        attributes are named once however many neighbours and passes read them; readable for a
+        convention-aware model, whose conventions rewrite readable attributes."""
+        codec = self.attribute_ids if self.conventions is None else None
         return self.extractor().extract(blocks, stats, codec)
 
     @property
     def encoded(self) -> bool:
         return self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
 
-    def tagger(self) -> pycrfsuite.Tagger:
+    @functools.cached_property
+    def _parsed(self) -> tuple[Vocabulary, Any, Any]:
+        """The model files read (cleaner.crf), and the vocabulary of attribute ids the passes share."""
+        main = read_crfsuite(self.data)
+        first = read_crfsuite(self.first_pass) if self.first_pass else None
+        return Vocabulary([main] + ([first] if first else [])), main, first
+
+    @functools.cached_property
+    def attribute_ids(self) -> AttributeIds:
+        """Readable attribute -> the id this model's taggers score it by (a codec for the extractor)."""
+        return AttributeIds(self._parsed[0], self.encoded)
+
+    def tagger(self) -> ScoringTagger:
         if self._tagger is None:
-            self._tagger = open_tagger(self.data)
+            vocabulary, main, _ = self._parsed
+            self._tagger = ScoringTagger(self.data, vocabulary, main)
         return self._tagger
 
     def open(self) -> "CrfModel":
@@ -187,23 +202,23 @@ class CrfModel:
             self.first_tagger()
         return self
 
-    def first_tagger(self) -> pycrfsuite.Tagger:
+    def first_tagger(self) -> ScoringTagger:
         """The first pass of a stacked model (cleaner.stacking)."""
         if self._first_tagger is None:
-            self._first_tagger = open_tagger(self.first_pass)
+            vocabulary, _, first = self._parsed
+            self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
         return self._first_tagger
 
-    def _with_first_pass(self, encoded: list[list], word_counts, decision, own_counts=None) -> list[list]:
-        """The rows with the first pass's view of the page appended (cleaner.stacking). A first pass
-        that reads only each block's own attributes is given just those when `own_counts` says which
-        they are; given whole rows it labels the same (CRFsuite skips attributes its model never saw:
-        the neighbours'), only slower."""
-        first_rows = encoded
+    def _first_pass_view(self, rows: list[list[int]], word_counts, decision, own_counts=None) -> list[list[int]]:
+        """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking). A first
+        pass that reads only each block's own attributes is given just those when `own_counts` says
+        which they are; given whole rows it labels the same (the neighbours' attributes have no weight
+        in its model), only slower."""
+        first_rows = rows
         if own_counts is not None and not self.stacking.first_pass_neighbours:
-            first_rows = [row[:k] for row, k in zip(encoded, own_counts)]
-        extra = first_pass_view(self.first_tagger(), first_rows, self.stacking, word_counts, decision,
-                                CODEC if self.encoded else None)
-        return [row + more for row, more in zip(encoded, extra)]
+            first_rows = [row[:k] for row, k in zip(rows, own_counts)]
+        return first_pass_view(self.first_tagger(), first_rows, self.stacking, word_counts, decision,
+                               self.attribute_ids)
 
     def tag(
         self, features: list[list[str]], marginals: bool = True, convention: str | None = None,
@@ -224,14 +239,15 @@ class CrfModel:
             self.check_convention(convention)
         tagger = self.tagger()
         own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
-        if self.encoded and not (features[0] and isinstance(features[0][0], bytes)):  # `features` rows come encoded
-            features = CODEC.encode(features)
+        features = self.attribute_ids.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
-            features = self._with_first_pass(features, word_counts, decision, own_counts)
+            view = self._first_pass_view(features, word_counts, decision, own_counts)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000
-        tagger.set(features)
+            tagger.set(features, view)
+        else:
+            tagger.set(features)
         labels = tagger.tag()
         if not marginals:
             return labels, []
@@ -282,12 +298,12 @@ class CrfModel:
 
 
 def first_pass_view(
-    tagger: pycrfsuite.Tagger, rows: list[list], settings: StackingSettings, word_counts: list[int] | None = None,
+    tagger, rows: list[list], settings: StackingSettings, word_counts: list[int] | None = None,
     decision: DecisionSettings | None = None, codec: AttributeCodec | None = None,
 ) -> list[list]:
     """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
-    same in training (an inner fold's first pass) and in tagging: `tagger` labels the `rows` (as
-    its model stores attributes), its labels are decided (cleaner.decide) when the settings say so
+    same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger, or a
+    CRFsuite tagger) labels the `rows` (as it reads attributes), its labels are decided (cleaner.decide) when the settings say so
     (this needs the blocks' `word_counts`), and the view is named with `codec` when given."""
     tagger.set(rows)
     labels = tagger.tag()
@@ -453,8 +469,8 @@ def train_crf(
 
 
 def attribute_weights(model: CrfModel) -> dict[tuple[str, str], float]:
-    """State-feature weights keyed by (encoded attribute, label); see `attribute_code`."""
-    return model.tagger().info().state_features
+    """State-feature weights keyed by (attribute as stored, label); see `attribute_code`."""
+    return model._parsed[1].state_weights()
 
 
 def attribute_code(model: CrfModel, attribute: str) -> str:

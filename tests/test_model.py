@@ -70,7 +70,7 @@ def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
         assert [b.text for b in k.blocks] == p.texts and k.features == p.features
 
 
-def test_a_model_hands_its_tagger_encoded_attributes_that_tag_like_readable_ones(small_model, data_dir):
+def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(small_model, data_dir):
     from cleaner.data import find_pages
     from cleaner.decode import decode_html
     from cleaner.model import CODEC
@@ -82,5 +82,5 @@ def test_a_model_hands_its_tagger_encoded_attributes_that_tag_like_readable_ones
         blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, model.feature_config()).blocks
         readable = model.extractor().extract(blocks)
         encoded = model.features(blocks)
-        assert encoded == CODEC.encode(readable) and isinstance(encoded[0][0], bytes)
-        assert model.tag(encoded) == model.tag(readable)
+        assert encoded == model.attribute_ids.encode(readable) and isinstance(encoded[0][0], int)
+        assert model.tag(encoded) == model.tag(readable) == model.tag(CODEC.encode(readable))

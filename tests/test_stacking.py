@@ -25,6 +25,11 @@ from cleaner.stacking import StackingSettings, first_pass_attributes, inner_fold
 SETTINGS = StackingSettings(windows=(1,), inner_folds=3)
 
 
+def _same_tagging(a, b) -> bool:
+    """The same labels, and probabilities equal up to the order in which the passes' scores are summed."""
+    return a[0] == b[0] and a[1] == pytest.approx(b[1], abs=1e-12)
+
+
 def _attrs(row):
     return dict(a.split("=", 1) for a in row)
 
@@ -131,7 +136,7 @@ def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
     assert decided != viterbi
     view = first_pass_attributes(decided, p_other, model.stacking)
     by_hand = CrfModel(model.data, encoding).tag([row + more for row, more in zip(d.features, view)])
-    assert model.tag(d.features, word_counts=d.word_counts, decision=eager) == by_hand
+    assert _same_tagging(model.tag(d.features, word_counts=d.word_counts, decision=eager), by_hand)
     with pytest.raises(ValueError, match="word counts"):
         model.tag(d.features)
     assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
@@ -168,9 +173,9 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     by_hand = second.tag([row + more for row, more in zip(readable, view)])
     # sliced rows (the fast path), whole readable rows (CRFsuite skips what the first pass never saw)
     # and plain encoded rows without own_counts all label the page the same
-    assert model.tag(rows) == by_hand
-    assert model.tag(list(readable)) == by_hand
-    assert model.tag(CODEC.encode(readable)) == by_hand
+    assert _same_tagging(model.tag(rows), by_hand)
+    assert _same_tagging(model.tag(list(readable)), by_hand)
+    assert _same_tagging(model.tag(CODEC.encode(readable)), by_hand)
     assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
 
 

@@ -1,0 +1,101 @@
+"""Tagging through scores (cleaner.crf): the same labels and marginals as CRFsuite on the model itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cleaner.config import load_config
+from cleaner.crf import AttributeIds, ScoringTagger, Vocabulary, proxy_model, read_crfsuite
+from cleaner.data import find_pages
+from cleaner.decode import decode_html
+from cleaner.model import CODEC, load_model, open_tagger
+from cleaner.segment import segment_blocks
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    return load_model()
+
+
+def test_the_model_file_reads_as_crfsuite_dumps_it(packaged):
+    model = read_crfsuite(packaged.data)
+    info = open_tagger(packaged.data).info()
+    assert model.labels == sorted(info.labels, key=lambda y: int(info.labels[y]))
+    weights = model.state_weights()
+    assert weights.keys() == info.state_features.keys()
+    # CRFsuite's dump prints six decimals; the file holds the doubles
+    assert all(abs(weights[k] - w) <= 1e-6 for k, w in info.state_features.items())
+    t = model.transitions
+    assert all(abs(t[model.labels.index(a), model.labels.index(b)] - w) <= 1e-6
+               for (a, b), w in info.transitions.items())
+
+
+def test_the_proxy_keeps_the_file_layout_and_carries_one_label_per_attribute(packaged):
+    model = read_crfsuite(packaged.data)
+    proxy, carriers = proxy_model(packaged.data, model)
+    assert len(proxy) == len(packaged.data) and proxy[:48] == packaged.data[:48]
+    assert sorted(carriers) == list(range(len(model.labels))) and len(set(carriers.values())) == len(model.labels)
+    weights = read_crfsuite(proxy).state_weights()
+    assert sum(weights.values()) == len(model.labels)
+    for y, name in carriers.items():
+        assert weights[(name, model.labels[y])] == 1.0
+
+
+def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):
+    # Both passes of the packaged model, on pages of every data set: the labels are CRFsuite's,
+    # the marginals agree to rounding.
+    config = load_config()
+    ids = packaged.attribute_ids
+    checked = 0
+    for data, tagger in ((packaged.data, packaged.tagger()), (packaged.first_pass, packaged.first_tagger())):
+        reference = open_tagger(data)
+        for page in find_pages(data_dir)[::97]:
+            blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, config).blocks
+            if not blocks:
+                continue
+            readable = packaged.extractor().extract(blocks)
+            tagger.set(ids.encode(readable))
+            reference.set(CODEC.encode(readable))
+            assert tagger.tag() == reference.tag(), page.key
+            worst = max(abs(tagger.marginal(y, i) - reference.marginal(y, i))
+                        for i in range(len(blocks)) for y in tagger.labels())
+            assert worst < 1e-9, page.key
+            checked += 1
+    assert checked >= 40
+
+
+def test_unknown_attributes_and_empty_rows_score_nothing(packaged):
+    vocabulary, main, _ = packaged._parsed
+    tagger = ScoringTagger(packaged.data, vocabulary, main)
+    ids = AttributeIds(vocabulary, packaged.encoded)
+    known = ids["bias"]
+    assert known > 0 and ids["no.such=attribute"] == 0 and ids.encode([["no.such=attribute"]]) == [[0]]
+    scores = tagger.scores([[known], [], [0, 0], [known, known]])
+    assert scores.shape == (4, len(main.labels))
+    assert np.allclose(scores[1], 0) and np.allclose(scores[2], 0)
+    assert np.allclose(scores[3], 2 * scores[0]) and not np.allclose(scores[0], 0)
+    # rows given as the names the file stores tag as readable ones do
+    assert ids.encode([[CODEC["bias"], CODEC["no.such=attribute"]]]) == [[known, 0]]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "magic", "features"])
+def test_a_damaged_model_file_is_refused(packaged, damage):
+    data = bytearray(packaged.data)
+    if damage == "truncated":
+        data = data[:-100]
+    elif damage == "magic":
+        data[:4] = b"XXXX"
+    else:
+        data[48:52] = b"NOPE"  # the feature chunk's id
+    with pytest.raises(ValueError):
+        read_crfsuite(bytes(data))
+
+
+def test_a_vocabulary_gives_each_name_one_id_over_models(packaged):
+    main, first = read_crfsuite(packaged.data), read_crfsuite(packaged.first_pass)
+    vocabulary = Vocabulary([main, first])
+    assert len(vocabulary) == len(set(main.attributes) | set(first.attributes)) + 1
+    assert sorted(vocabulary.index.values()) == list(range(1, len(vocabulary)))
+    w = vocabulary.state_matrix(first)
+    assert w.shape == (len(vocabulary), len(first.labels)) and not w[0].any()

@@ -183,6 +183,32 @@ class AttributeIds(dict):
         return [list(map(get, row)) for row in rows]
 
 
+class FlatRows:
+    """Rows of attribute ids flattened into one array: what scoring needs, computed once per page
+    however many passes score it (flattening costs about as much as the weights' gather)."""
+
+    __slots__ = ("n", "flat", "starts", "full")
+
+    def __init__(self, rows: list[list[int]]):
+        lens = list(map(len, rows))
+        self.n = len(rows)
+        self.flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
+        self.starts = np.zeros(len(lens), np.intp)
+        np.cumsum(lens[:-1], out=self.starts[1:])
+        # reduceat gives an empty row the next row's first weight: rows without attributes are summed apart
+        self.full = None if 0 not in lens else np.flatnonzero(lens)
+
+    def sum(self, state: np.ndarray) -> np.ndarray:
+        """(rows, labels): per row the sum of its ids' rows of `state`."""
+        if not self.flat.size:
+            return np.zeros((self.n, state.shape[1]))
+        if self.full is None:
+            return np.add.reduceat(state[self.flat], self.starts)
+        out = np.zeros((self.n, state.shape[1]))
+        out[self.full] = np.add.reduceat(state[self.flat], self.starts[self.full])
+        return out
+
+
 class ScoringTagger:
     """A CRFsuite tagger's interface (`set`, `tag`, `marginal`, `labels`) over rows of attribute
     ids (`AttributeIds`): the rows are scored here and CRFsuite tags the scores (module docstring)."""
@@ -196,22 +222,14 @@ class ScoringTagger:
         self._proxy = pycrfsuite.Tagger()
         self._proxy.open_inmemory(self._proxy_data)
 
-    def scores(self, rows: list[list[int]]) -> np.ndarray:
-        """(blocks, labels) state scores: per block the sum of its attributes' weights."""
-        lens = list(map(len, rows))
-        flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
-        if not flat.size:
-            return np.zeros((len(rows), len(self._labels)))
-        starts = np.zeros(len(lens), np.intp)
-        np.cumsum(lens[:-1], out=starts[1:])
-        if 0 in lens:  # reduceat gives an empty row the next row's first weights: sum those apart
-            out = np.zeros((len(rows), len(self._labels)))
-            full = np.flatnonzero(lens)
-            out[full] = np.add.reduceat(self.state[flat], starts[full])
-            return out
-        return np.add.reduceat(self.state[flat], starts)
+    def scores(self, rows) -> np.ndarray:
+        """(blocks, labels) state scores: per block the sum of its attributes' weights. `rows`: lists of
+        attribute ids, or `FlatRows` (rows flattened once for every pass that reads them)."""
+        if not isinstance(rows, FlatRows):
+            rows = FlatRows(rows)
+        return rows.sum(self.state)
 
-    def set(self, rows: list[list[int]], *more: list[list[int]]) -> None:
+    def set(self, rows, *more) -> None:
         """Give CRFsuite the blocks' scores; `more` rows (one per block) add their attributes' scores."""
         s = self.scores(rows)
         for extra in more:

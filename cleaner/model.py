@@ -29,7 +29,7 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
+from .crf import AttributeIds, FlatRows, ScoringTagger, Vocabulary, read_crfsuite
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -242,6 +242,8 @@ class CrfModel:
         features = self.attribute_ids.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
+            if own_counts is None or self.stacking.first_pass_neighbours:
+                features = FlatRows(features)  # both passes read the whole rows: flattened once
             view = self._first_pass_view(features, word_counts, decision, own_counts)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000

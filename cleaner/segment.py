@@ -26,6 +26,10 @@ _TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
 MAX_CONTAINERS = 24
 # id/class tokens are gathered from at most this many innermost ancestors.
 MAX_IDCLASS_DEPTH = 12
+# id/class values -> their tokens, kept across pages: a site's template repeats its values on every page,
+# and common ones ("content", "nav") recur across sites. Bounded, checked once per page.
+TOKEN_CACHE_ENTRIES = 50_000
+_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -154,7 +158,9 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     n_nodes = 0
     max_depth = 0
     group_seq = 0
-    token_cache: dict[str, tuple[str, ...]] = {}
+    token_cache = _TOKEN_CACHE
+    if len(token_cache) >= TOKEN_CACHE_ENTRIES:
+        token_cache.clear()
     append_block = blocks.append
     push = stack.append
     pop = stack.pop

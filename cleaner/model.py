@@ -29,7 +29,7 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, FlatRows, ScoringTagger, Vocabulary, read_crfsuite
+from .crf import AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, read_crfsuite
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -177,7 +177,7 @@ class CrfModel:
         return self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
 
     @functools.cached_property
-    def _parsed(self) -> tuple[Vocabulary, Any, Any]:
+    def _parsed(self) -> tuple[Vocabulary, CrfsuiteModel, CrfsuiteModel | None]:
         """The model files read (cleaner.crf), and the vocabulary of attribute ids the passes share."""
         main = read_crfsuite(self.data)
         first = read_crfsuite(self.first_pass) if self.first_pass else None
@@ -209,11 +209,11 @@ class CrfModel:
             self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
         return self._first_tagger
 
-    def _first_pass_view(self, rows: list[list[int]], word_counts, decision, own_counts=None) -> list[list[int]]:
-        """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking). A first
-        pass that reads only each block's own attributes is given just those when `own_counts` says
-        which they are; given whole rows it labels the same (the neighbours' attributes have no weight
-        in its model), only slower."""
+    def _first_pass_view(self, rows, word_counts, decision, own_counts=None) -> list[list[int]]:
+        """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
+        are ids, or FlatRows. A first pass that reads only each block's own attributes is given just
+        those when `own_counts` says which they are; given whole rows it labels the same (the
+        neighbours' attributes have no weight in its model), only slower."""
         first_rows = rows
         if own_counts is not None and not self.stacking.first_pass_neighbours:
             first_rows = [row[:k] for row, k in zip(rows, own_counts)]
@@ -300,13 +300,14 @@ class CrfModel:
 
 
 def first_pass_view(
-    tagger, rows: list[list], settings: StackingSettings, word_counts: list[int] | None = None,
-    decision: DecisionSettings | None = None, codec: AttributeCodec | None = None,
+    tagger, rows, settings: StackingSettings, word_counts: list[int] | None = None,
+    decision: DecisionSettings | None = None, codec: AttributeCodec | AttributeIds | None = None,
 ) -> list[list]:
     """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
-    same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger, or a
-    CRFsuite tagger) labels the `rows` (as it reads attributes), its labels are decided (cleaner.decide) when the settings say so
-    (this needs the blocks' `word_counts`), and the view is named with `codec` when given."""
+    same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger given
+    attribute ids, or a CRFsuite tagger given codes) labels the `rows`, its labels are decided
+    (cleaner.decide) when the settings say so (this needs the blocks' `word_counts`), and the view
+    is named with `codec` when given."""
     tagger.set(rows)
     labels = tagger.tag()
     p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]

@@ -98,7 +98,7 @@ def read_crfsuite(data: bytes) -> CrfsuiteModel:
     return CrfsuiteModel(labels, attributes, features, off_feat + 12)
 
 
-def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, str]]:
+def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, bytes]]:
     """The model file with its state weights replaced so that one attribute per label carries
     that label's score (weight 1 for its label, 0 elsewhere), and {label id: that attribute's name}.
 
@@ -122,8 +122,12 @@ def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, str
     weights = np.frombuffer(buf, dtype=_FEATURE, count=len(feats), offset=model.features_offset)["weight"]
     weights[state] = 0.0
     weights[list(carrier.values())] = 1.0
-    names = {y: model.attributes[int(feats["src"][f])].decode("utf-8", "surrogateescape") for y, f in carrier.items()}
-    return bytes(buf), names
+    return bytes(buf), {y: model.attributes[int(feats["src"][f])] for y, f in carrier.items()}
+
+
+def encode_attribute(attribute: str) -> bytes:
+    """The 48-bit code under which an encoded model stores a readable attribute (12 hex digits)."""
+    return hashlib.blake2b(attribute.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest().encode()
 
 
 class Vocabulary:
@@ -165,8 +169,7 @@ class AttributeIds(dict):
     def __missing__(self, key: str) -> int:
         if len(self) >= self.MAX_ENTRIES:
             self.clear()
-        raw = key.encode("utf-8", "surrogatepass")
-        name = hashlib.blake2b(raw, digest_size=6).hexdigest().encode() if self.encoded else raw
+        name = encode_attribute(key) if self.encoded else key.encode("utf-8", "surrogatepass")
         i = self[key] = self.vocabulary.index.get(name, 0)
         return i
 

@@ -29,7 +29,7 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, read_crfsuite
+from .crf import AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, encode_attribute, read_crfsuite
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -56,7 +56,7 @@ class AttributeCodec(dict):
     def __missing__(self, key: str) -> bytes:
         if len(self) >= self.MAX_ENTRIES:
             self.clear()
-        code = self[key] = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest().encode()
+        code = self[key] = encode_attribute(key)
         return code
 
     def encode(self, rows: list[list[str]]) -> list[list[bytes]]:

@@ -39,7 +39,7 @@ def test_the_proxy_keeps_the_file_layout_and_carries_one_label_per_attribute(pac
     weights = read_crfsuite(proxy).state_weights()
     assert sum(weights.values()) == len(model.labels)
     for y, name in carriers.items():
-        assert weights[(name, model.labels[y])] == 1.0
+        assert weights[(name.decode(), model.labels[y])] == 1.0
 
 
 def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):

@@ -1,6 +1,6 @@
 """Tagging with a CRFsuite model: the state scores in numpy, the chain in CRFsuite.
 
-Why: handing a page to CRFsuite costs ~1.7 ms a pass, nearly all of it turning ~80 string
+Why: handing a page to CRFsuite cost ~1.7 ms a pass, nearly all of it turning ~60 string
 attributes a block into CRFsuite items and looking each one up in the model's string
 dictionary; its Viterbi path and marginals take ~0.2 ms. A linear-chain CRF's state score is
 a sum of one weight vector (one weight per label) per attribute, so the model's state
@@ -9,8 +9,8 @@ one `reduceat`, and CRFsuite is given a *proxy* of the model: the same file with
 state weight zero except one attribute per label, weighted 1, whose value in each item
 carries that label's score. CRFsuite then runs its own Viterbi and forward-backward on
 five attributes a block, with the model's own transitions. The labels are CRFsuite's on
-the original model and the marginals agree to ~1e-14 (tests/test_crf.py); a page costs
-~0.6 ms less per pass.
+the original model and the marginals agree to ~1e-14 (tests/test_crf.py); a pass costs
+~0.7 ms less (docs/speed.md, stop 17).
 
 Attribute ids come from a `Vocabulary` shared by the models that read the same rows (a
 stacked model's two passes), so a page's features are named once for both; id 0 is every
@@ -154,9 +154,8 @@ class Vocabulary:
 
 
 class AttributeIds(dict):
-    """Readable attribute -> its id in a `Vocabulary`, named as the models store it: the
-    blake2b-48 code (cleaner.model.AttributeCodec) or, for models stored readable, the name
-    itself. A codec for FeatureExtractor.extract, so rows come out as ids; bounded, because
+    """Readable attribute -> its id in a `Vocabulary`, named as the models store it: its code
+    (`encode_attribute`) or, for models stored readable, the name itself. A codec for FeatureExtractor.extract, so rows come out as ids; bounded, because
     id/class tokens are an open vocabulary on a real crawl."""
 
     MAX_ENTRIES = 150_000
@@ -174,15 +173,15 @@ class AttributeIds(dict):
         return i
 
     def encode(self, rows) -> list[list[int]]:
-        """Rows of readable attributes, attribute names as stored (bytes) or ids, as ids."""
-        if not rows:
-            return []
+        """Rows of readable attributes or of attribute names as stored (bytes), as ids; rows of ids
+        are returned as they are."""
         first = next((r[0] for r in rows if r), 0)
         if isinstance(first, int):
             return rows
-        get = self.vocabulary.index.get if isinstance(first, bytes) else self.__getitem__
         if isinstance(first, bytes):
-            return [[get(a, 0) for a in row] for row in rows]
+            index = self.vocabulary.index
+            return [[index.get(a, 0) for a in row] for row in rows]
+        get = self.__getitem__
         return [list(map(get, row)) for row in rows]
 
 
@@ -240,6 +239,8 @@ class ScoringTagger:
         self.set_scores(s)
 
     def set_scores(self, scores: np.ndarray) -> None:
+        """Give CRFsuite a (blocks, labels) array of state scores: each block is an item of the
+        carrier attributes, valued with its labels' scores."""
         carriers = self._carriers
         self._proxy.set([{name: row[y] for y, name in carriers} for row in scores.tolist()])
 

@@ -98,6 +98,33 @@ def read_crfsuite(data: bytes) -> CrfsuiteModel:
     return CrfsuiteModel(labels, attributes, features, off_feat + 12)
 
 
+def carrier_features(pairs: list[tuple[int, int]]) -> dict[int, int]:
+    """{label: index in `pairs`} choosing, for every label that has a state feature, one of its
+    (attribute, label) `pairs` such that no attribute carries two labels (a bipartite matching, by
+    augmenting paths: a label takes an attribute another label holds when that one can move)."""
+    options: dict[int, list[int]] = {}
+    for k, (_, y) in enumerate(pairs):
+        options.setdefault(y, []).append(k)
+    holder: dict[int, int] = {}  # attribute -> the label it carries
+    chosen: dict[int, int] = {}  # label -> index of its pair
+
+    def place(y: int, seen: set[int]) -> bool:
+        for k in options[y]:
+            a = pairs[k][0]
+            if a in seen:
+                continue
+            seen.add(a)
+            if a not in holder or place(holder[a], seen):
+                holder[a], chosen[y] = y, k
+                return True
+        return False
+
+    for y in options:
+        if not place(y, set()):
+            raise ValueError(f"no attribute of its own can carry label {y}'s score")
+    return chosen
+
+
 def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, bytes]]:
     """The model file with its state weights replaced so that one attribute per label carries
     that label's score (weight 1 for its label, 0 elsewhere), and {label id: that attribute's name}.
@@ -106,23 +133,12 @@ def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, byt
     a label without state features has score 0 in every block and needs no carrier."""
     feats = model.features
     state = np.flatnonzero(feats["type"] == STATE)
-    carrier: dict[int, int] = {}  # label id -> feature record of (carrier attribute, label)
-    used: set[int] = set()
-    for f in state:
-        a, y = int(feats["src"][f]), int(feats["dst"][f])
-        if y not in carrier and a not in used:
-            carrier[y] = int(f)
-            used.add(a)
-            if len(carrier) == len(model.labels):
-                break
-    labels_with_state = set(feats["dst"][state].tolist())
-    if set(carrier) != labels_with_state:
-        raise ValueError("no distinct attribute to carry each label's score")
+    chosen = carrier_features(list(zip(feats["src"][state].tolist(), feats["dst"][state].tolist())))
     buf = bytearray(data)
     weights = np.frombuffer(buf, dtype=_FEATURE, count=len(feats), offset=model.features_offset)["weight"]
     weights[state] = 0.0
-    weights[list(carrier.values())] = 1.0
-    return bytes(buf), {y: model.attributes[int(feats["src"][f])] for y, f in carrier.items()}
+    weights[state[list(chosen.values())]] = 1.0
+    return bytes(buf), {y: model.attributes[int(feats["src"][state[k]])] for y, k in chosen.items()}
 
 
 def encode_attribute(attribute: str) -> bytes:

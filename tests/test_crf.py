@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import numpy as np
+import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.crf import AttributeIds, ScoringTagger, Vocabulary, proxy_model, read_crfsuite
+from cleaner.crf import AttributeIds, ScoringTagger, Vocabulary, carrier_features, proxy_model, read_crfsuite
 from cleaner.data import find_pages
 from cleaner.decode import decode_html
-from cleaner.model import CODEC, load_model, open_tagger
+from cleaner.model import CODEC, CrfModel, load_model, open_tagger
 from cleaner.segment import segment_blocks
 
 
@@ -99,3 +104,44 @@ def test_a_vocabulary_gives_each_name_one_id_over_models(packaged):
     assert sorted(vocabulary.index.values()) == list(range(1, len(vocabulary)))
     w = vocabulary.state_matrix(first)
     assert w.shape == (len(vocabulary), len(first.labels)) and not w[0].any()
+
+
+def test_each_label_gets_an_attribute_of_its_own_when_one_exists():
+    # attribute 7 has features for labels 0 and 1, attribute 9 only for label 0: taking 7 for label 0
+    # first (file order) must not leave label 1 without a carrier
+    pairs = [(7, 0), (7, 1), (9, 0)]
+    chosen = carrier_features(pairs)
+    assert sorted(chosen) == [0, 1]
+    assert len({pairs[k][0] for k in chosen.values()}) == 2
+    assert all(pairs[k][1] == y for y, k in chosen.items())
+    with pytest.raises(ValueError, match="label 1"):
+        carrier_features([(7, 0), (7, 1)])  # one attribute cannot carry two labels
+    assert carrier_features([]) == {}
+
+
+def _train_readable(c1: float) -> bytes:
+    """A small CRF trained by CRFsuite itself on readable attribute names (no codes)."""
+    trainer = pycrfsuite.Trainer(verbose=False)
+    X = [[["a", "b"], ["c"], ["a", "d"]], [["b"], ["c", "d"], ["e"]], [["a"], ["a", "e"], ["b", "c"]]]
+    y = [["x", "y", "z"], ["y", "z", "x"], ["x", "x", "y"]]
+    for xs, ys in zip(X * 4, y * 4):
+        trainer.append(xs, ys)
+    trainer.set_params({"c1": c1, "c2": 0.0, "max_iterations": 50})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.crfsuite")
+        trainer.train(path)
+        return Path(path).read_bytes()
+
+
+@pytest.mark.parametrize("c1,labels_with_state", [(0.0, 3), (5.0, 2), (50.0, 0)])  # L1 prunes state features
+def test_models_stored_readable_and_pruned_ones_tag_as_crfsuite_tags_them(c1, labels_with_state):
+    data = _train_readable(c1)
+    assert len(proxy_model(data, read_crfsuite(data))[1]) == labels_with_state
+    model = CrfModel(data, {})  # no attribute encoding in the sidecar: the file stores readable names
+    assert not model.encoded
+    reference = open_tagger(data)
+    rows = [["a", "c"], ["b"], ["zzz"], ["d", "e", "a"], ["c"]]
+    labels, probabilities = model.tag(rows)
+    reference.set(rows)
+    assert labels == reference.tag()
+    assert probabilities == pytest.approx([reference.marginal(y, i) for i, y in enumerate(labels)], abs=1e-12)

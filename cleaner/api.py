@@ -254,8 +254,8 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
     # and the job check it against the model before the first page.
     convention = config["model"].get("convention") or None
-    labels, conf, result.decision = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention,
-                                                      timings)
+    labels, conf, result.decision, p_other = model.tag_decided(feats, words, DecisionSettings.from_config(config),
+                                                               convention, timings)
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
     if model.typer is not None:
@@ -268,14 +268,15 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
         timings["markers"] = (time.perf_counter() - t) * 1000
     if keep_blocks:
         result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
-    return finish(result, seg.blocks, labels, conf, words)
+    return finish(result, seg.blocks, labels, conf, words, [1.0 - p for p in p_other])
 
 
-def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None) -> CleanResult:
+def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None,
+           p_content=None) -> CleanResult:
     """Assemble labelled blocks into `result`: cleaned, or rejected `no_content` when no
     block was kept. Shared by the CRF and the seed systems (`cleaner.systems.pipeline`)."""
     t = time.perf_counter()
-    out = assemble(blocks, labels, confidences, word_counts)
+    out = assemble(blocks, labels, confidences, word_counts, p_content)
     result.cleaneval, result.sanitized_chars = _sanitize(out.cleaneval)
     result.plain, _ = _sanitize(out.plain)
     result.stats = out.stats

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .align import LABELS
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: expected_precision / expected_recall / expected_f1 added
 
 # Columns the job may partition its output directory by (low cardinality only).
 PARTITION_COLUMNS = ("crawl", "fetch_month", "fetch_day", "status")
@@ -88,6 +88,11 @@ SCHEMA = pa.schema([
     _f("words_kept", pa.int32(), "words in kept (non-boilerplate) blocks", nullable=False),
     _f("kept_word_share", pa.float64(), "words_kept / words_total (null when not labelled)"),
     _f("mean_confidence", pa.float64(), "mean marginal probability of the chosen labels"),
+    _f("expected_precision", pa.float64(), "word precision the CRF expects of this page's output, from its "
+       "blocks' P(content) (null for labellers without probabilities)"),
+    _f("expected_recall", pa.float64(), "word recall the CRF expects of this page's output (likewise)"),
+    _f("expected_f1", pa.float64(), "word F1 the CRF expects of this page's output: ranks pages by their real "
+       "F1, a filter for pages the cleaner is unsure of (docs/confidence.md)"),
     # --- provenance -----------------------------------------------------------------------
     _f("model_hash", pa.string(), "hash of the CRF model used"),
     _f("feature_version", pa.string(), "feature extractor version of the model"),
@@ -198,6 +203,8 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None)
         "kept_word_share": float(stats.kept_word_share) if stats else None,
         "mean_confidence": (float(stats.mean_confidence)
                             if stats and stats.mean_confidence is not None else None),
+        **{k: (float(getattr(stats, k)) if stats and getattr(stats, k) is not None else None)
+           for k in ("expected_precision", "expected_recall", "expected_f1")},
         "model_hash": result.model_hash,
         "feature_version": result.feature_version,
         "processing_ms": float(processing_ms),

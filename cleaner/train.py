@@ -234,7 +234,7 @@ def with_typer(
         if not d.layout or not d.texts or not has_markers(d.gold):
             continue
         convention = conventions.of(d.dataset) if conventions else None
-        labels, _, _ = model.tag_decided(d.features, d.word_counts, decision, convention)
+        labels = model.tag_decided(d.features, d.word_counts, decision, convention).labels
         seq = training_sequence(labels, model.tagger().marginal, d.layout.__getitem__, d.texts, d.word_counts,
                                 d.labels, settings)
         if seq is not None:
@@ -278,10 +278,9 @@ def predict(
     model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None, convention: str | None = None
 ) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
-    labels, _, _ = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
+    labels, _, _, p_other = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
     if doc.layout and model.typer is not None:
         labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
-    p_other = model.p_other(len(labels))
     out = assemble(doc.texts, labels, None, doc.word_counts)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,

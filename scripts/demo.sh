@@ -57,10 +57,10 @@ show("boilerplate share by host (top 8)",
        round(sum(label_stats.other.words) / nullif(sum(words_total), 0), 3) AS boilerplate_share
 FROM {src} WHERE status = 'cleaned' GROUP BY host ORDER BY pages DESC, host LIMIT 8""")
 print("\n== three cleaned documents")
-for url, share, conf, text in con.sql(
-        f"SELECT url, kept_word_share, mean_confidence, cleaneval FROM {src} "
+for url, share, expected, text in con.sql(
+        f"SELECT url, kept_word_share, expected_f1, cleaneval FROM {src} "
         "WHERE status = 'cleaned' ORDER BY warc_offset LIMIT 3").fetchall():
-    print(f"\n{url}  (kept {share:.0%} of words, mean confidence {conf:.2f})")
+    print(f"\n{url}  (kept {share:.0%} of words, expected word F1 {expected:.2f})")
     print(textwrap.indent(textwrap.shorten(text, 400, placeholder=" ..."), "    "))
 
 run = json.load(open(f"{out}/_run.json"))

@@ -43,11 +43,12 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
         blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
         feats = model.extractor().extract(blocks)
         words = [len(b.text.split()) for b in blocks]
-        labels, probs, how = model.tag_decided(feats, words, settings)
+        labels, probs, how, p_other = model.tag_decided(feats, words, settings)
         viterbi, _ = model.tag(feats, marginals=False, word_counts=words, decision=settings)
         table = model.marginals_all(len(viterbi))
         expected, expected_how = decide(viterbi, table, words, settings)
         assert (labels, how) == (expected, expected_how)
         assert probs == [row[y] for row, y in zip(table, expected)]
+        assert p_other == [row["other"] for row in table]
         rescued += sum(a != b for a, b in zip(viterbi, labels))
     assert rescued > 0  # the lazy rows were exercised

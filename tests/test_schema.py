@@ -48,7 +48,7 @@ def test_schema_has_the_required_fields():
         "record_id", "warc_file", "warc_offset", "warc_date", "url", "host", "http_status",
         "content_type", "http_charset", "encoding", "encoding_source", "status", "reason",
         "cleaneval", "plain", "n_blocks", "label_stats", "kept_word_share", "mean_confidence",
-        "model_hash", "feature_version", "processing_ms",
+        "expected_precision", "expected_recall", "expected_f1", "model_hash", "feature_version", "processing_ms",
     }
     assert required <= set(SCHEMA.names)
     assert set(PARTITION_COLUMNS) <= set(SCHEMA.names)

@@ -307,6 +307,8 @@ def render_view(a: PageAnalysis, *, title: str, source: list[str], model=None, g
         meta.append(f"{len(a.blocks)} blocks")
         if res.stats is not None:
             meta.append(f"{res.stats.words_kept}/{res.stats.words_total} words kept")
+            if res.stats.expected_f1 is not None:
+                meta.append(f"expected word F1 {res.stats.expected_f1:.2f}")
     if gold_name:
         meta.append(f"gold {gold_name}")
     notices_html = "".join(

@@ -188,6 +188,7 @@ def test_inspect_warc_record_and_exit_codes(small_model, data_dir, tmp_path):
                    "--out", out, "-q") == 0
     by_url = out.read_text()
     assert "Example Domain" in by_url and html.escape(rec.record_id) in by_url
+    assert "expected word F1 " in by_url  # how sure the model is of the page (docs/confidence.md)
     assert run_cli("inspect", "--warc", warc, "--record-id", rec.record_id, "--model", small_model,
                    "--out", out, "-q") == 0
     assert out.read_text() == by_url

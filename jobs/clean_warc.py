@@ -43,6 +43,7 @@ from cleaner.model import DEFAULT_MODEL_PATH, ModelError, load_model  # noqa: E4
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
 from jobs import plan  # noqa: E402
+from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
 from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
 from jobs.storage import (  # noqa: E402
     HadoopFS, InputError, LocalFS, base_name, is_local, local_path, read_input_list,
@@ -198,6 +199,12 @@ class ProgressLogger(threading.Thread):
                      sum(f["skipped"].values()), len(f["errors"]), f["seconds"], err)
 
 
+def _bands(counts: dict) -> dict:
+    """Counts by band of expected word F1, the surest band first (jobs.worker.EXPECTED_F1_BANDS)."""
+    order = [name for _, name in EXPECTED_F1_BANDS] + ["none"]
+    return {name: counts[name] for name in order if counts.get(name)}
+
+
 def _add_counts(into: dict, more: dict) -> None:
     for k, v in more.items():
         into[k] = into.get(k, 0) + v
@@ -206,7 +213,7 @@ def _add_counts(into: dict, more: dict) -> None:
 def merge_file_stats(pieces: list[dict]) -> dict:
     """The counters of one file from the counters of its pieces."""
     pieces = sorted(pieces, key=lambda s: s["start"])
-    out = {"records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "skipped": {},
+    out = {"records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "expected_f1": {}, "skipped": {},
            "errors": [], "warnings": 0, "seconds": 0.0, "cpu_seconds": 0.0, "clean_seconds": 0.0,
            "bytes_read": 0, "truncated_payloads": 0, "pieces": len(pieces), "open_error": None,
            "completed": True}
@@ -216,6 +223,7 @@ def merge_file_stats(pieces: list[dict]) -> dict:
         for k in ("seconds", "cpu_seconds", "clean_seconds"):
             out[k] += s[k]
         _add_counts(out["rejected"], s["rejected"])
+        _add_counts(out["expected_f1"], s.get("expected_f1", {}))
         _add_counts(out["skipped"], s["skipped"])
         out["errors"].extend(s["errors"])
         out["warnings"] += len(s["warnings"])
@@ -603,7 +611,7 @@ class CleanWarcJob:
         file_records = {}
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
-                  "rejected": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
                   "damaged_files": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
@@ -615,7 +623,8 @@ class CleanWarcJob:
                 "name": base_name(uri), "size": size_of[uri], "crawl": crawl_of[uri],
                 "status": status, "open_error": m["open_error"],
                 "records_read": m["records_read"], "html_records": m["html_records"],
-                "cleaned": m["cleaned"], "rejected": m["rejected"], "skipped": m["skipped"],
+                "cleaned": m["cleaned"], "rejected": m["rejected"], "expected_f1": _bands(m["expected_f1"]),
+                "skipped": m["skipped"],
                 "accounted": accounted, "completed": m["completed"],
                 "errors": m["errors"], "warnings": m["warnings"],
                 "truncated_payloads": m["truncated_payloads"], "pieces": m["pieces"],
@@ -632,6 +641,7 @@ class CleanWarcJob:
             for k in ("records_read", "html_records", "cleaned"):
                 totals[k] += m[k]
             _add_counts(totals["rejected"], m["rejected"])
+            _add_counts(totals["expected_f1"], m["expected_f1"])
             _add_counts(totals["skipped"], m["skipped"])
             totals["errors"] += len(m["errors"])
             totals["failed_files"] += status == "failed"
@@ -640,6 +650,7 @@ class CleanWarcJob:
                 errors.append({"file": uri, "offset": None, "error": m["open_error"]})
             errors.extend({"file": uri, **e} for e in m["errors"])
         totals["rejected"] = dict(sorted(totals["rejected"].items()))
+        totals["expected_f1"] = _bands(totals["expected_f1"])
         totals["skipped"] = dict(sorted(totals["skipped"].items()))
         workers: dict[str, dict] = {}
         for s in piece_stats.values():
@@ -742,6 +753,8 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
                  f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
     if t["rejected"]:
         w("rejected: " + ", ".join(f"{k} {v}" for k, v in t["rejected"].items()) + "\n")
+    if t.get("expected_f1"):
+        w("cleaned by expected word F1: " + ", ".join(f"{k} {v}" for k, v in t["expected_f1"].items()) + "\n")
     if t["skipped"]:
         w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
     o = record["output"]

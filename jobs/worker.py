@@ -200,6 +200,17 @@ def _max_rss_kb() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
+# Bands of expected word F1 the run's report counts cleaned records in (docs/confidence.md).
+EXPECTED_F1_BANDS = ((0.9, "0.9-1"), (0.8, "0.8-0.9"), (0.5, "0.5-0.8"), (0.0, "0-0.5"))
+
+
+def expected_f1_band(value: float | None) -> str:
+    """The band of a record's expected word F1; "none" for labellers without probabilities."""
+    if value is None:
+        return "none"
+    return next(name for low, name in EXPECTED_F1_BANDS if value >= low)
+
+
 def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, out: dict):
     """Yield the row tuples of one piece; fill `out` with its counters when done."""
     uri = piece["uri"]
@@ -208,6 +219,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
     stats = WarcFileStats()
     cleaned = 0
     rejected: dict[str, int] = {}
+    expected: dict[str, int] = {}  # cleaned records by band of expected word F1
     clean_s = 0.0
     open_error = None
     first_internal = None
@@ -254,6 +266,8 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                     row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms)
                 if row["status"] == "cleaned":
                     cleaned += 1
+                    band = expected_f1_band(row["expected_f1"])
+                    expected[band] = expected.get(band, 0) + 1
                 else:
                     reason = row["reason"] or "unknown"
                     rejected[reason] = rejected.get(reason, 0) + 1
@@ -277,6 +291,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
         "html_records": stats.html_records,
         "cleaned": cleaned,
         "rejected": rejected,
+        "expected_f1": expected,
         "skipped": dict(stats.skipped),
         "errors": list(stats.errors),
         "warnings": list(stats.warnings),

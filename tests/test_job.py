@@ -135,6 +135,9 @@ def assert_accounted(record: dict) -> None:
     t = record["totals"]
     assert t["cleaned"] + sum(t["rejected"].values()) == t["html_records"] == \
         record["output"]["rows_written"]
+    # every cleaned record is counted in one band of expected word F1, per file and in total
+    assert sum(t["expected_f1"].values()) == t["cleaned"]
+    assert all(sum(f["expected_f1"].values()) == f["cleaned"] for f in record["files"].values())
     assert t["html_records"] + sum(t["skipped"].values()) == t["records_read"]
 
 
@@ -646,3 +649,12 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
         assert_accounted(record)
         assert record["totals"] == local["totals"]
         assert _sorted_rows(out) == _sorted_rows(cli_output)
+
+
+def test_cleaned_records_are_counted_by_band_of_expected_f1():
+    from jobs.clean_warc import _bands
+    from jobs.worker import expected_f1_band
+
+    assert [expected_f1_band(x) for x in (1.0, 0.9, 0.85, 0.8, 0.5, 0.49, 0.0, None)] == \
+        ["0.9-1", "0.9-1", "0.8-0.9", "0.8-0.9", "0.5-0.8", "0-0.5", "0-0.5", "none"]
+    assert list(_bands({"none": 1, "0-0.5": 2, "0.9-1": 5, "0.5-0.8": 0})) == ["0.9-1", "0-0.5", "none"]

@@ -64,13 +64,13 @@ class LabelStats:
 def expected_scores(word_counts: list[int], kept: list[bool], p_content: list[float]) -> tuple[float, float, float]:
     """(precision, recall, F1) of the kept words that the block probabilities predict.
 
-    A block's P(content) is the chance that its words belong to the gold text; the CRF's marginals are
-    calibrated (of the blocks it gives 0.8-0.9, 80 % are content: docs/confidence.md), so the expected
-    number of kept gold words is the sum over kept blocks of words x P(content), and the expected number
-    of gold words the same sum over all blocks. Read per page it ranks pages by their real word F1
-    (Spearman 0.53 on held-out pages, against 0.20 for the mean confidence) and flags the bad ones: a
-    filter for pages the cleaner is unsure of. The scorer's conventions: nothing kept has precision 1,
-    nothing expected has recall 1."""
+    A block's P(content) is the chance that its words belong to the gold text. The CRF's marginals are
+    calibrated (of the content/other decisions it takes with probability 0.8-0.9, 80 % are right:
+    docs/confidence.md), so the expected number of kept gold words is the sum over kept blocks of words x
+    P(content), and the expected number of gold words the same sum over all blocks. Read per page it ranks
+    pages by their real word F1 (Spearman 0.53 on held-out pages, against 0.20 for the mean confidence)
+    and flags the bad ones: a filter for pages the cleaner is unsure of. The scorer's conventions:
+    nothing kept has precision 1, nothing expected has recall 1."""
     hit = sum(w * p for w, k, p in zip(word_counts, kept, p_content) if k)
     n_kept = sum(w for w, k in zip(word_counts, kept) if k)
     n_gold = sum(w * p for w, p in zip(word_counts, p_content))

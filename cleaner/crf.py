@@ -171,8 +171,9 @@ class Vocabulary:
 
 class AttributeIds(dict):
     """Readable attribute -> its id in a `Vocabulary`, named as the models store it: its code
-    (`encode_attribute`) or, for models stored readable, the name itself. A codec for FeatureExtractor.extract, so rows come out as ids; bounded, because
-    id/class tokens are an open vocabulary on a real crawl."""
+    (`encode_attribute`) or, for models stored readable, the name itself. A codec for
+    FeatureExtractor.extract, so rows come out as ids; bounded, because id/class tokens are an open
+    vocabulary on a real crawl."""
 
     MAX_ENTRIES = 150_000
 

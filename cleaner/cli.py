@@ -310,7 +310,7 @@ def _passes(stacking) -> str:
 
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
                      unseen_sites=False, *, config) -> None:
-    from .evaluate import figures, markup_diagnosis, summary_table, write_report
+    from .evaluate import expected_f1_check, figures, markup_diagnosis, summary_table, write_report
     from .stacking import StackingSettings
 
     figs = figures(results)
@@ -333,7 +333,8 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
     if grid_log and len(grid_log) > 1:
         how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
             f"| {g['c1']} | {g['c2']} | {g['mean_macro_f1']} |" for g in grid_log) + "\n"
-    write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs))
+    write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs),
+                 expected_f1_check(results))
     print(f"report written to {path}", file=sys.stderr)
 
 
@@ -342,7 +343,7 @@ def cmd_eval(args) -> int:
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
-    from .evaluate import figures, markup_diagnosis, summary_table, write_report
+    from .evaluate import expected_f1_check, figures, markup_diagnosis, summary_table, write_report
     from .train import cross_validate, predict, prepare
 
     config = _config(args)
@@ -373,7 +374,8 @@ def cmd_eval(args) -> int:
     figs = figures(results)
     print(summary_table(figs))
     if args.report:
-        path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs))
+        path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs),
+                            expected_f1_check(results))
         print(f"report written to {path}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")

@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .align import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .assemble import assemble
 from .markers import MARKERS
@@ -137,6 +139,58 @@ MARKUP_NOTE = (
 )
 
 
+def _ranks(values) -> np.ndarray:
+    """Ranks 1..n, ties given their mean rank."""
+    a = np.asarray(values, dtype=float)
+    ranks = np.empty(len(a))
+    ranks[a.argsort(kind="mergesort")] = np.arange(1, len(a) + 1)
+    _, tie, counts = np.unique(a, return_inverse=True, return_counts=True)
+    return (np.bincount(tie, weights=ranks) / counts)[tie]
+
+
+def expected_f1_check(results, bad_below: float = 0.8) -> list[dict]:
+    """Per set, how well each page's expected F1 (cleaner.assemble.expected_scores) tells its real word F1:
+    Spearman's rho, the area under the ROC curve for flagging pages below `bad_below` (None when a set
+    has no such page or only such pages), mean expected against mean real F1, and the lowest fifth by
+    expected F1 (its mean real F1 and share of pages below `bad_below`)."""
+    groups: dict[str, list] = defaultdict(list)
+    for r in results:
+        if r.expected_f1 is not None:
+            groups[r.dataset].append((r.expected_f1, r.score.f1))
+    groups["all"] = [x for name in sorted(groups) for x in groups[name]]
+    out = []
+    for name, pairs in groups.items():
+        if len(pairs) < 3:
+            continue
+        expected, real = np.array(pairs).T
+        rho = float(np.corrcoef(_ranks(expected), _ranks(real))[0, 1])
+        bad = real < bad_below
+        n_bad, n_good = int(bad.sum()), int((~bad).sum())
+        auc = None
+        if n_bad and n_good:  # Mann-Whitney: P(a bad page is rated below a good one)
+            auc = float((_ranks(-expected)[bad].sum() - n_bad * (n_bad + 1) / 2) / (n_bad * n_good))
+        low = expected <= np.quantile(expected, 0.2)
+        out.append({"dataset": name, "docs": len(pairs), "bad": n_bad, "rho": rho, "auc": auc,
+                    "mean_expected": float(expected.mean()), "mean_real": float(real.mean()),
+                    "low_fifth_real": float(real[low].mean()), "low_fifth_bad": float(bad[low].mean())})
+    return out
+
+
+def expected_f1_table(rows: list[dict]) -> str:
+    head = ("| set | docs | below 0.8 F1 | Spearman ρ (expected, real F1) | AUC for pages below 0.8 | mean expected F1 "
+            "| mean real F1 | lowest fifth by expected F1: real F1 / share below 0.8 |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    return head + "\n".join(
+        f"| {x['dataset']} | {x['docs']} | {x['bad']} | {x['rho']:.3f} | {_f(x['auc'])} | {x['mean_expected']:.3f} "
+        f"| {x['mean_real']:.3f} | {x['low_fifth_real']:.3f} / {x['low_fifth_bad']:.0%} |" for x in rows) + "\n"
+
+
+EXPECTED_F1_NOTE = (
+    "Each page's expected word F1 (the `expected_f1` column of the output: cleaner.assemble.expected_scores, "
+    "docs/confidence.md) against its real word F1. A corpus builder filters or reviews pages by it."
+)
+
+
 def _f(x) -> str:
     return "–" if x is None else f"{x:.3f}"
 
@@ -193,7 +247,8 @@ def plot_f1(figs: list[SetFigures], path: Path) -> Path:
 
 
 def write_report(
-    figs: list[SetFigures], path: Path, title: str, preamble: str = "", markup: list[MarkupDiagnosis] | None = None
+    figs: list[SetFigures], path: Path, title: str, preamble: str = "", markup: list[MarkupDiagnosis] | None = None,
+    expected: list[dict] | None = None,
 ) -> Path:
     path = Path(path)
     plot = plot_f1(figs, path.with_suffix(".png"))
@@ -201,6 +256,8 @@ def write_report(
              summary_table(figs), f"\n![per-document F1]({plot.name})\n"]
     if markup:
         parts.append("\n## Where markup is lost\n\n" + MARKUP_NOTE + "\n\n" + markup_table(markup))
+    if expected:
+        parts.append("\n## How sure the model is of a page\n\n" + EXPECTED_F1_NOTE + "\n\n" + expected_f1_table(expected))
     for f in figs:
         parts.append(f"\n## Block labels: {f.dataset}\n\n" + confusion_table(f))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -63,6 +63,7 @@ class DocResult:
     prediction: str
     coverage: float
     p_other: list[float] | None = None  # marginal P(other) per block (decision-rule studies)
+    expected_f1: float | None = None  # the word F1 the model expects of its output (cleaner.assemble.expected_scores)
 
 
 _PREP_STATE: dict = {}
@@ -281,10 +282,10 @@ def predict(
     labels, _, _, p_other = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
     if doc.layout and model.typer is not None:
         labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
-    out = assemble(doc.texts, labels, None, doc.word_counts)
+    out = assemble(doc.texts, labels, None, doc.word_counts, [1.0 - p for p in p_other])
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
-        out.cleaneval, doc.coverage, p_other,
+        out.cleaneval, doc.coverage, p_other, out.stats.expected_f1,
     )
 
 

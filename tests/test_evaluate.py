@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cleaner.assemble import assemble
 from cleaner.evaluate import figures, markup_diagnosis, write_report
 from cleaner.score import score_document
@@ -56,3 +58,22 @@ def test_sets_without_markup_are_left_out_and_report_has_section(tmp_path):
     text = path.read_text()
     assert "## Where markup is lost" in text
     assert "| cleaneval-final | 1 | 0.333 | 1.000 | 1.000 |" in text
+
+
+def test_the_expected_f1_check_ranks_and_flags_pages():
+    from types import SimpleNamespace
+
+    from cleaner.evaluate import expected_f1_check, expected_f1_table
+
+    def page(dataset, expected, real):
+        return SimpleNamespace(dataset=dataset, expected_f1=expected, score=SimpleNamespace(f1=real))
+
+    # set a: the expected F1 orders the pages as the real one does, and rates both bad pages lowest
+    a = [page("a", e, r) for e, r in ((0.2, 0.1), (0.5, 0.6), (0.9, 0.85), (0.95, 0.99), (0.97, 0.98))]
+    # set b: reversed, and a page without an expected F1 (a seed system's) is left out
+    b = [page("b", e, r) for e, r in ((0.9, 0.1), (0.5, 0.9), (0.2, 0.95))] + [page("b", None, 0.5)]
+    rows = {x["dataset"]: x for x in expected_f1_check(a + b)}
+    assert rows["a"]["rho"] == pytest.approx(0.9) and rows["a"]["auc"] == 1.0 and rows["a"]["bad"] == 2
+    assert rows["b"]["rho"] == pytest.approx(-1.0) and rows["b"]["auc"] == 0.0 and rows["b"]["docs"] == 3
+    assert rows["all"]["docs"] == 8 and rows["a"]["low_fifth_real"] == pytest.approx(0.1)
+    assert "| a | 5 | 2 | 0.900 | 1.000 |" in expected_f1_table(list(rows.values()))

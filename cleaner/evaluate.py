@@ -155,8 +155,9 @@ def expected_f1_check(results, bad_below: float = 0.8) -> list[dict]:
     expected F1 (its mean real F1 and share of pages below `bad_below`)."""
     groups: dict[str, list] = defaultdict(list)
     for r in results:
-        if r.expected_f1 is not None:
-            groups[r.dataset].append((r.expected_f1, r.score.f1))
+        expected = getattr(r, "expected_f1", None)  # (labellers without probabilities have none)
+        if expected is not None:
+            groups[r.dataset].append((expected, r.score.f1))
     groups["all"] = [x for name in sorted(groups) for x in groups[name]]
     out = []
     for name, pairs in groups.items():
@@ -177,8 +178,8 @@ def expected_f1_check(results, bad_below: float = 0.8) -> list[dict]:
 
 
 def expected_f1_table(rows: list[dict]) -> str:
-    head = ("| set | docs | below 0.8 F1 | Spearman ρ (expected, real F1) | AUC for pages below 0.8 | mean expected F1 "
-            "| mean real F1 | lowest fifth by expected F1: real F1 / share below 0.8 |\n"
+    head = ("| set | docs | below 0.8 F1 | Spearman ρ (expected, real F1) | AUC for pages below 0.8 "
+            "| mean expected F1 | mean real F1 | lowest fifth by expected F1: real F1 / share below 0.8 |\n"
             "|---|---|---|---|---|---|---|---|\n")
     return head + "\n".join(
         f"| {x['dataset']} | {x['docs']} | {x['bad']} | {x['rho']:.3f} | {_f(x['auc'])} | {x['mean_expected']:.3f} "
@@ -257,7 +258,8 @@ def write_report(
     if markup:
         parts.append("\n## Where markup is lost\n\n" + MARKUP_NOTE + "\n\n" + markup_table(markup))
     if expected:
-        parts.append("\n## How sure the model is of a page\n\n" + EXPECTED_F1_NOTE + "\n\n" + expected_f1_table(expected))
+        parts.append("\n## How sure the model is of a page\n\n" + EXPECTED_F1_NOTE + "\n\n"
+                     + expected_f1_table(expected))
     for f in figs:
         parts.append(f"\n## Block labels: {f.dataset}\n\n" + confusion_table(f))
     path.parent.mkdir(parents=True, exist_ok=True)

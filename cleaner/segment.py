@@ -68,6 +68,29 @@ class Segmentation:
 _ROOT = ("", (), frozenset(), (), -1, -1, False)
 
 
+# A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
+# `aria-hidden="true"`, or an inline style with `display: none` / `visibility: hidden`). A container class
+# can name it (`[features] class_hidden = ["#hidden"]`, conf/hidden.toml). On the shared pages 99.8 % of the
+# words in such blocks are boilerplate (menus, pop-ups, form hints); the rest are tabs a script reveals,
+# which is why it is a CRF attribute and not a rule that drops the text.
+HIDDEN = "#hidden"
+_HIDING_STYLES = ("display:none", "visibility:hidden")
+
+
+def _is_hidden(attrs: dict) -> bool:
+    """Whether an element's own attributes hide it (what a browser shows without running scripts)."""
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = attrs.get("style")
+    if not style:
+        return False
+    style = style.lower()
+    if "none" not in style and "hidden" not in style:  # most styles: no copy without spaces
+        return False
+    style = style.replace(" ", "")
+    return any(s in style for s in _HIDING_STYLES)
+
+
 def _tokens(value: str) -> tuple[str, ...]:
     """Lower-cased alphanumeric tokens of an id or class attribute value."""
     return tuple(t for t in _TOKEN_SPLIT.split(value.lower()) if 1 < len(t) <= 30)
@@ -228,6 +251,8 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             ancestors = parent[2]
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
+            if attrs and HIDDEN not in ancestors and _is_hidden(attrs):
+                ancestors = ancestors | {HIDDEN}
             push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre"))
             opened[tag] = opened.get(tag, 0) + 1
             if len(stack) > max_depth:

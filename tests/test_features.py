@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from cleaner.features import FeatureExtractor
 from cleaner.segment import Block, segment_blocks
 from cleaner.text import char_classes, count_words
@@ -77,6 +79,17 @@ def test_container_classes_come_from_the_config():
     cfg = Config(_merge(load_config().data, {"features": {"window": 0, "class_figure": ["figure", "figcaption"]}}))
     (f,) = FeatureExtractor(cfg).extract([block("A caption", ("body", "figure", "figcaption"))])
     assert "container.class-figure" in f
+
+
+def test_hidden_blocks_get_a_container_class_only_when_configured():
+    from cleaner.config import load_config
+
+    html = '<div style="display:none"><p>Log in</p></div><p>Text.</p>'
+    for overlay, expected in ((None, False), ("conf/hidden.toml", True)):
+        cfg = load_config(Path(__file__).parents[1] / overlay if overlay else None)
+        hidden, shown = FeatureExtractor(cfg).extract(segment_blocks(html, cfg).blocks)
+        assert ("container.class-hidden" in hidden) is expected
+        assert "container.class-hidden" not in shown
 
 
 def test_numeric_values_are_binned_largest_less_or_equal():

@@ -1,4 +1,4 @@
-from cleaner.segment import cap_nesting, segment_blocks
+from cleaner.segment import HIDDEN, cap_nesting, segment_blocks
 
 
 def texts(html: str) -> list[str]:
@@ -96,3 +96,12 @@ def test_whitespace_normalisation_is_the_regexps():
     for c in [chr(i) for i in range(0x3100)] + ["\ufeff", "\U0001f600"]:
         text = f"{c} a{c}{c}b {c}"
         assert normalise_space(text) == re.sub(r"\s+", " ", text).strip(), hex(ord(c))
+
+
+def test_blocks_under_hidden_elements_are_marked():
+    html = ('<div style="Display : NONE"><p>menu <b>item</b></p></div><p hidden>pop-up</p>'
+            '<span aria-hidden="true">icon</span><div style="visibility:hidden">hint</div>'
+            '<div style="overflow: hidden; width: 9px">shown</div><p aria-hidden="false">also shown</p><p>text</p>')
+    marked = {b.text: HIDDEN in b.ancestors for b in segment_blocks(html).blocks}
+    assert marked == {"menu": True, "item": True, "pop-up": True, "icon": True, "hint": True,
+                      "shown": False, "also shown": False, "text": False}

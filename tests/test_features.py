@@ -137,9 +137,10 @@ def test_families_can_be_switched_off_for_ablation():
     assert all(x == "bias" or x.startswith("char.") for x in f)
 
 
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
+@settings(deadline=None)  # a loaded CI machine once took 296 ms for one case; the check is about counts
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
 def test_ascii_fast_path_counts_like_the_general_path(text):
     import cleaner.text as t

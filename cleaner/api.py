@@ -254,8 +254,8 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
     # and the job check it against the model before the first page.
     convention = config["model"].get("convention") or None
-    labels, conf, result.decision, p_other = model.tag_decided(feats, words, DecisionSettings.from_config(config),
-                                                               convention, timings)
+    tagging = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention, timings)
+    labels, conf, result.decision = tagging.labels, tagging.probabilities, tagging.how
     marginals = model.marginals_all(len(labels)) if all_marginals else None
     timings["crf"] = (time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
     if model.typer is not None:
@@ -268,7 +268,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
         timings["markers"] = (time.perf_counter() - t) * 1000
     if keep_blocks:
         result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
-    return finish(result, seg.blocks, labels, conf, words, [1.0 - p for p in p_other])
+    return finish(result, seg.blocks, labels, conf, words, tagging.p_content)
 
 
 def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None,

@@ -76,6 +76,11 @@ class Tagging(NamedTuple):
     how: str  # how the labels were decided: viterbi, threshold or fallback (cleaner.decide)
     p_other: list[float]  # each block's marginal P(other): 1 - P(content)
 
+    @property
+    def p_content(self) -> list[float]:
+        """Each block's P(content), as cleaner.assemble reads it."""
+        return [1.0 - p for p in self.p_other]
+
 
 class ModelError(ValueError):
     """A model file is missing, unreadable or inconsistent with its sidecar."""

@@ -201,15 +201,19 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None)
         "words_total": int(stats.words_total) if stats else 0,
         "words_kept": int(stats.words_kept) if stats else 0,
         "kept_word_share": float(stats.kept_word_share) if stats else None,
-        "mean_confidence": (float(stats.mean_confidence)
-                            if stats and stats.mean_confidence is not None else None),
-        **{k: (float(getattr(stats, k)) if stats and getattr(stats, k) is not None else None)
-           for k in ("expected_precision", "expected_recall", "expected_f1")},
+        **{k: _optional_float(stats, k)
+           for k in ("mean_confidence", "expected_precision", "expected_recall", "expected_f1")},
         "model_hash": result.model_hash,
         "feature_version": result.feature_version,
         "processing_ms": float(processing_ms),
     }
     return row
+
+
+def _optional_float(stats, name: str) -> float | None:
+    """A LabelStats figure that a labeller may not give (null without probabilities or statistics)."""
+    value = getattr(stats, name) if stats else None
+    return None if value is None else float(value)
 
 
 def row_values(row: dict[str, Any]) -> tuple:

@@ -279,13 +279,14 @@ def predict(
     model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None, convention: str | None = None
 ) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
-    labels, _, _, p_other = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
+    tagging = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
+    labels = tagging.labels
     if doc.layout and model.typer is not None:
         labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
-    out = assemble(doc.texts, labels, None, doc.word_counts, [1.0 - p for p in p_other])
+    out = assemble(doc.texts, labels, None, doc.word_counts, tagging.p_content)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
-        out.cleaneval, doc.coverage, p_other, out.stats.expected_f1,
+        out.cleaneval, doc.coverage, tagging.p_other, out.stats.expected_f1,
     )
 
 

@@ -742,17 +742,24 @@ class _FileReader:
         buf_start = start
         i = 0
         eof = False
+
+        def refill() -> bool:
+            """Append the next block, dropping what the scan has passed; False at end of file."""
+            nonlocal buf, buf_start, i
+            chunk = src.read(_SCAN_BLOCK)
+            if not chunk:
+                return False
+            keep = max(0, i - 1)
+            buf = buf[keep:] + chunk
+            buf_start += keep
+            i -= keep
+            return True
+
         while True:
             if not eof and len(buf) - i < 2 * _PEEK:
-                chunk = src.read(_SCAN_BLOCK)
-                if not chunk:
-                    eof = True
-                else:
-                    keep = max(0, i - 1)
-                    buf = buf[keep:] + chunk
-                    buf_start += keep
-                    i -= keep
+                if refill():
                     continue
+                eof = True
             g = buf.find(b"\x1f\x8b\x08", i)
             m = _PLAIN_RESYNC_RX.search(buf, max(i, 1))
             cands = [c for c in (g, m.start() if m else -1) if c >= 0]
@@ -760,14 +767,8 @@ class _FileReader:
                 if eof:
                     return None
                 i = max(i, len(buf) - 8200)
-                chunk = src.read(_SCAN_BLOCK)
-                if not chunk:
+                if not refill():
                     eof = True
-                else:
-                    keep = max(0, i - 1)
-                    buf = buf[keep:] + chunk
-                    buf_start += keep
-                    i -= keep
                 continue
             c = min(cands)
             if c + _PEEK > len(buf) and not eof:

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 from cleaner.features import FeatureExtractor
 from cleaner.segment import Block, segment_blocks
 from cleaner.text import char_classes, count_words
@@ -81,12 +79,13 @@ def test_container_classes_come_from_the_config():
     assert "container.class-figure" in f
 
 
-def test_hidden_blocks_get_a_container_class_only_when_configured():
-    from cleaner.config import load_config
+def test_hidden_blocks_get_a_container_class_unless_configured_away():
+    from cleaner.config import Config, _merge, load_config
 
     html = '<div style="display:none"><p>Log in</p></div><p>Text.</p>'
-    for overlay, expected in ((None, False), ("conf/hidden.toml", True)):
-        cfg = load_config(Path(__file__).parents[1] / overlay if overlay else None)
+    default = load_config()
+    without = Config(_merge(default.data, {"features": {"class_hidden": []}}))
+    for cfg, expected in ((default, True), (without, False)):
         hidden, shown = FeatureExtractor(cfg).extract(segment_blocks(html, cfg).blocks)
         assert ("container.class-hidden" in hidden) is expected
         assert "container.class-hidden" not in shown

@@ -36,9 +36,9 @@ from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.decide import DecisionSettings  # noqa: E402
 from cleaner.markers import (  # noqa: E402
-    MarkerSettings, MarkerTyper, block_attributes, segment_spans, train_typer, training_sequence,
+    MarkerSettings, MarkerTyper, block_attributes, train_typer, training_sequence,
 )
-from cleaner.score import score_document  # noqa: E402
+from cleaner.score import aggregate, score_document  # noqa: E402
 from cleaner.train import fold_training_docs, has_markers, prepare, train_model  # noqa: E402
 
 DATASETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval")
@@ -86,8 +86,9 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
     def inputs(key):
         p = pages[key]
         labels, p_content, marginals = part["tagged"][key]
-        layout = [block_attributes(b, settings) for b in p["blocks"]] if settings else []
-        return p, labels, p_content, (lambda y, i: marginals[i][y]), layout.__getitem__
+        # Only segments' first blocks are read: their layout is computed when asked, as MarkerTyper.layout_of does.
+        blocks = p["blocks"]
+        return p, labels, p_content, (lambda y, i: marginals[i][y]), (lambda i: block_attributes(blocks[i], settings))
 
     typer = None
     if settings is not None:  # else: [markers] disabled, the block CRF's own markers are scored
@@ -104,7 +105,7 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
         if p["fold"] != fold:
             continue
         _, labels, p_content, marginal, layout = inputs(key)
-        if typer is not None and segment_spans(labels):
+        if typer is not None:
             labels = typer.retype(labels, marginal, layout, p["texts"], p["word_counts"])
         text = assemble(p["texts"], labels, None, p["word_counts"], p_content).cleaneval
         out.append((key, p["dataset"], fold, score_document(text, p["gold"])))
@@ -122,16 +123,16 @@ def evaluate(args) -> int:
             results.extend(part)
     by_set = defaultdict(list)
     for _, dataset, fold, score in results:
-        if score.markup_f1 is not None:
-            by_set[dataset].append((fold, score.markup_f1))
+        by_set[dataset].append((fold, score))
     print(f"markup F1 ({'typer as configured' if settings else 'no typer: the block CRF markers'}); "
           "all folds (folds 0, 2-5)")
     for dataset in DATASETS:
         rows = by_set.get(dataset)
         if rows:
-            mean = sum(f1 for _, f1 in rows) / len(rows)
-            rest = [f1 for fold, f1 in rows if fold != 1]
-            print(f"  {dataset:16s} {mean:.4f} ({sum(rest) / max(1, len(rest)):.4f})  {len(rows)} pages")
+            every = aggregate([s for _, s in rows])
+            rest = aggregate([s for fold, s in rows if fold != 1])
+            print(f"  {dataset:16s} {every['macro_markup_f1']:.4f} ({rest['macro_markup_f1'] or 0:.4f})  "
+                  f"{every['n_markup_docs']} pages")
     return 0
 
 

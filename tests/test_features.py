@@ -80,11 +80,11 @@ def test_container_classes_come_from_the_config():
 
 
 def test_hidden_blocks_get_a_container_class_unless_configured_away():
-    from cleaner.config import Config, _merge, load_config
+    from cleaner.config import load_config
 
     html = '<div style="display:none"><p>Log in</p></div><p>Text.</p>'
     default = load_config()
-    without = Config(_merge(default.data, {"features": {"class_hidden": []}}))
+    without = default.overlay({"features": {"class_hidden": []}}, "test")
     for cfg, expected in ((default, True), (without, False)):
         hidden, shown = FeatureExtractor(cfg).extract(segment_blocks(html, cfg).blocks)
         assert ("container.class-hidden" in hidden) is expected

@@ -64,7 +64,8 @@ def _cache_fold(fold: int) -> tuple[int, dict]:
 
 def cache(args) -> int:
     config = load_config(args.config)
-    pages = [p for p in find_pages(args.data) if p.gold_path is not None][: args.limit or None]
+    # Every Nth page keeps all sets and folds in a quick check of the script.
+    pages = [p for p in find_pages(args.data) if p.gold_path is not None][:: args.every]
     docs = prepare(pages, config, None, load_folds(args.data), processes=args.jobs, keep_blocks=True)
     _STATE.update(docs=docs, config=config)
     folds: dict[int, dict] = {}
@@ -112,28 +113,36 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
     return out
 
 
-def evaluate(args) -> int:
-    with open(args.cache, "rb") as fh:
+def evaluate(cache_path: str | Path, config_path: Path | None = None, jobs: int = 2) -> dict[str, dict]:
+    """Markup F1 per data set from a cache: {dataset: {"all": F1 over all folds, "rest": over folds 0, 2-5,
+    "pages": pages with markers}}, with the typer of `config_path`'s [markers] (none when disabled)."""
+    with open(cache_path, "rb") as fh:
         data = pickle.load(fh)
-    settings = MarkerSettings.from_config(load_config(args.config))
+    settings = MarkerSettings.from_config(load_config(config_path))
     _STATE.update(pages=data["pages"], folds=data["folds"], settings=settings)
     results = []
-    with mp.get_context("fork").Pool(args.jobs) as pool:
+    with mp.get_context("fork").Pool(jobs) as pool:
         for part in pool.imap_unordered(_eval_fold, sorted(data["folds"])):
             results.extend(part)
     by_set = defaultdict(list)
     for _, dataset, fold, score in results:
         by_set[dataset].append((fold, score))
-    print(f"markup F1 ({'typer as configured' if settings else 'no typer: the block CRF markers'}); "
-          "all folds (folds 0, 2-5)")
+    figures = {}
     for dataset in DATASETS:
         rows = by_set.get(dataset)
         if rows:
             every = aggregate([s for _, s in rows])
             rest = aggregate([s for fold, s in rows if fold != 1])
-            print(f"  {dataset:16s} {every['macro_markup_f1']:.4f} ({rest['macro_markup_f1'] or 0:.4f})  "
-                  f"{every['n_markup_docs']} pages")
-    return 0
+            figures[dataset] = {"all": every["macro_markup_f1"], "rest": rest["macro_markup_f1"],
+                                "pages": every["n_markup_docs"]}
+    return figures
+
+
+def print_figures(figures: dict[str, dict], typer: bool) -> None:
+    print(f"markup F1 ({'typer as configured' if typer else 'no typer: the block CRF markers'}); "
+          "all folds (folds 0, 2-5)")
+    for dataset, f in figures.items():
+        print(f"  {dataset:16s} {f['all']:.4f} ({f['rest'] or 0:.4f})  {f['pages']} pages")
 
 
 def main(argv=None) -> int:
@@ -144,13 +153,17 @@ def main(argv=None) -> int:
     c.add_argument("--config", type=Path, help="config overlay of the block CRF")
     c.add_argument("--out", required=True)
     c.add_argument("--jobs", type=int, default=2)
-    c.add_argument("--limit", type=int, help="only the first N pages (a quick check of the script)")
+    c.add_argument("--every", type=int, default=1, help="only every Nth page (a quick check of the script)")
     e = sub.add_parser("eval", help="cross-validate the configured typer from a cache")
     e.add_argument("cache")
     e.add_argument("--config", type=Path, help="config overlay: the [markers] settings to measure")
     e.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
-    return cache(args) if args.cmd == "cache" else evaluate(args)
+    if args.cmd == "cache":
+        return cache(args)
+    print_figures(evaluate(args.cache, args.config, args.jobs), MarkerSettings.from_config(load_config(args.config))
+                  is not None)
+    return 0
 
 
 if __name__ == "__main__":

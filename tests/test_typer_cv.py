@@ -1,0 +1,74 @@
+"""scripts/typer_cv.py measures the marker typer from cached block labellings: its figures must be the ones
+`cleaner train --cv` (cleaner.train.cross_validate) gives for the same pages and settings, typer on and off,
+or a typer decision made with it would rest on a different model than the one shipped."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from cleaner.config import load_config
+from cleaner.data import find_pages, load_folds
+from cleaner.score import aggregate
+from cleaner.train import cross_validate, prepare
+
+from conftest import ROOT
+
+EVERY = 40  # 55 pages of all four sets and all six folds
+# Few iterations and two inner folds: the test is about the harness, not about quality.
+FAST = '[train]\nmax_iterations = 12\n[stacking]\ninner_folds = 2\n'
+NO_TYPER = FAST + '[markers]\nenabled = false\n'
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("typer_cv", ROOT / "scripts" / "typer_cv.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["typer_cv"] = module  # its pool pickles functions by module name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cv_markup(data_dir, overlay_path) -> dict[str, float]:
+    config = load_config(overlay_path)
+    pages = [p for p in find_pages(data_dir) if p.gold_path is not None][::EVERY]
+    docs = prepare(pages, config, None, load_folds(data_dir), processes=1, progress=False)
+    tc = config["train"]
+    results = cross_validate(docs, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
+                             max_iterations=int(tc["max_iterations"]), processes=2, progress=False)
+    by_set: dict[str, list] = {}
+    for r in results:
+        by_set.setdefault(r.dataset, []).append(r.score)
+    return {k: aggregate(v)["macro_markup_f1"] for k, v in by_set.items() if k != "dragnet"}
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory, data_dir):
+    tmp = tmp_path_factory.mktemp("typer_cv")
+    (tmp / "fast.toml").write_text(FAST)
+    (tmp / "no_typer.toml").write_text(NO_TYPER)
+    script = _script()
+    cache = tmp / "folds.pkl"
+    assert script.main(["cache", "--data", str(data_dir), "--config", str(tmp / "fast.toml"), "--out", str(cache),
+                        "--every", str(EVERY), "--jobs", "2"]) == 0
+    return script, cache, tmp
+
+
+@pytest.mark.parametrize("overlay", ["fast.toml", "no_typer.toml"])
+def test_typer_cv_reproduces_cross_validation(harness, data_dir, overlay):
+    script, cache, tmp = harness
+    figures = script.evaluate(cache, tmp / overlay, jobs=2)
+    expected = _cv_markup(data_dir, tmp / overlay)
+    assert set(figures) == set(expected) == {"cleaneval-dev", "cleaneval-final", "cleanportaleval"}
+    for dataset, f in figures.items():
+        assert f["all"] == pytest.approx(expected[dataset], abs=1e-9), dataset
+        assert 0 < f["pages"]
+
+
+def test_typer_cv_typer_changes_the_markup(harness):
+    """The overlay's [markers] reaches the typer: with it disabled, the block CRF's own markers are scored."""
+    script, cache, tmp = harness
+    on = script.evaluate(cache, tmp / "fast.toml", jobs=2)
+    off = script.evaluate(cache, tmp / "no_typer.toml", jobs=2)
+    assert any(on[k]["all"] != off[k]["all"] for k in on)

@@ -56,6 +56,7 @@ class CleanResult:
     nesting_capped: bool = False
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
+    title: str = ""  # the page's <title> (cleaner.segment.page_title), "" before segmentation or without one
     model_hash: str | None = None
     feature_version: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -220,6 +221,7 @@ def read_page(data, http_charset, config: Config, segment_config: Config, result
         return None
     timings["segment"] = (time.perf_counter() - t) * 1000
     result.n_blocks = len(seg.blocks)
+    result.title = seg.title
     result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
     if not seg.blocks:
         result.reason = "no_text"
@@ -243,7 +245,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
 
     t = time.perf_counter()
     stats = model.extractor().stats(seg.blocks)
-    feats = model.features(seg.blocks, stats)
+    feats = model.features(seg.blocks, stats, seg.title)
     timings["features"] = (time.perf_counter() - t) * 1000
     if budget.expired():
         result.reason = "timeout"

@@ -27,6 +27,9 @@ FEATURE_SECTIONS = ("segment", "features")
 # look stale. (url_hints: a pre-test before the url regexp; tests/test_features.py checks that rows
 # are identical with and without it.)
 SPEED_ONLY_KEYS = {"features": ("url_hints",)}
+# Keys that configure one opt-in feature family (cleaner.features): hashed only for a model that reads
+# the family, so that adding one does not make every stored model look stale either.
+FAMILY_KEYS = {"features": {"title": "title"}}
 
 
 class ConfigError(ValueError):
@@ -51,11 +54,13 @@ class Config:
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self.data[section]
 
-    def section_hash(self, sections: tuple[str, ...] = FEATURE_SECTIONS) -> str:
+    def section_hash(self, sections: tuple[str, ...] = FEATURE_SECTIONS, families=()) -> str:
+        """Fingerprint of `sections`, for a model that reads the opt-in feature `families`."""
         sub = {}
         for s in sections:
             part = self.data.get(s, {})
-            skip = SPEED_ONLY_KEYS.get(s, ())
+            skip = SPEED_ONLY_KEYS.get(s, ()) + tuple(
+                k for k, family in FAMILY_KEYS.get(s, {}).items() if family not in families)
             sub[s] = {k: v for k, v in part.items() if k not in skip} if isinstance(part, dict) else part
         blob = json.dumps(sub, sort_keys=True, ensure_ascii=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]

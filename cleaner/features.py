@@ -35,15 +35,16 @@ from dataclasses import dataclass
 
 from .config import Config, load_config
 from .segment import Block
-from .text import char_classes, count_words
+from .text import char_classes, count_words, words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
-    "position", "document", "tag", "idclass", "density", "run", "cetr",
+    "position", "document", "tag", "idclass", "density", "run", "cetr", "title",
 )  # fmt: skip
 # `run` is opt-in (`--families`): measured neutral on validation fold 1 (mean macro F1
-# -0.001 with the other families present) for 4 more attributes per block.
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr"))
+# -0.001 with the other families present) for 4 more attributes per block. `title` (the block
+# against the page's <title>) is opt-in until measured on all folds (docs/ablation.md).
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr", "title"))
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
@@ -178,6 +179,9 @@ class _Names:
         self.t_cetr = (table("cetr", "tr", list(range(21)), 21), table("cetr", "smooth", list(range(21)), 21),
                        table("cetr", "derivative", list(range(13)), 13))
         self.cetr_content = name("cetr", "cetr.kmeans-content")
+        self.title_none = name("title", "title.none")
+        self.title_rel = tuple(name("title", f"title.rel={k}") for k in ("before", "at", "after", "none"))
+        self.title_match = _PrefixCache("title.match=", None if namer("title") is None else codec)
         # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
         tag_codec = None if namer("tag") is None else codec
         self.tag_self = _PrefixCache("tag.self=", tag_codec)
@@ -225,6 +229,12 @@ class FeatureExtractor:
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
+        # (.get: a model's stored feature config from before the title family has no [features.title])
+        tt = fc.get("title", {})
+        self.title_max_words = int(tt.get("max_words", 40))
+        self.title_precision_bins = [float(b) for b in tt.get("precision_bins", [0, 0.5, 0.8, 1])]
+        self.title_coverage_bins = [float(b) for b in tt.get("coverage_bins", [0, 0.3, 0.6, 0.9])]
+        self.title_anchor_min = float(tt.get("anchor_min", 0.25))
         self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._names: dict[int, _Names] = {}
 
@@ -419,8 +429,38 @@ class FeatureExtractor:
         get = cache.__getitem__
         return [list(map(get, row)) for row in rows]
 
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> AttributeRows:
+    def _title_features(self, blocks: list[Block], stats: list[BlockStats], title: str, v: _Names) -> list[tuple]:
+        """The block against the page's <title>, which names the page's main text ("Headline | Site"):
+        for a short block that shares words with it, the share of its words in the title and of the
+        title's words in it (binned); for every block, whether it comes before, at or after the page's
+        best match (the headline, when it scores at least anchor_min), which marks where the article
+        starts. Words as everywhere (cleaner.text: CJK by character), case folded."""
+        n = len(blocks)
+        title_words = {w.casefold() for w in words(title)}
+        if not title_words:
+            return [(v.title_none,)] * n
+        own: list[tuple] = [()] * n
+        score = [0.0] * n
+        for i, (b, st) in enumerate(zip(blocks, stats)):
+            if not st.n_words or st.n_words > self.title_max_words:
+                continue
+            block_words = {w.casefold() for w in words(b.text)}
+            shared = len(block_words & title_words)
+            if shared:
+                precision, coverage = shared / len(block_words), shared / len(title_words)
+                own[i] = (v.title_match[_bin_label(self.title_precision_bins, precision) + "/"
+                                        + _bin_label(self.title_coverage_bins, coverage)],)
+                score[i] = precision * coverage
+        best = max(range(n), key=score.__getitem__) if n else 0
+        if not n or score[best] < self.title_anchor_min:
+            return [row + (v.title_rel[3],) for row in own]
+        before, at, after = v.title_rel[:3]
+        return [row + ((before if i < best else at if i == best else after),) for i, row in enumerate(own)]
+
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                title: str = "") -> AttributeRows:
         """One attribute list per block (own features, then the neighbours' with offsets).
+        `title` is the page's <title> (Segmentation.title), read by the `title` family only.
 
         With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
         stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
@@ -464,6 +504,9 @@ class FeatureExtractor:
         cetr_feats: list[tuple] = []
         if "cetr" in fam and blocks:
             cetr_feats = self._cetr_features(blocks, v)
+        title_feats: list[tuple] = []
+        if "title" in fam:
+            title_feats = self._title_features(blocks, stats, title, v)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:
@@ -500,6 +543,8 @@ class FeatureExtractor:
                 (shared if "run" in wf else private).extend(run_feats[i])
             if cetr_feats:
                 (shared if "cetr" in wf else private).extend(cetr_feats[i])
+            if title_feats:
+                (shared if "title" in wf else private).extend(title_feats[i])
             private.extend(doc_feats)
             shared_rows.append(shared)
             rows.append(private)

@@ -180,12 +180,12 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None) -> list[list]:
+    def features(self, blocks, stats=None, title: str = "") -> list[list]:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`), so a block's
         attributes are named once however many neighbours and passes read them; readable for a
         convention-aware model, whose conventions rewrite readable attributes."""
         codec = self.attribute_ids if self.conventions is None else None
-        return self.extractor().extract(blocks, stats, codec)
+        return self.extractor().extract(blocks, stats, codec, title)
 
     @property
     def encoded(self) -> bool:

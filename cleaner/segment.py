@@ -62,6 +62,8 @@ class Segmentation:
     truncated: bool  # the max_blocks limit was hit
     max_depth: int
     nesting_capped: bool = False  # the pre-parse nesting guard flattened the page
+    # The text of the document's <title> (in <head>), whitespace normalised; "" when there is none.
+    title: str = ""
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
@@ -168,10 +170,11 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
 
     html, capped = cap_nesting(html, int(limits.get("max_nesting", 3000)))
     tree = LexborHTMLParser(html)
+    title = page_title(tree)
     root = tree.body or tree.root
     blocks: list[Block] = []
     if root is None:
-        return Segmentation(blocks, 0, False, 0, capped)
+        return Segmentation(blocks, 0, False, 0, capped, title)
 
     # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre):
     # building a tuple per element costs a fraction of an object's __init__.
@@ -286,4 +289,16 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
             if node.mem_id == root_id:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None
-    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped)
+    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title)
+
+
+TITLE_MAX_CHARS = 1000
+
+
+def page_title(tree: LexborHTMLParser) -> str:
+    """The text of the head's first <title> (a <title> in the body is an SVG's or a stray one)."""
+    head = tree.head
+    node = head.css_first("title") if head is not None else None
+    if node is None:
+        return ""
+    return normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])

@@ -76,7 +76,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     decoded = decode_html(page.html_path.read_bytes(), config=config)
     seg = segment_blocks(decoded.text, config)
     stats = extractor.stats(seg.blocks)
-    feats = extractor.extract(seg.blocks, stats)
+    feats = extractor.extract(seg.blocks, stats, title=seg.title)
     gold = read_gold(page.gold_path) if page.gold_path else ""
     al = align_blocks(seg.blocks, gold)
     markers: MarkerSettings | None = _PREP_STATE.get("markers")
@@ -262,7 +262,7 @@ def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: st
         "feature_version": FEATURE_VERSION,
         "families": list(families or DEFAULT_FAMILIES),
         "feature_config": feature_config_sections(config),
-        "config_hash": config.section_hash(),
+        "config_hash": config.section_hash(families=families or DEFAULT_FAMILIES),
         "training_manifest_hash": manifest,
         "training_documents": n_docs,
         "c1": c1,

@@ -532,8 +532,9 @@ class CleanWarcJob:
                  settings.mode)
 
         # run
+        config_key = self.config.section_hash(tuple(self.config.data), self.model.meta.get("families", ()))
         bc = sc.broadcast({
-            "key": f"{self.model.hash}:{self.config.section_hash(tuple(self.config.data))}",
+            "key": f"{self.model.hash}:{config_key}",
             "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
             "first_pass": self.model.first_pass,
             "config": self.config.to_json(), "config_source": self.config.source,

@@ -298,7 +298,11 @@ TITLE_MAX_CHARS = 1000
 def page_title(tree: LexborHTMLParser) -> str:
     """The text of the head's first <title> (a <title> in the body is an SVG's or a stray one)."""
     head = tree.head
-    node = head.css_first("title") if head is not None else None
-    if node is None:
-        return ""
-    return normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
+    # The parser puts a document's <title> among the head's children; walking them costs ~1 µs,
+    # a CSS query ~50 µs (its selector is compiled on every call).
+    node = head.child if head is not None else None
+    while node is not None:
+        if node.tag == "title":
+            return normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
+        node = node.next
+    return ""

@@ -56,7 +56,7 @@ class CleanResult:
     nesting_capped: bool = False
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
-    title: str = ""  # the page's <title> (cleaner.segment.page_title), "" before segmentation or without one
+    title: str = ""  # the page's <title> (cleaner.segment.page_title); "" without one or before segmentation
     model_hash: str | None = None
     feature_version: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -221,7 +221,7 @@ def read_page(data, http_charset, config: Config, segment_config: Config, result
         return None
     timings["segment"] = (time.perf_counter() - t) * 1000
     result.n_blocks = len(seg.blocks)
-    result.title = seg.title
+    result.title, result.sanitized_chars = _sanitize(seg.title)  # (the features read seg.title itself)
     result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
     if not seg.blocks:
         result.reason = "no_text"
@@ -279,7 +279,8 @@ def finish(result: CleanResult, blocks, labels: list[str], confidences=None, wor
     block was kept. Shared by the CRF and the seed systems (`cleaner.systems.pipeline`)."""
     t = time.perf_counter()
     out = assemble(blocks, labels, confidences, word_counts, p_content)
-    result.cleaneval, result.sanitized_chars = _sanitize(out.cleaneval)
+    result.cleaneval, sanitized = _sanitize(out.cleaneval)
+    result.sanitized_chars += sanitized
     result.plain, _ = _sanitize(out.plain)
     result.stats = out.stats
     result.timings_ms["assemble"] = (time.perf_counter() - t) * 1000

@@ -98,6 +98,7 @@ def result_json(result, name: str) -> dict:
         "encoding": result.encoding,
         "encoding_source": result.encoding_source,
         "model_hash": result.model_hash,
+        "title": result.title,
         "stats": result.stats.to_dict() if result.stats else None,
         "text": result.cleaneval,
         "blocks": blocks,

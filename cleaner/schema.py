@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .align import LABELS
 
-SCHEMA_VERSION = "2"  # 2: expected_precision / expected_recall / expected_f1 added
+SCHEMA_VERSION = "3"  # 2: expected_precision / expected_recall / expected_f1 added; 3: title added
 
 # Columns the job may partition its output directory by (low cardinality only).
 PARTITION_COLUMNS = ("crawl", "fetch_month", "fetch_day", "status")
@@ -76,6 +76,8 @@ SCHEMA = pa.schema([
     _f("status", pa.string(), "'cleaned' or 'rejected'", nullable=False),
     _f("reason", pa.string(), "rejection reason (empty, too_large, no_text, no_content, ...)"),
     _f("error", pa.string(), "exception text for internal errors"),
+    _f("title", pa.string(), "the page's <title> (in its head), whitespace normalised; '' when it has none",
+       nullable=False),
     _f("cleaneval", pa.string(), "CleanEval text: one segment per line with <h>/<p>/<l>",
        nullable=False),
     _f("plain", pa.string(), "the same segments without markers", nullable=False),
@@ -192,6 +194,7 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None)
         "status": result.status,
         "reason": result.reason,
         "error": result.error,
+        "title": result.title or "",
         "cleaneval": result.cleaneval or "",
         "plain": result.plain or "",
         "n_blocks": int(result.n_blocks or 0),

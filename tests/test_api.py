@@ -64,8 +64,18 @@ def test_invalid_utf8_is_decoded_with_replacements(model):
 
 
 def test_lone_surrogate_entities_never_reach_the_output(model):
-    res = clean_html(b"<p>Bad &#xD800; char in a sentence of reasonable length.</p>" * 5, model=model)
-    (res.cleaneval + res.plain).encode("utf-8")  # must not raise
+    res = clean_html(b"<title>A &#xD800; title</title><p>Bad &#xD800; char in a sentence of reasonable length.</p>" * 5,
+                     model=model)
+    (res.cleaneval + res.plain + res.title).encode("utf-8")  # must not raise
+
+
+def test_the_page_title_is_reported_also_for_rejected_pages(model):
+    res = clean_html(b"<html><head><title>\n Our  page </title></head><body><p>Hi</p><nav>x</nav></body></html>",
+                     model=model)
+    assert res.title == "Our page"
+    assert clean_html(b"<html><head><title>Only a title</title></head><body></body></html>", model=model).title \
+        == "Only a title"
+    assert clean_html(b"<p>No title here, only a paragraph of text.</p>", model=model).title == ""
 
 
 def test_wrong_argument_type_is_a_rejection_not_an_exception(model):

@@ -47,7 +47,7 @@ def test_schema_has_the_required_fields():
     required = {
         "record_id", "warc_file", "warc_offset", "warc_date", "url", "host", "http_status",
         "content_type", "http_charset", "encoding", "encoding_source", "status", "reason",
-        "cleaneval", "plain", "n_blocks", "label_stats", "kept_word_share", "mean_confidence",
+        "title", "cleaneval", "plain", "n_blocks", "label_stats", "kept_word_share", "mean_confidence",
         "expected_precision", "expected_recall", "expected_f1", "model_hash", "feature_version", "processing_ms",
     }
     assert required <= set(SCHEMA.names)
@@ -95,6 +95,7 @@ def test_build_row_fits_the_schema(records, small_model):
         assert row_values(row) == tuple(row[c] for c in COLUMNS)
         assert row["record_id"] == rec.record_id and row["warc_offset"] == rec.offset
         assert row["cleaneval"] == result.cleaneval and row["plain"] == result.plain
+        assert row["title"] == result.title
         assert row["status"] == result.status and row["reason"] == result.reason
         assert row["host"] == "example.test" and row["fetch_day"] == "2024-01-02"
         assert row["model_hash"] == model.hash and row["processing_ms"] == 12.5
@@ -104,6 +105,7 @@ def test_build_row_fits_the_schema(records, small_model):
             assert row["words_kept"] == result.stats.words_kept
         rows.append(row)
     assert {r["status"] for r in rows} == {"cleaned", "rejected"}
+    assert sum(bool(r["title"]) for r in rows) >= 3
     table = to_table(rows)  # raises when a value does not fit its type or nullability
     assert table.schema.equals(SCHEMA, check_metadata=False)
     assert table.num_rows == len(records)

@@ -112,6 +112,15 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
 
 
+def _nesting_tags(html: str):
+    """(match, is an end tag) for each tag that opens or closes a nesting level."""
+    for m in _TAG_RE.finditer(html):
+        name = m.group(2).lower()
+        if name in _VOID or name in _AUTO_CLOSED or m.group(3):
+            continue
+        yield m, bool(m.group(1))
+
+
 def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
     """Flatten elements nested deeper than `max_depth` (their text is kept).
 
@@ -125,11 +134,8 @@ def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
         return html, False
     depth = 0
     deepest = 0
-    for m in _TAG_RE.finditer(html):
-        name = m.group(2).lower()
-        if name in _VOID or name in _AUTO_CLOSED or m.group(3):
-            continue
-        depth = depth - 1 if m.group(1) else depth + 1
+    for m, closing in _nesting_tags(html):
+        depth = depth - 1 if closing else depth + 1
         if depth > deepest:
             deepest = depth
             if deepest > max_depth:
@@ -139,11 +145,7 @@ def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
     out: list[str] = []
     last = 0
     depth = 0
-    for m in _TAG_RE.finditer(html):
-        name = m.group(2).lower()
-        if name in _VOID or name in _AUTO_CLOSED or m.group(3):
-            continue
-        closing = bool(m.group(1))
+    for m, closing in _nesting_tags(html):
         if closing:
             depth -= 1
             drop = depth >= max_depth

@@ -229,12 +229,13 @@ class FeatureExtractor:
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
-        # (.get: a model's stored feature config from before the title family has no [features.title])
-        tt = fc.get("title", {})
-        self.title_max_words = int(tt.get("max_words", 40))
-        self.title_precision_bins = [float(b) for b in tt.get("precision_bins", [0, 0.5, 0.8, 1])]
-        self.title_coverage_bins = [float(b) for b in tt.get("coverage_bins", [0, 0.3, 0.6, 0.9])]
-        self.title_anchor_min = float(tt.get("anchor_min", 0.25))
+        # (A model's stored feature config from before the title family has no [features.title]; it
+        # is laid over the runtime config, which has it: cleaner.model.CrfModel.feature_config.)
+        tt = fc["title"]
+        self.title_max_words = int(tt["max_words"])
+        self.title_precision_bins = [float(b) for b in tt["precision_bins"]]
+        self.title_coverage_bins = [float(b) for b in tt["coverage_bins"]]
+        self.title_anchor_min = float(tt["anchor_min"])
         self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._names: dict[int, _Names] = {}
 

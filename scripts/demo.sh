@@ -57,10 +57,11 @@ show("boilerplate share by host (top 8)",
        round(sum(label_stats.other.words) / nullif(sum(words_total), 0), 3) AS boilerplate_share
 FROM {src} WHERE status = 'cleaned' GROUP BY host ORDER BY pages DESC, host LIMIT 8""")
 print("\n== three cleaned documents")
-for url, share, expected, text in con.sql(
-        f"SELECT url, kept_word_share, expected_f1, cleaneval FROM {src} "
+for url, title, share, expected, text in con.sql(
+        f"SELECT url, title, kept_word_share, expected_f1, cleaneval FROM {src} "
         "WHERE status = 'cleaned' ORDER BY warc_offset LIMIT 3").fetchall():
     print(f"\n{url}  (kept {share:.0%} of words, expected word F1 {expected:.2f})")
+    print(f"    title: {textwrap.shorten(title, 100, placeholder=' ...') or '(none)'}")
     print(textwrap.indent(textwrap.shorten(text, 400, placeholder=" ..."), "    "))
 
 run = json.load(open(f"{out}/_run.json"))

@@ -438,7 +438,7 @@ class FeatureExtractor:
         starts. Words as everywhere (cleaner.text: CJK by character), case folded."""
         n = len(blocks)
         title_words = {w.casefold() for w in words(title)}
-        if not title_words:
+        if not n or not title_words:
             return [(v.title_none,)] * n
         own: list[tuple] = [()] * n
         score = [0.0] * n
@@ -452,8 +452,8 @@ class FeatureExtractor:
                 own[i] = (v.title_match[_bin_label(self.title_precision_bins, precision) + "/"
                                         + _bin_label(self.title_coverage_bins, coverage)],)
                 score[i] = precision * coverage
-        best = max(range(n), key=score.__getitem__) if n else 0
-        if not n or score[best] < self.title_anchor_min:
+        best = max(range(n), key=score.__getitem__)
+        if score[best] < self.title_anchor_min:
             return [row + (v.title_rel[3],) for row in own]
         before, at, after = v.title_rel[:3]
         return [row + ((before if i < best else at if i == best else after),) for i, row in enumerate(own)]

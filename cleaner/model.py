@@ -183,7 +183,8 @@ class CrfModel:
     def features(self, blocks, stats=None, title: str = "") -> list[list]:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`), so a block's
         attributes are named once however many neighbours and passes read them; readable for a
-        convention-aware model, whose conventions rewrite readable attributes."""
+        convention-aware model, whose conventions rewrite readable attributes. `title` is the page's
+        <title> (Segmentation.title), for a model that reads the `title` family."""
         codec = self.attribute_ids if self.conventions is None else None
         return self.extractor().extract(blocks, stats, codec, title)
 

@@ -257,12 +257,13 @@ def tagging_meta(conventions: Conventions | None = None) -> dict:
 
 def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None,
                conventions: Conventions | None = None) -> dict:
+    families = tuple(families or DEFAULT_FAMILIES)
     meta = {
         "labels": list(config["model"]["labels"]),
         "feature_version": FEATURE_VERSION,
-        "families": list(families or DEFAULT_FAMILIES),
+        "families": list(families),
         "feature_config": feature_config_sections(config),
-        "config_hash": config.section_hash(families=families or DEFAULT_FAMILIES),
+        "config_hash": config.section_hash(families=families),
         "training_manifest_hash": manifest,
         "training_documents": n_docs,
         "c1": c1,

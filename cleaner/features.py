@@ -200,6 +200,15 @@ class AttributeRows(list):
     __slots__ = ("own_counts",)
 
 
+@dataclass(slots=True)
+class AttributeParts:
+    """A page's attributes before the neighbour window is laid on (FeatureExtractor.extract_parts)."""
+
+    shared: list[list]  # per block, the window families' attributes, readable
+    private: list[list]  # per block, the others, named with the codec (the bias first: never empty)
+    window: int  # neighbours on each side that see a block's shared attributes
+
+
 def own_attribute_count(row) -> int:
     """How many of a readable row's attributes are the block's own: the neighbours' come after them
     and are the only ones that start with their offset's sign."""
@@ -423,11 +432,7 @@ class FeatureExtractor:
 
     def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:
         """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
-        key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
-        cache = self._prefixed.get(key)
-        if cache is None:
-            cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
-        get = cache.__getitem__
+        get = self.neighbour_names(offset, codec).__getitem__
         return [list(map(get, row)) for row in rows]
 
     def _title_features(self, blocks: list[Block], stats: list[BlockStats], title: str, v: _Names) -> list[tuple]:
@@ -466,6 +471,29 @@ class FeatureExtractor:
         With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
         stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
         block's own attributes are encoded once, not once more for each neighbour that sees them."""
+        parts = self.extract_parts(blocks, stats, codec, title)
+        shared_rows, n = parts.shared, len(parts.private)
+        # `private` rows are named already; the shared attributes are encoded here, once, as their
+        # block's own (and below under each neighbour's prefix).
+        own = shared_rows if codec is None else codec.encode(shared_rows)
+        result = AttributeRows(o + r for o, r in zip(own, parts.private))
+        result.own_counts = [len(row) for row in result]
+        for k in range(1, self.window + 1):
+            # Block i sees block i-k's shared attributes as `-k:...` and block i+k's as `+k:...`.
+            before = self._prefixed_rows(-k, shared_rows[: n - k], codec)
+            after = self._prefixed_rows(k, shared_rows[k:], codec)
+            edge_before, edge_after = self.edge(-k, codec), self.edge(k, codec)
+            for i, row in enumerate(result):
+                row += before[i - k] if i >= k else edge_before
+                row += after[i] if i + k < n else edge_after
+        return result
+
+    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                      title: str = "") -> "AttributeParts":
+        """The page's attributes before the neighbour window is laid on: per block the attributes of
+        the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
+        named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
+        as they are and never build the neighbours' copies (cleaner.crf.WindowRows)."""
         if stats is None:
             stats = self.stats(blocks)
         v = self._naming(codec)
@@ -549,21 +577,19 @@ class FeatureExtractor:
             private.extend(doc_feats)
             shared_rows.append(shared)
             rows.append(private)
-        # `rows` are named already; the shared attributes are encoded here, once, as their block's
-        # own (and below under each neighbour's prefix).
-        own = shared_rows if codec is None else codec.encode(shared_rows)
-        result = AttributeRows(o + r for o, r in zip(own, rows))
-        result.own_counts = [len(row) for row in result]
-        for k in range(1, self.window + 1):
-            # Block i sees block i-k's shared attributes as `-k:...` and block i+k's as `+k:...`.
-            before = self._prefixed_rows(-k, shared_rows[: n - k], codec)
-            after = self._prefixed_rows(k, shared_rows[k:], codec)
-            edge_before, edge_after = self._edge(f"-{k}:BOD", codec), self._edge(f"+{k}:EOD", codec)
-            for i, row in enumerate(result):
-                row += before[i - k] if i >= k else edge_before
-                row += after[i] if i + k < n else edge_after
-        return result
+        return AttributeParts(shared_rows, rows, self.window)
 
-    @staticmethod
-    def _edge(attribute: str, codec) -> tuple:
+    def neighbour_names(self, offset: int, codec=None) -> "_PrefixCache":
+        """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named
+        with `codec` when given; cached across pages."""
+        key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
+        cache = self._prefixed.get(key)
+        if cache is None:
+            cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
+        return cache
+
+    def edge(self, offset: int, codec=None) -> tuple:
+        """What a block sees at `offset` past either end of the page (`-1:BOD`, `+1:EOD`...)."""
+        attribute = f"{offset:+d}:{'BOD' if offset < 0 else 'EOD'}"
         return (attribute if codec is None else codec[attribute],)
+

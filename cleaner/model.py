@@ -29,7 +29,8 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, encode_attribute, read_crfsuite
+from .crf import (AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, WindowRows, encode_attribute,
+                  read_crfsuite)
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -180,13 +181,18 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, title: str = "") -> list[list]:
-        """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`), so a block's
-        attributes are named once however many neighbours and passes read them; readable for a
-        convention-aware model, whose conventions rewrite readable attributes. `title` is the page's
-        <title> (Segmentation.title), for a model that reads the `title` family."""
-        codec = self.attribute_ids if self.conventions is None else None
-        return self.extractor().extract(blocks, stats, codec, title)
+    def features(self, blocks, stats=None, title: str = "") -> "list[list] | WindowRows":
+        """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
+        from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
+        however many neighbours and passes read them; readable rows for a convention-aware model,
+        whose conventions rewrite readable attributes. `title` is the page's <title>
+        (Segmentation.title), for a model that reads the `title` family."""
+        ex = self.extractor()
+        if self.conventions is not None:
+            return ex.extract(blocks, stats, None, title)
+        codec = self.attribute_ids
+        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec,
+                          lambda offset: ex.neighbour_names(offset, codec), lambda offset: ex.edge(offset, codec))
 
     @property
     def encoded(self) -> bool:
@@ -231,8 +237,11 @@ class CrfModel:
         those when `own_counts` says which they are; given whole rows it labels the same (the
         neighbours' attributes have no weight in its model), only slower."""
         first_rows = rows
-        if own_counts is not None and not self.stacking.first_pass_neighbours:
-            first_rows = [row[:k] for row, k in zip(rows, own_counts)]
+        if not self.stacking.first_pass_neighbours:
+            if isinstance(rows, WindowRows):
+                first_rows = rows.own_only()
+            elif own_counts is not None:
+                first_rows = [row[:k] for row, k in zip(rows, own_counts)]
         return first_pass_view(self.first_tagger(), first_rows, self.stacking, word_counts, decision,
                                self.attribute_ids)
 
@@ -255,10 +264,11 @@ class CrfModel:
             self.check_convention(convention)
         tagger = self.tagger()
         own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
-        features = self.attribute_ids.encode(features)
+        if not isinstance(features, WindowRows):
+            features = self.attribute_ids.encode(features)
         if self.stacking is not None:
             t = time.perf_counter()
-            if own_counts is None or self.stacking.first_pass_neighbours:
+            if not isinstance(features, WindowRows) and (own_counts is None or self.stacking.first_pass_neighbours):
                 features = FlatRows(features)  # both passes read the whole rows: flattened once
             view = self._first_pass_view(features, word_counts, decision, own_counts)
             if timings is not None:

@@ -11,7 +11,9 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.crf import AttributeIds, ScoringTagger, Vocabulary, carrier_features, proxy_model, read_crfsuite
+from cleaner.features import FeatureExtractor
+from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowRows, carrier_features, proxy_model,
+                         read_crfsuite)
 from cleaner.data import find_pages
 from cleaner.decode import decode_html
 from cleaner.model import CODEC, CrfModel, load_model, open_tagger
@@ -82,6 +84,32 @@ def test_unknown_attributes_and_empty_rows_score_nothing(packaged):
     assert np.allclose(scores[3], 2 * scores[0]) and not np.allclose(scores[0], 0)
     # rows given as the names the file stores tag as readable ones do
     assert ids.encode([[CODEC["bias"], CODEC["no.such=attribute"]]]) == [[known, 0]]
+
+
+@pytest.mark.parametrize("window", [0, 1, 2])
+def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window):
+    # What clean_html scores (the attributes kept apart from the neighbour window) against the rows
+    # FeatureExtractor.extract lays out, block by block, for both passes' weights: pages of every set,
+    # and pages shorter than the window (the first and last blocks read the page's ends).
+    config = load_config()
+    feature_config = config.overlay({"features": {"window": window}}, "test")
+    ex = FeatureExtractor(feature_config)
+    ids = packaged.attribute_ids
+    pages = [segment_blocks(decode_html(p.html_path.read_bytes()).text, config).blocks
+             for p in find_pages(data_dir)[::131]]
+    pages += [pages[0][:1], pages[0][:2], pages[0][:3]]
+    states = [packaged.tagger().state, packaged.first_tagger().state]
+    for blocks in pages:
+        rows = ex.extract(blocks, None, ids)
+        window_rows = WindowRows(ex.extract_parts(blocks, None, ids), ids, lambda o: ex.neighbour_names(o, ids),
+                                 lambda o: ex.edge(o, ids))
+        own = FlatRows([row[:k] for row, k in zip(rows, rows.own_counts)])
+        assert len(window_rows) == len(blocks)
+        for state in states:
+            assert np.allclose(window_rows.sum(state), FlatRows(rows).sum(state), rtol=0, atol=1e-9)
+            assert np.allclose(window_rows.own_only().sum(state), own.sum(state), rtol=0, atol=1e-9)
+        if window:  # the neighbours' attributes weigh: leaving them out changes the scores
+            assert not np.allclose(window_rows.sum(states[0]), own.sum(states[0]))
 
 
 @pytest.mark.parametrize("damage", ["truncated", "magic", "features"])

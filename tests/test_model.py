@@ -81,6 +81,10 @@ def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(smal
     for page in find_pages(data_dir, ["cleaneval-dev"])[:3]:
         blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, model.feature_config()).blocks
         readable = model.extractor().extract(blocks)
-        encoded = model.features(blocks)
+        encoded = model.extractor().extract(blocks, None, model.attribute_ids)  # named at the source
         assert encoded == model.attribute_ids.encode(readable) and isinstance(encoded[0][0], int)
-        assert model.tag(encoded) == model.tag(readable) == model.tag(CODEC.encode(readable))
+        window_rows = model.features(blocks)  # what clean_html scores: ids, the window kept apart
+        assert len(window_rows) == len(blocks)
+        tagged = model.tag(window_rows)
+        assert tagged[0] == model.tag(encoded)[0] == model.tag(readable)[0] == model.tag(CODEC.encode(readable))[0]
+        assert tagged[1] == pytest.approx(model.tag(readable)[1], abs=1e-12)

@@ -8,6 +8,7 @@ import pytest
 
 from cleaner.api import clean_html
 from cleaner.config import load_config
+from cleaner.crf import WindowRows
 from cleaner.model import (
     CODEC,
     CrfModel,
@@ -144,7 +145,8 @@ def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
 
 def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     # first_pass_neighbours = false: the first passes (the shipped one and the inner folds') are trained on
-    # each block's own attributes; tagging gives them just those, sliced by the rows' own_counts.
+    # each block's own attributes; tagging gives them just those: the page's WindowRows without the
+    # neighbours, or rows sliced by their own_counts.
     from cleaner.data import find_pages
     from cleaner.features import AttributeRows, own_attribute_count
     from cleaner.train import prepare, train_model, trainable
@@ -163,16 +165,19 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     assert not neighbours & {a for a, _ in attribute_weights(first)}
     assert len(neighbours & {a for a, _ in attribute_weights(second)}) > 50
     blocks = segment_blocks(pages[0].html_path.read_bytes().decode("utf-8", "replace"), config).blocks
-    rows = model.features(blocks)  # encoded, straight from the extractor
+    window_rows = model.features(blocks)  # as clean_html scores them
+    rows = model.extractor().extract(blocks, None, model.attribute_ids)  # ids, laid out in rows
     readable = model.extractor().extract(blocks)
+    assert isinstance(window_rows, WindowRows)
     assert isinstance(rows, AttributeRows) and rows.own_counts == readable.own_counts
     assert readable.own_counts == [own_attribute_count(row) for row in readable]
     assert any(k < len(row) for k, row in zip(readable.own_counts, readable))
     own = [row[:k] for row, k in zip(readable, readable.own_counts)]
     view = first_pass_attributes(first.tag(own, marginals=False)[0], first.p_other(len(own)), model.stacking)
     by_hand = second.tag([row + more for row, more in zip(readable, view)])
-    # sliced rows (the fast path), whole readable rows (CRFsuite skips what the first pass never saw)
-    # and plain encoded rows without own_counts all label the page the same
+    # the page's WindowRows (the fast path), sliced rows, whole readable rows (CRFsuite skips what the
+    # first pass never saw) and plain encoded rows without own_counts all label the page the same
+    assert _same_tagging(model.tag(window_rows), by_hand)
     assert _same_tagging(model.tag(rows), by_hand)
     assert _same_tagging(model.tag(list(readable)), by_hand)
     assert _same_tagging(model.tag(CODEC.encode(readable)), by_hand)

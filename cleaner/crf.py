@@ -304,7 +304,10 @@ class ScoringTagger:
 
     def scores(self, rows) -> np.ndarray:
         """(blocks, labels) state scores: per block the sum of its attributes' weights. `rows`: lists of
-        attribute ids, `FlatRows` (rows flattened once for every pass that reads them) or `WindowRows`."""
+        attribute ids, `FlatRows` (rows flattened once for every pass that reads them), `WindowRows`
+        or a (blocks, columns) array of ids."""
+        if isinstance(rows, np.ndarray):  # (blocks, columns): a view of the first pass (cleaner.stacking)
+            return self.state[rows].sum(axis=1)
         if not isinstance(rows, (FlatRows, WindowRows)):
             rows = FlatRows(rows)
         return rows.sum(self.state)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pycrfsuite
 
 from .align import LABELS, OTHER
@@ -34,7 +35,7 @@ from .crf import (AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabula
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
-from .stacking import StackingSettings, first_pass_attributes
+from .stacking import StackingSettings, first_pass_attributes, first_pass_ids
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -231,7 +232,7 @@ class CrfModel:
             self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
         return self._first_tagger
 
-    def _first_pass_view(self, rows, word_counts, decision, own_counts=None) -> list[list[int]]:
+    def _first_pass_view(self, rows, word_counts, decision, own_counts=None) -> np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
         are ids, or FlatRows. A first pass that reads only each block's own attributes is given just
         those when `own_counts` says which they are; given whole rows it labels the same (the
@@ -335,7 +336,7 @@ def first_pass_view(
     same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger given
     attribute ids, or a CRFsuite tagger given codes) labels the `rows`, its labels are decided
     (cleaner.decide) when the settings say so (this needs the blocks' `word_counts`), and the view
-    is named with `codec` when given."""
+    is named with `codec` when given: with attribute ids (AttributeIds), as an (n, columns) array of ids."""
     tagger.set(rows)
     labels = tagger.tag()
     p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]
@@ -344,6 +345,8 @@ def first_pass_view(
             raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
                              "blocks' word counts")
         labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision or DecisionSettings(), p_other=p_other)
+    if isinstance(codec, AttributeIds):
+        return first_pass_ids(labels, p_other, settings, codec)
     return first_pass_attributes(labels, p_other, settings, codec)
 
 

@@ -24,6 +24,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from .align import OTHER
 from .config import Config
 
@@ -71,34 +73,71 @@ class StackingSettings:
 
 
 class _AttributeNames:
-    """Every attribute the first pass's view can produce, named once (and encoded once, with a
-    codec): a page's view is then list lookups, not string formatting per block."""
+    """Every attribute the first pass's view can produce, in one table (`names`), named once (and
+    encoded once, with a codec): a page's view is indices into the table, then lookups."""
 
     def __init__(self, settings: StackingSettings, codec=None):
         self.codec = codec
-        self.label: dict[str, object] = {}
+        self.names: list = []
+        self.ids = None  # with a codec of ids (cleaner.crf.AttributeIds): `names` as an array
         # Indexed by int(10 * p) for p in [0, 1]: p = 1.0 falls in the top tenth (9), as the tenths are
         # named. (Marginals and their window means stay within [0, 1] up to rounding: int() truncates
         # -1e-16 * 10 to 0.)
         self.p = self._tenths(f"{PREFIX}p=")
         self.windows = [(w, self._tenths(f"{PREFIX}w{w}=")) for w in settings.windows]
-        self.range = {r: self._name(f"{PREFIX}range={r}") for r in ("in", "before", "after", "none")}
+        self.range = {r: self._add(f"{PREFIX}range={r}") for r in ("in", "before", "after", "none")}
+        self.label: dict[str, int] = {}
 
-    def _tenths(self, prefix: str) -> list:
-        names = [self._name(f"{prefix}{t}") for t in range(10)]
-        return names + names[-1:]
+    def _tenths(self, prefix: str) -> np.ndarray:
+        """Indices of the names of tenths 0..9, and 10 (= 9)."""
+        first = self._add(f"{prefix}0")
+        for t in range(1, 10):
+            self._add(f"{prefix}{t}")
+        return np.arange(first, first + 11).clip(max=first + 9)
 
-    def _name(self, attribute: str):
-        return attribute if self.codec is None else self.codec[attribute]
+    def _add(self, attribute: str) -> int:
+        self.names.append(attribute if self.codec is None else self.codec[attribute])
+        self.ids = None
+        return len(self.names) - 1
 
-    def of_label(self, label: str):
-        name = self.label.get(label)
-        if name is None:
-            name = self.label[label] = self._name(f"{PREFIX}label={label}")
-        return name
+    def of_labels(self, labels: Sequence[str]) -> list[int]:
+        index = self.label
+        for y in set(labels).difference(index):
+            index[y] = self._add(f"{PREFIX}label={y}")
+        return [index[y] for y in labels]
 
 
 _NAMES: dict[tuple, _AttributeNames] = {}
+
+
+def _view(labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings, codec) -> tuple:
+    """The first pass's view of a page as an (n, columns) array of indices into the names' table."""
+    key = (settings.windows, id(codec))  # (the names hold the codec, so its id is not reused meanwhile)
+    names = _NAMES.get(key)
+    if names is None:
+        names = _NAMES[key] = _AttributeNames(settings, codec)
+    n = len(labels)
+    out = np.empty((n, 3 + len(settings.windows)), np.intp)
+    out[:, 0] = names.of_labels(labels)
+    content = 1.0 - np.asarray(p_other, dtype=float)
+    out[:, 1] = names.p[(content * 10).astype(np.intp)]
+    # Window means from prefix sums, summed in order as a Python loop would (np.cumsum is sequential).
+    prefix = np.zeros(n + 1)
+    np.cumsum(content, out=prefix[1:])
+    i = np.arange(n)
+    for column, (w, tenths) in enumerate(names.windows, 2):
+        lo = np.maximum(i - w, 0)
+        hi = np.minimum(i + w + 1, n)
+        others = hi - lo - 1
+        mean = np.where(others > 0, (prefix[hi] - prefix[lo] - content) / np.maximum(others, 1), content)
+        out[:, column] = tenths[(mean * 10).astype(np.intp)]
+    kept = [k for k, y in enumerate(labels) if y != OTHER]
+    r = names.range
+    if kept:
+        out[:, -1] = np.where(i < kept[0], r["before"], np.where(i > kept[-1], r["after"], r["in"]))
+    else:
+        out[:, -1] = r["none"]
+    return names, out
 
 
 def first_pass_attributes(
@@ -108,30 +147,18 @@ def first_pass_attributes(
     its label, its P(content) in tenths, the mean P(content) of the blocks within each window,
     and where it lies against the first and last block the first pass keeps. With a `codec`
     (cleaner.model.AttributeCodec), as the codes the model stores."""
-    key = (settings.windows, id(codec))  # (the names hold the codec, so its id is not reused meanwhile)
-    names = _NAMES.get(key)
-    if names is None:
-        names = _NAMES[key] = _AttributeNames(settings, codec)
-    n = len(labels)
-    content = [1.0 - p for p in p_other]
-    kept = [i for i, y in enumerate(labels) if y != OTHER]
-    first, last = (kept[0], kept[-1]) if kept else (n, -1)
-    prefix = [0.0]
-    for c in content:
-        prefix.append(prefix[-1] + c)
-    p_names, window_names, ranges = names.p, names.windows, names.range
-    before, inside, after = (ranges["before"], ranges["in"], ranges["after"]) if kept else (ranges["none"],) * 3
-    rows = [[name, p_names[int(c * 10)]] for name, c in zip(map(names.of_label, labels), content)]
-    for w, w_names in window_names:
-        for i, row in enumerate(rows):
-            lo = i - w if i > w else 0
-            hi = i + w + 1 if i + w + 1 < n else n
-            others = hi - lo - 1
-            c = content[i]
-            row.append(w_names[int(((prefix[hi] - prefix[lo] - c) / others if others else c) * 10)])
-    for i, row in enumerate(rows):
-        row.append(before if i < first else after if i > last else inside)
-    return rows
+    names, view = _view(labels, p_other, settings, codec)
+    table = names.names
+    return [[table[k] for k in row] for row in view.tolist()]
+
+
+def first_pass_ids(labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings, codec) -> np.ndarray:
+    """`first_pass_attributes` named with a codec of ids (cleaner.crf.AttributeIds), as an (n, columns)
+    array: the second pass scores it without a list per block."""
+    names, view = _view(labels, p_other, settings, codec)
+    if names.ids is None:
+        names.ids = np.array(names.names, dtype=np.intp)
+    return names.ids[view]
 
 
 def inner_fold(key: str, folds: int) -> int:

@@ -21,7 +21,7 @@ from cleaner.model import (
     model_files,
 )
 from cleaner.segment import segment_blocks
-from cleaner.stacking import StackingSettings, first_pass_attributes, inner_fold
+from cleaner.stacking import StackingSettings, first_pass_attributes, first_pass_ids, inner_fold
 
 SETTINGS = StackingSettings(windows=(1,), inner_folds=3)
 
@@ -47,6 +47,18 @@ def test_a_block_sees_its_first_pass_label_confidence_window_and_range():
     # the tagger gets them as the codes the model stores, named once per attribute, not per page
     readable = first_pass_attributes(labels, p_other, SETTINGS)
     assert first_pass_attributes(labels, p_other, SETTINGS, CODEC) == CODEC.encode(readable)
+
+
+def test_the_view_as_ids_is_the_view_named_with_ids():
+    # What tagging hands the second pass: an array of the attribute ids of the same view, P(content)
+    # at the ends of [0, 1] and rounded past them included (1 - P(other) can be -1e-16).
+    model = load_model()
+    labels = ["other", "paragraph", "continuation", "header", "other", "list", "other"]
+    p_other = [1.0, 0.0, 1.0 + 2e-16, -2e-16, 0.999, 0.5, 0.05]
+    readable = first_pass_attributes(labels, p_other, model.stacking)
+    assert [_attrs(r)["pass1.p"] for r in readable] == ["0", "9", "0", "9", "0", "5", "9"]
+    ids = first_pass_ids(labels, p_other, model.stacking, model.attribute_ids)
+    assert ids.tolist() == model.attribute_ids.encode(readable) and ids.min() > 0
 
 
 def test_a_page_the_first_pass_keeps_nothing_of_is_marked_so():

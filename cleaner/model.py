@@ -234,7 +234,7 @@ class CrfModel:
 
     def _first_pass_view(self, rows, word_counts, decision, own_counts=None) -> np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
-        are ids, or FlatRows. A first pass that reads only each block's own attributes is given just
+        are ids, FlatRows or WindowRows. A first pass that reads only each block's own attributes is given just
         those when `own_counts` says which they are; given whole rows it labels the same (the
         neighbours' attributes have no weight in its model), only slower."""
         first_rows = rows

@@ -102,7 +102,7 @@ class _AttributeNames:
 
     def of_labels(self, labels: Sequence[str]) -> list[int]:
         index = self.label
-        for y in set(labels).difference(index):
+        for y in sorted(set(labels).difference(index)):  # (sorted: the same table in every process)
             index[y] = self._add(f"{PREFIX}label={y}")
         return [index[y] for y in labels]
 

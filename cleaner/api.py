@@ -30,13 +30,13 @@ from .config import Config, load_config
 from .decide import DecisionSettings
 from .decode import decode_html
 from .model import CrfModel, load_model
-from .segment import Block, segment_blocks
+from .segment import Block, parse_html, segment_tree
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
 )  # fmt: skip
 # first_pass: only stacked models (cleaner.stacking); markers: only with a typer
-STAGES = ("decode", "segment", "features", "first_pass", "crf", "markers", "assemble")
+STAGES = ("decode", "parse", "segment", "features", "first_pass", "crf", "markers", "assemble")
 
 
 @dataclass
@@ -187,7 +187,7 @@ def clean_html(
 
 
 def read_page(data, http_charset, config: Config, segment_config: Config, result: CleanResult, budget: "_Budget"):
-    """The stages every labeller shares: input checks, decode, segment.
+    """The stages every labeller shares: input checks, decode, parse, segment.
 
     Fills `result` (reason, encoding, timings, block counts) and returns (page, segmentation),
     or None when the page is rejected. Used by clean_html and by the seed systems' pipeline.
@@ -223,7 +223,10 @@ def read_page(data, http_charset, config: Config, segment_config: Config, result
 
     t = time.perf_counter()
     try:
-        seg = segment_blocks(page.text, segment_config)
+        parsed = parse_html(page.text, segment_config)
+        timings["parse"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        seg = segment_tree(parsed, segment_config)
     except Exception as exc:
         result.reason, result.error = "parse_error", f"{type(exc).__name__}: {exc}"[:500]
         return None

@@ -160,8 +160,29 @@ def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
     return "".join(out), True
 
 
+@dataclass(slots=True)
+class ParsedHtml:
+    """A page parsed by Lexbor (parse_html), before the walk that cuts it into blocks."""
+
+    tree: LexborHTMLParser
+    nesting_capped: bool  # the pre-parse nesting guard flattened the page
+
+
+def parse_html(html: str, config: Config | None = None) -> ParsedHtml:
+    """Decoded HTML -> its tree, nested no deeper than [limits] max_nesting (cap_nesting)."""
+    config = config or load_config()
+    html, capped = cap_nesting(html, int(config["limits"].get("max_nesting", 3000)))
+    return ParsedHtml(LexborHTMLParser(html), capped)
+
+
 def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     """Split decoded HTML into text blocks (see module docstring)."""
+    config = config or load_config()
+    return segment_tree(parse_html(html, config), config)
+
+
+def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentation:
+    """Split a parsed page into text blocks (see module docstring)."""
     config = config or load_config()
     cfg = config["segment"]
     limits = config["limits"]
@@ -170,8 +191,7 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     max_chars = int(cfg["max_block_chars"])
     alt_min = int(cfg["img_alt_min_chars"])
 
-    html, capped = cap_nesting(html, int(limits.get("max_nesting", 3000)))
-    tree = LexborHTMLParser(html)
+    tree, capped = parsed.tree, parsed.nesting_capped
     title = page_title(tree)
     root = tree.body or tree.root
     blocks: list[Block] = []

@@ -3,8 +3,9 @@
 
     .venv/bin/python scripts/bench_core.py [--data ../shared/data] [--every 1] [--model M] [--repeat 1]
 
-Prints the median / p90 CPU milliseconds per page of each stage (decode, segment,
-features, first_pass (stacked models), crf, markers (models with a marker typer), assemble)
+Prints the median / p90 CPU milliseconds per page of each stage (decode, parse (Lexbor),
+segment (the walk that cuts the tree into blocks), features, first_pass (stacked models), crf,
+markers (models with a marker typer), assemble)
 and of the whole `clean_html` call, per data set and over all pages. Pages are read into
 memory first; each page is cleaned `--repeat` times and its fastest run is kept, so that
 machine noise inflates the figures as little as possible. The repeats are whole passes over

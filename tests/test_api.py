@@ -26,7 +26,7 @@ def test_real_page_is_cleaned_with_consistent_statistics(model, data_dir):
     assert 0 < s.expected_recall <= 1 and 0 < s.expected_precision <= 1 and 0 < s.expected_f1 <= 1
     assert res.url == "http://1-las-vegas-real-estate.com/homes/sellers/list_today/"
     assert res.model_hash == model.hash
-    stages = ({"decode", "segment", "features", "crf", "assemble"} | ({"markers"} if model.typer else set())
+    stages = ({"decode", "parse", "segment", "features", "crf", "assemble"} | ({"markers"} if model.typer else set())
               | ({"first_pass"} if model.stacking else set()))
     assert set(res.timings_ms) == stages and all(v >= 0 for v in res.timings_ms.values())
 

@@ -59,9 +59,11 @@ def main(argv=None) -> int:
     best: list[tuple[float, object] | None] = [None] * len(blobs)
     for _ in range(args.repeat):
         for i, (ds, data) in enumerate(blobs):
-            c0 = time.process_time()
+            # The thread's CPU clock: while clean_html's CPU-time budget timer is armed, Linux reads
+            # the process's CPU clock in scheduler ticks (4 ms here), the thread's stays exact.
+            c0 = time.thread_time()
             res = clean_html(data, model=model, config=config)
-            cpu = (time.process_time() - c0) * 1000
+            cpu = (time.thread_time() - c0) * 1000
             if best[i] is None or cpu < best[i][0]:
                 best[i] = (cpu, res)
     rows: dict[str, list[dict]] = {}

@@ -111,7 +111,8 @@ _NAMES: dict[tuple, _AttributeNames] = {}
 
 
 def _view(labels: Sequence[str], p_other: Sequence[float], settings: StackingSettings, codec) -> tuple:
-    """The first pass's view of a page as an (n, columns) array of indices into the names' table."""
+    """The first pass's view of a page: the names' table for `codec`, and an (n, columns) array of
+    indices into it (label, P(content) tenth, each window's mean tenth, range)."""
     key = (settings.windows, id(codec))  # (the names hold the codec, so its id is not reused meanwhile)
     names = _NAMES.get(key)
     if names is None:

@@ -11,11 +11,11 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.features import FeatureExtractor
 from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowRows, carrier_features, proxy_model,
                          read_crfsuite)
 from cleaner.data import find_pages
 from cleaner.decode import decode_html
+from cleaner.features import FeatureExtractor
 from cleaner.model import CODEC, CrfModel, load_model, open_tagger
 from cleaner.segment import segment_blocks
 

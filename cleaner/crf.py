@@ -24,6 +24,7 @@ names' id -> string tables are read; anything unexpected is refused (ValueError)
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import struct
 from dataclasses import dataclass
@@ -246,9 +247,9 @@ class WindowRows:
 
     __slots__ = ("n", "private", "shared", "neighbours")
 
-    def __init__(self, parts, codec, neighbour_names, edge):
-        """`parts`: AttributeParts named with `codec` (AttributeIds); `neighbour_names(offset)` and
-        `edge(offset)`: the extractor's names of a neighbour's attributes and of the page's ends."""
+    def __init__(self, parts, codec, extractor):
+        """`parts`: AttributeParts named with `codec` (AttributeIds) by `extractor`, the FeatureExtractor
+        that names a neighbour's attributes and the page's ends (and knows the window)."""
         self.n = len(parts.private)
         self.private = FlatRows(parts.private)
         names = list(chain.from_iterable(parts.shared))
@@ -257,18 +258,19 @@ class WindowRows:
         self.shared = FlatRows(flat=np.fromiter(map(codec.__getitem__, names), np.intp, size), lens=lens)
         # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
         self.neighbours = []
-        for k in range(1, parts.window + 1):
+        for k in range(1, extractor.window + 1):
             for offset in (-k, k):
-                ids = np.fromiter(map(neighbour_names(offset).__getitem__, names), np.intp, size)
-                self.neighbours.append((offset, ids, edge(offset)[0]))
+                get = extractor.neighbour_names(offset, codec).__getitem__
+                ids = np.fromiter(map(get, names), np.intp, size)
+                self.neighbours.append((offset, ids, extractor.edge(offset, codec)[0]))
 
     def __len__(self) -> int:
         return self.n
 
     def own_only(self) -> "WindowRows":
         """The same page with no neighbours' attributes: what a model reading only each block's own sees."""
-        view = object.__new__(WindowRows)
-        view.n, view.private, view.shared, view.neighbours = self.n, self.private, self.shared, []
+        view = copy.copy(self)
+        view.neighbours = []
         return view
 
     def sum(self, state: np.ndarray) -> np.ndarray:

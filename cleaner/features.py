@@ -206,7 +206,6 @@ class AttributeParts:
 
     shared: list[list]  # per block, the window families' attributes, readable
     private: list[list]  # per block, the others, named with the codec (the bias first: never empty)
-    window: int  # neighbours on each side that see a block's shared attributes
 
 
 def own_attribute_count(row) -> int:
@@ -577,7 +576,7 @@ class FeatureExtractor:
             private.extend(doc_feats)
             shared_rows.append(shared)
             rows.append(private)
-        return AttributeParts(shared_rows, rows, self.window)
+        return AttributeParts(shared_rows, rows)
 
     def neighbour_names(self, offset: int, codec=None) -> "_PrefixCache":
         """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named

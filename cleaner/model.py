@@ -192,8 +192,7 @@ class CrfModel:
         if self.conventions is not None:
             return ex.extract(blocks, stats, None, title)
         codec = self.attribute_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec,
-                          lambda offset: ex.neighbour_names(offset, codec), lambda offset: ex.edge(offset, codec))
+        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec, ex)
 
     @property
     def encoded(self) -> bool:
@@ -265,12 +264,12 @@ class CrfModel:
             self.check_convention(convention)
         tagger = self.tagger()
         own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
-        if not isinstance(features, WindowRows):
+        if not isinstance(features, WindowRows):  # (rows: as tests, training and inspection give them)
             features = self.attribute_ids.encode(features)
+            if self.stacking is not None and (own_counts is None or self.stacking.first_pass_neighbours):
+                features = FlatRows(features)  # both passes read the whole rows: flattened once
         if self.stacking is not None:
             t = time.perf_counter()
-            if not isinstance(features, WindowRows) and (own_counts is None or self.stacking.first_pass_neighbours):
-                features = FlatRows(features)  # both passes read the whole rows: flattened once
             view = self._first_pass_view(features, word_counts, decision, own_counts)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000

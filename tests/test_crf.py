@@ -101,8 +101,7 @@ def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window):
     states = [packaged.tagger().state, packaged.first_tagger().state]
     for blocks in pages:
         rows = ex.extract(blocks, None, ids)
-        window_rows = WindowRows(ex.extract_parts(blocks, None, ids), ids, lambda o: ex.neighbour_names(o, ids),
-                                 lambda o: ex.edge(o, ids))
+        window_rows = WindowRows(ex.extract_parts(blocks, None, ids), ids, ex)
         own = FlatRows([row[:k] for row, k in zip(rows, rows.own_counts)])
         assert len(window_rows) == len(blocks)
         for state in states:

@@ -13,6 +13,7 @@ import multiprocessing as mp
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -312,6 +313,8 @@ def _run_fold(args) -> list[DocResult]:
     model = train_model(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations,
                         conventions=conventions)
     model = with_typer(model, train_docs, _CV_STATE["config"], conventions)
+    if _CV_STATE.get("models_dir"):
+        model.save(Path(_CV_STATE["models_dir"]) / f"fold-{fold}.crfsuite")
     settings = DecisionSettings.from_config(_CV_STATE["config"])
     # A convention-aware model is scored on each page with the convention of its set's gold.
     return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)
@@ -330,15 +333,19 @@ def cross_validate(
     progress: bool = True,
     conventions: Conventions | None = None,
     sites: dict[str, str | None] | None = None,
+    models_dir: str | Path | None = None,
 ) -> list[DocResult]:
     """k-fold CV by document: train on the other folds, predict the held-out one.
+
+    With `models_dir`, each fold's model is saved there as `fold-<k>.crfsuite` (to inspect or explain
+    its labelling afterwards without training it again).
 
     With `sites` (page key -> site, `cleaner.data.page_sites`), a fold's model is also trained
     without the pages of every site that occurs in the fold: every held-out page is then from a
     site the model never saw, as most pages of a new crawl are."""
     fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
     _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]),
-                     conventions=conventions, sites=sites)
+                     conventions=conventions, sites=sites, models_dir=models_dir)
     jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
     results: list[DocResult] = []
     bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)

@@ -10,9 +10,12 @@ per-page differences, so it can be split exactly into the pages behind it:
   (recall < 0.3 while the Dragnet system's is >= 0.7),
 * every other page.
 
-With `--explain N`, the N pages that cost the CRF most are explained: the model of their fold is
-trained again and the attributes that push their gold-content words hardest towards `other`
-(state weight other - paragraph, word-weighted over the page's gold-content blocks) are listed.
+With `--explain N`, the N pages that cost the CRF most are explained: in the model of their fold (the
+one the cross-validation scored them with; with [stacking] enabled, a first pass and the second pass
+that reads its labelling) the attributes that push their gold-content words
+hardest towards `other` (state weight other - paragraph, word-weighted over the page's gold-content
+blocks) are listed, over the attributes the (second) pass reads of the page: the page's own rows and
+the first pass's view of it (`pass1.*`, cleaner.stacking).
 
     .venv/bin/python scripts/gap.py [--dragnet-results FILE] [--explain 8] [--out docs/gap.md]
 """
@@ -20,7 +23,9 @@ trained again and the attributes that push their gold-content words hardest towa
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,10 +36,12 @@ sys.path.insert(0, str(ROOT))
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages, load_folds  # noqa: E402
 from cleaner.inspect import feature_weights  # noqa: E402
-from cleaner.model import CrfModel  # noqa: E402
+from cleaner.decide import DecisionSettings  # noqa: E402
+from cleaner.model import CODEC, first_pass_view, load_model, open_tagger  # noqa: E402
 from cleaner.score import bootstrap_interval  # noqa: E402
+from cleaner.stacking import StackingSettings  # noqa: E402
 from cleaner.systems.evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
-from cleaner.train import cross_validate, fit, prepare, tagging_meta, trainable  # noqa: E402
+from cleaner.train import cross_validate, prepare  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval")
 DROPPED_CRF_RECALL, DROPPED_REF_RECALL = 0.3, 0.7
@@ -48,28 +55,38 @@ def category(crf, ref) -> str:
     return "other pages"
 
 
-def explain(docs_by_key, keys, config, top: int = 6) -> dict[str, list[tuple[str, float]]]:
-    """Attributes pushing each page's gold content towards `other` in its fold's model."""
-    tc = config["train"]
-    min_alignment = float(tc["min_alignment"])
-    out, models = {}, {}
-    for key in keys:
-        d = docs_by_key[key]
-        if d.fold not in models:
-            train = trainable([x for x in docs_by_key.values() if x.fold != d.fold], min_alignment)
-            data = fit(train, config, c1=float(tc["c1"]), c2=float(tc["c2"]), max_iterations=int(tc["max_iterations"]))
-            models[d.fold] = feature_weights(CrfModel(data, tagging_meta()))
-        w = models[d.fold]  # readable attribute -> {label: weight}
-        push: dict[str, float] = defaultdict(float)
-        words = 0
-        for row, y, n in zip(d.features, d.labels, d.word_counts):
-            if y == "other" or not n:
-                continue
-            words += n
-            for a in row:
-                if a in w:
-                    push[a] += n * (w[a].get("other", 0.0) - w[a].get("paragraph", 0.0))
-        out[key] = sorted(((a, v / words) for a, v in push.items()), key=lambda x: -x[1])[:top] if words else []
+def second_pass_rows(model, d, decision: DecisionSettings) -> list[list[str]]:
+    """The readable attribute rows the model's CRF (a stacked model's second pass) reads of page `d`:
+    its own rows, plus a stacked model's first-pass view of it, as `CrfModel.tag` forms it. (A first
+    pass that reads only each block's own attributes labels whole rows the same.)"""
+    if model.stacking is None:
+        return d.features
+    view = first_pass_view(open_tagger(model.first_pass), CODEC.encode(d.features), model.stacking,
+                           d.word_counts, decision)
+    return [row + more for row, more in zip(d.features, view)]
+
+
+def explain(docs, keys, config, models_dir: Path, top: int = 6) -> dict[str, list[tuple[str, float]]]:
+    """Attributes pushing each page's gold content towards `other` in the model of its fold (the one the
+    cross-validation scored the page with, saved in `models_dir` as `fold-<k>.crfsuite`)."""
+    by_key = {d.key: d for d in docs}
+    decision = DecisionSettings.from_config(config)
+    out = {}
+    for fold in sorted({by_key[k].fold for k in keys}):
+        model = load_model(models_dir / f"fold-{fold}.crfsuite")
+        w = feature_weights(model)  # readable attribute -> {label: weight}
+        for key in (k for k in keys if by_key[k].fold == fold):
+            d = by_key[key]
+            push: dict[str, float] = defaultdict(float)
+            words = 0
+            for row, y, n in zip(second_pass_rows(model, d, decision), d.labels, d.word_counts):
+                if y == "other" or not n:
+                    continue
+                words += n
+                for a in row:
+                    if a in w:
+                        push[a] += n * (w[a].get("other", 0.0) - w[a].get("paragraph", 0.0))
+            out[key] = sorted(((a, v / words) for a, v in push.items()), key=lambda x: -x[1])[:top] if words else []
     return out
 
 
@@ -91,9 +108,10 @@ def main(argv=None) -> int:
     # The CRF trains on every set, as the shipped model does; only the CleanEval pages are compared.
     others = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset not in SETS]
     prepared += prepare(others, config, None, folds, processes=args.processes, progress=False)
+    models_dir = Path(tempfile.mkdtemp(prefix="gap-models-"))  # each fold's model, for --explain
     crf = {r.key: r for r in cross_validate(prepared, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
                                              max_iterations=int(tc["max_iterations"]), processes=args.processes,
-                                             progress=False)}
+                                             progress=False, models_dir=models_dir)}
     print(f"crf cross-validated in {time.time() - t0:.0f}s", file=sys.stderr)
     if args.dragnet_results:
         ref = {r.key: r for r in load_results(Path(args.dragnet_results))["dragnet"]}
@@ -119,17 +137,25 @@ def main(argv=None) -> int:
                                   for c in ("empty gold", "dropped content", "other pages")) + " |")
         worst += sorted(keys, key=lambda k: diff[k])[: max(args.explain, 5)]
     worst = sorted(worst, key=lambda k: crf[k].score.f1 - ref[k].score.f1)
-    reasons = explain({d.key: d for d in prepared}, worst[: args.explain], config) if args.explain else {}
+    reasons = explain(prepared, worst[: args.explain], config, models_dir) if args.explain else {}
+    shutil.rmtree(models_dir, ignore_errors=True)
     rows = []
     for k in worst[: max(args.explain, 10)]:
         c, r = crf[k].score, ref[k].score
         why = ", ".join(f"`{a}` {v:+.2f}" for a, v in reasons.get(k, [])[:4])
         rows.append(f"| {k} | {c.n_gold} | {c.precision:.2f} / {c.recall:.2f} | {r.precision:.2f} / {r.recall:.2f} | "
                     f"{c.f1 - r.f1:+.3f} | {why} |")
+    stacking = StackingSettings.from_config(config)
+    crf_kind = ("stacked, the default: a first-pass CRF, and a second-pass CRF that also reads the first pass's "
+                f"labelling of the page, [stacking] inner_folds = {stacking.inner_folds}, first_pass_labels = "
+                f"\"{stacking.first_pass_labels}\"" if stacking else "one pass: [stacking] disabled")
+    read_by = ", over the attributes its second pass reads of the page" if stacking else ""
+    pass1 = ("; `pass1.` the first pass's view of the page: its label, P(content) in tenths, the mean P(content) "
+             "within each window `w<k>=`, and where the block lies against the blocks it keeps") if stacking else ""
     Path(args.out).write_text(f"""# Where the CRF loses to the Dragnet system on CleanEval
 
 Produced by `scripts/gap.py` (see its docstring): both systems cross-validated on the 6 folds of `folds.tsv`,
-the CRF with the settings of `conf/default.toml` ({tc['c1']}/{tc['c2']}, {tc['max_iterations']} iterations).
+the CRF as `conf/default.toml` configures it ({crf_kind}; c1/c2 {tc['c1']}/{tc['c2']}, {tc['max_iterations']} iterations).
 Macro word F1 per set, the difference with its 95 % paired bootstrap interval over the set's pages, and the
 difference split into the pages behind it (count: contribution to the difference of the macro means). "Dropped content": CRF recall < {DROPPED_CRF_RECALL} where the Dragnet system's is
 ≥ {DROPPED_REF_RECALL}.
@@ -139,8 +165,9 @@ difference split into the pages behind it (count: contribution to the difference
 {chr(10).join(lines)}
 
 The pages that cost the CRF most (P / R of each system). For the first {args.explain}, the attributes that push
-the page's gold-content words hardest towards `other` in the model of its fold (state weight of `other` minus
-`paragraph`, mean per gold-content word; `-1:` / `+1:` are the neighbours' attributes):
+the page's gold-content words hardest towards `other` in the model of its fold, the one the cross-validation
+scored it with{read_by} (state weight of `other` minus `paragraph`, mean per gold-content word; `-1:` / `+1:` are the
+neighbours' attributes{pass1}):
 
 | page | gold words | CRF P / R | Dragnet P / R | F1 difference | strongest push to `other` |
 |---|---|---|---|---|---|

@@ -231,9 +231,20 @@ class CrfModel:
             self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
         return self._first_tagger
 
-    def _first_pass_view(self, rows, word_counts, decision, own_counts=None) -> np.ndarray:
+    @functools.cached_property
+    def _both_states(self) -> np.ndarray:
+        """A stacked model's first-pass and second-pass state weights side by side, (attributes,
+        first labels + labels): both passes' scores of the same rows in one gather."""
+        return np.ascontiguousarray(np.hstack([self.first_tagger().state, self.tagger().state]))
+
+    @functools.cached_property
+    def _first_labels(self) -> int:
+        return self.first_tagger().state.shape[1]
+
+    def _first_pass_view(self, rows, word_counts, decision, own_counts=None, scores=None) -> np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
-        are ids, FlatRows or WindowRows. A first pass that reads only each block's own attributes is given just
+        are ids, FlatRows or WindowRows, and `scores` the first pass's state scores of them when
+        computed already. A first pass that reads only each block's own attributes is given just
         those when `own_counts` says which they are; given whole rows it labels the same (the
         neighbours' attributes have no weight in its model), only slower."""
         first_rows = rows
@@ -243,7 +254,7 @@ class CrfModel:
             elif own_counts is not None:
                 first_rows = [row[:k] for row, k in zip(rows, own_counts)]
         return first_pass_view(self.first_tagger(), first_rows, self.stacking, word_counts, decision,
-                               self.attribute_ids)
+                               self.attribute_ids, scores)
 
     def tag(
         self, features: list[list[str]], marginals: bool = True, convention: str | None = None,
@@ -270,10 +281,19 @@ class CrfModel:
                 features = FlatRows(features)  # both passes read the whole rows: flattened once
         if self.stacking is not None:
             t = time.perf_counter()
-            view = self._first_pass_view(features, word_counts, decision, own_counts)
+            first = second = None
+            if self.stacking.first_pass_neighbours and isinstance(features, (FlatRows, WindowRows)):
+                # Both passes read the same rows: one gather over their weights side by side gives
+                # both passes' state scores (-0.17 ms a page against one gather each).
+                both = features.sum(self._both_states)
+                first, second = both[:, : self._first_labels], both[:, self._first_labels:]
+            view = self._first_pass_view(features, word_counts, decision, own_counts, first)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000
-            tagger.set(features, view)
+            if second is None:
+                tagger.set(features, view)
+            else:
+                tagger.set_scores(second + tagger.scores(view))
         else:
             tagger.set(features)
         labels = tagger.tag()
@@ -330,13 +350,18 @@ class CrfModel:
 def first_pass_view(
     tagger, rows, settings: StackingSettings, word_counts: list[int] | None = None,
     decision: DecisionSettings | None = None, codec: AttributeCodec | AttributeIds | None = None,
+    scores: np.ndarray | None = None,
 ) -> list[list]:
     """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
     same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger given
     attribute ids, or a CRFsuite tagger given codes) labels the `rows`, its labels are decided
     (cleaner.decide) when the settings say so (this needs the blocks' `word_counts`), and the view
-    is named with `codec` when given: with attribute ids (AttributeIds), as an (n, columns) array of ids."""
-    tagger.set(rows)
+    is named with `codec` when given: with attribute ids (AttributeIds), as an (n, columns) array of ids.
+    `scores`: the (blocks, labels) state scores of `rows` for a ScoringTagger, when computed already."""
+    if scores is None:
+        tagger.set(rows)
+    else:
+        tagger.set_scores(scores)
     labels = tagger.tag()
     p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]
     if settings.first_pass_labels == "decided":

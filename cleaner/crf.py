@@ -234,14 +234,69 @@ class FlatRows:
         return out
 
 
+def window_offsets(window: int) -> list[int]:
+    """The neighbours' offsets a block reads, in the order WindowRows keeps them: -1, +1, -2, +2..."""
+    return [offset for k in range(1, window + 1) for offset in (-k, k)]
+
+
+class WindowIds(dict):
+    """Readable window-family attribute -> a local index, and per local index the attribute's id as
+    its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
+    attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
+    (-0.2 ms a page). Names are added as pages bring them; bounded like the other name caches."""
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, extractor, codec):
+        super().__init__()
+        self.extractor = extractor
+        self.codec = codec
+        self.offsets = window_offsets(extractor.window)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.clear()
+        self.pending: list[str] = []
+        self.tables = np.zeros((1 + len(self.offsets), 0), np.intp)
+
+    def __missing__(self, name: str) -> int:
+        i = self[name] = len(self)
+        self.pending.append(name)
+        return i
+
+    def lookup(self, names: list[str]) -> np.ndarray:
+        """(1 + offsets, len(names)) ids: row 0 the names as their block's own, row j as offset j sees them."""
+        if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
+            self._reset()
+        local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+        if self.pending:
+            new = [list(map(self.codec.__getitem__, self.pending))]
+            for offset in self.offsets:
+                new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__, self.pending)))
+            self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
+            self.pending = []
+        return self.tables[:, local]
+
+
+_WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}
+
+
+def _window_ids(extractor, codec) -> WindowIds:
+    key = (id(extractor), id(codec))  # (the entry holds both, so their ids are not reused meanwhile)
+    ids = _WINDOW_IDS.get(key)
+    if ids is None:
+        ids = _WINDOW_IDS[key] = WindowIds(extractor, codec)
+    return ids
+
+
 class WindowRows:
     """A page's attribute ids as `FeatureExtractor.extract_parts` leaves them, scored without laying
     out each block's row of its own and its neighbours' attributes.
 
     The state score of block i is the sum over its own attributes and over the shared attributes of
-    blocks i-k..i+k under their offset's prefix. Each shared attribute is named once per offset
-    (ids in one flat array per offset, the shared rows' layout), each offset's sums are computed per
-    block and added to the block k places away. Building the rows instead cost ~1.5 ms a page:
+    blocks i-k..i+k under their offset's prefix. The shared attributes are looked up once (WindowIds)
+    and their ids at each offset laid in one flat array per offset (the shared rows' layout); each
+    offset's sums are computed per block and added to the block k places away. Building the rows instead cost ~1.5 ms a page:
     a list per block and offset, and the flattening of ~58 ids a block (docs/speed.md, stop 21).
     Scores equal those of the laid-out rows up to the order of the sums (~1e-15)."""
 
@@ -254,15 +309,11 @@ class WindowRows:
         self.private = FlatRows(parts.private)
         names = list(chain.from_iterable(parts.shared))
         lens = list(map(len, parts.shared))
-        size = len(names)
-        self.shared = FlatRows(flat=np.fromiter(map(codec.__getitem__, names), np.intp, size), lens=lens)
+        ids = _window_ids(extractor, codec).lookup(names)
+        self.shared = FlatRows(flat=ids[0], lens=lens)
         # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
-        self.neighbours = []
-        for k in range(1, extractor.window + 1):
-            for offset in (-k, k):
-                get = extractor.neighbour_names(offset, codec).__getitem__
-                ids = np.fromiter(map(get, names), np.intp, size)
-                self.neighbours.append((offset, ids, extractor.edge(offset, codec)[0]))
+        self.neighbours = [(offset, ids[j], extractor.edge(offset, codec)[0])
+                           for j, offset in enumerate(window_offsets(extractor.window), 1)]
 
     def __len__(self) -> int:
         return self.n

@@ -11,8 +11,8 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowRows, carrier_features, proxy_model,
-                         read_crfsuite)
+from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, carrier_features,
+                         proxy_model, read_crfsuite)
 from cleaner.data import find_pages
 from cleaner.decode import decode_html
 from cleaner.features import FeatureExtractor
@@ -86,11 +86,14 @@ def test_unknown_attributes_and_empty_rows_score_nothing(packaged):
     assert ids.encode([[CODEC["bias"], CODEC["no.such=attribute"]]]) == [[known, 0]]
 
 
-@pytest.mark.parametrize("window", [0, 1, 2])
-def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window):
+@pytest.mark.parametrize("window, max_names", [(0, None), (1, None), (2, None), (1, 60)])
+def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window, max_names, monkeypatch):
     # What clean_html scores (the attributes kept apart from the neighbour window) against the rows
     # FeatureExtractor.extract lays out, block by block, for both passes' weights: pages of every set,
-    # and pages shorter than the window (the first and last blocks read the page's ends).
+    # and pages shorter than the window (the first and last blocks read the page's ends). With
+    # `max_names`, the table of the window's attribute ids is emptied before nearly every page.
+    if max_names:
+        monkeypatch.setattr(WindowIds, "MAX_ENTRIES", max_names)
     config = load_config()
     feature_config = config.overlay({"features": {"window": window}}, "test")
     ex = FeatureExtractor(feature_config)

@@ -7,6 +7,13 @@ folds 0 and 2-5; see docs/eval.md):
   `content_threshold` is kept, with its most probable content label. The sequence
   model's strong other->other transitions otherwise drop content-looking blocks that
   sit between boilerplate.
+* With `f1_optimal_threshold`, the threshold of that rescue is lowered, page by page, to half
+  the best word F1 the page's marginals let it expect, when that is lower. Keeping the blocks of
+  highest P(content) first, the expected word F1 (the one `expected_f1` reports,
+  cleaner.assemble.expected_scores) peaks at some F*; a block is worth keeping for F1 when its
+  P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Naryanaswamy 2014). On a
+  page the model is sure of, F* / 2 is near 0.5 and the configured threshold stands; on a page it
+  is unsure of, recall is worth more and content-looking blocks with P(content) 0.3-0.45 are kept.
 * When the labelling keeps almost nothing (< `fallback_min_kept_share` of the page's
   words), the page is not given up: the maximum-scoring contiguous block range
   (Pasternack & Roth's maximum subsequence, in linear time) over word-weighted scores
@@ -26,11 +33,35 @@ CONTENT = ("header", "paragraph", "list", "continuation")
 class DecisionSettings:
     content_threshold: float = 0.45
     fallback_min_kept_share: float = 0.02
+    # Lower content_threshold on a page to F* / 2, F* its best expected word F1 (module docstring).
+    f1_optimal_threshold: bool = False
 
     @classmethod
     def from_config(cls, config) -> "DecisionSettings":
         d = config.data.get("decision", {}) if hasattr(config, "data") else {}
-        return cls(float(d.get("content_threshold", 0.45)), float(d.get("fallback_min_kept_share", 0.02)))
+        optimal = d.get("f1_optimal_threshold", False)
+        if not isinstance(optimal, bool):
+            raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
+        return cls(float(d.get("content_threshold", 0.45)), float(d.get("fallback_min_kept_share", 0.02)), optimal)
+
+
+def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:
+    """The highest expected word F1 of a page over the ways to keep its blocks (the expectation of
+    cleaner.assemble.expected_scores: a block's words are gold with probability P(content)). The
+    best choice keeps exactly the blocks with P(content) above F* / 2 (keeping a block raises
+    2 * hit / (kept + expected gold) iff its P(content) exceeds half the ratio), so only the
+    choices that keep the blocks of highest P(content) first are tried."""
+    expected_gold = sum(w * p for w, p in zip(word_counts, p_content))
+    best = hit = kept = 0.0
+    for p, w in sorted(zip(p_content, word_counts), reverse=True):
+        if not w:
+            continue
+        hit += w * p
+        kept += w
+        f1 = 2 * hit / (kept + expected_gold)
+        if f1 > best:
+            best = f1
+    return best
 
 
 def max_subsequence(scores: list[float]) -> tuple[int, int]:
@@ -70,6 +101,8 @@ def decide(
     out = list(labels)
     how = "viterbi"
     t = settings.content_threshold
+    if settings.f1_optimal_threshold:
+        t = min(t, best_expected_f1(word_counts, [1.0 - p for p in p_other]) / 2)
     for i, label in enumerate(labels):
         if label == OTHER and 1.0 - p_other[i] > t:
             out[i] = _best_content(marginals[i])

@@ -20,7 +20,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -368,7 +368,9 @@ def first_pass_view(
         if word_counts is None:
             raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
                              "blocks' word counts")
-        labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision or DecisionSettings(), p_other=p_other)
+        # (without the F1-optimal threshold, which models were not trained to read from their first pass)
+        decision = replace(decision or DecisionSettings(), f1_optimal_threshold=False)
+        labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision, p_other=p_other)
     if isinstance(codec, AttributeIds):
         return first_pass_ids(labels, p_other, settings, codec)
     return first_pass_attributes(labels, p_other, settings, codec)

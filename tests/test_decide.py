@@ -52,3 +52,75 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
         assert p_other == [row["other"] for row in table]
         rescued += sum(a != b for a, b in zip(viterbi, labels))
     assert rescued > 0  # the lazy rows were exercised
+
+
+def test_the_best_expected_f1_is_the_best_over_every_choice_of_blocks():
+    import itertools
+    import random
+
+    from cleaner.decide import best_expected_f1
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(1, 7)
+        words = [rng.choice([0, 1, 3, 20, 150]) for _ in range(n)]
+        p = [rng.random() for _ in range(n)]
+        gold = sum(w * q for w, q in zip(words, p))
+        brute = 0.0
+        for keep in itertools.product([False, True], repeat=n):
+            hit = sum(w * q for w, q, k in zip(words, p, keep) if k)
+            kept = sum(w for w, k in zip(words, keep) if k)
+            if kept:
+                brute = max(brute, 2 * hit / (kept + gold))
+        assert abs(best_expected_f1(words, p) - brute) < 1e-12
+
+
+def test_on_a_page_the_model_is_unsure_of_the_threshold_drops_to_half_its_best_expected_f1():
+    # P(content) 0.9 for the sure block, 0.4 for two that look like content: F* = 0.73 keeping the first three,
+    # so the F1-optimal threshold is 0.365 and the 0.4 blocks are worth keeping; 0.1 is not.
+    p_content = [0.9, 0.4, 0.4, 0.1]
+    rows = [{"other": 1 - q, "paragraph": q} for q in p_content]
+    labels = ["paragraph", "other", "other", "other"]
+    words = [100, 80, 80, 80]
+    plain = decide(labels, rows, words, DecisionSettings())
+    optimal = decide(labels, rows, words, DecisionSettings(f1_optimal_threshold=True))
+    assert plain == (labels, "viterbi")
+    assert optimal == (["paragraph", "paragraph", "paragraph", "other"], "threshold")
+    # On a page the model is sure of, F* / 2 is above the configured threshold, which stands.
+    sure = [{"other": 0.01, "paragraph": 0.99}] * 3 + [{"other": 0.6, "paragraph": 0.4}]
+    assert decide(["paragraph"] * 3 + ["other"], sure, [50] * 4, DecisionSettings(f1_optimal_threshold=True)) == (
+        ["paragraph"] * 3 + ["other"], "viterbi")
+
+
+def test_the_setting_must_be_a_boolean():
+    import pytest
+
+    from cleaner.config import load_config
+
+    config = load_config().overlay({"decision": {"f1_optimal_threshold": "yes"}}, "test")
+    with pytest.raises(ValueError, match="f1_optimal_threshold"):
+        DecisionSettings.from_config(config)
+    assert DecisionSettings.from_config(load_config().overlay({"decision": {"f1_optimal_threshold": True}}, "t")).f1_optimal_threshold
+
+
+def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
+    # The second pass was trained on first-pass labellings decided without the F1-optimal threshold:
+    # the setting changes the final decision only, never what the second pass reads.
+    from cleaner.config import load_config
+    from cleaner.data import find_pages
+    from cleaner.decode import decode_html
+    from cleaner.model import load_model
+    from cleaner.segment import segment_blocks
+
+    config = load_config()
+    model = load_model()
+    assert model.stacking is not None and model.stacking.first_pass_labels == "decided"
+    on, off = DecisionSettings(f1_optimal_threshold=True), DecisionSettings()
+    changed = 0
+    for page in find_pages(data_dir, ["cleaneval-final"])[:9]:  # (pages 61, 63 and 68 are decided differently)
+        blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
+        feats = model.extractor().extract(blocks)
+        words = [len(b.text.split()) for b in blocks]
+        assert model.tag(feats, word_counts=words, decision=on) == model.tag(feats, word_counts=words, decision=off)
+        changed += model.tag_decided(feats, words, on).labels != model.tag_decided(feats, words, off).labels
+    assert changed

@@ -296,8 +296,9 @@ class WindowRows:
     The state score of block i is the sum over its own attributes and over the shared attributes of
     blocks i-k..i+k under their offset's prefix. The shared attributes are looked up once (WindowIds)
     and their ids at each offset laid in one flat array per offset (the shared rows' layout); each
-    offset's sums are computed per block and added to the block k places away. Building the rows instead cost ~1.5 ms a page:
-    a list per block and offset, and the flattening of ~58 ids a block (docs/speed.md, stop 21).
+    offset's sums are computed per block and added to the block k places away. Building the rows
+    instead cost ~1.5 ms a page: a list per block and offset, and the flattening of ~58 ids a block
+    (docs/speed.md, stop 21).
     Scores equal those of the laid-out rows up to the order of the sums (~1e-15)."""
 
     __slots__ = ("n", "private", "shared", "neighbours")

@@ -11,7 +11,7 @@ folds 0 and 2-5; see docs/eval.md):
   the best word F1 the page's marginals let it expect, when that is lower. Keeping the blocks of
   highest P(content) first, the expected word F1 (the one `expected_f1` reports,
   cleaner.assemble.expected_scores) peaks at some F*; a block is worth keeping for F1 when its
-  P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Naryanaswamy 2014). On a
+  P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Narayanaswamy 2014). On a
   page the model is sure of, F* / 2 is near 0.5 and the configured threshold stands; on a page it
   is unsure of, recall is worth more and content-looking blocks with P(content) 0.3-0.45 are kept.
 * When the labelling keeps almost nothing (< `fallback_min_kept_share` of the page's

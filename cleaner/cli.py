@@ -359,7 +359,7 @@ def cmd_eval(args) -> int:
         c2 = args.c2 if args.c2 is not None else float(tc["c2"])
         iters = args.max_iterations or int(tc["max_iterations"])
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, processes=args.jobs,
-                                 progress=not args.quiet, sites=_sites(args, pages))
+                                 progress=not args.quiet, sites=_sites(args, pages), models_dir=args.fold_models)
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites,
                              config=config)
@@ -538,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model)")
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
+    p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
+                   "(to inspect it, or to score the held-out pages again with other decision settings)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller to evaluate (cleaner/systems); `all --cv` compares every system on the same folds "

@@ -7,8 +7,8 @@ folds 0 and 2-5; see docs/eval.md):
   `content_threshold` is kept, with its most probable content label. The sequence
   model's strong other->other transitions otherwise drop content-looking blocks that
   sit between boilerplate.
-* With `f1_optimal_threshold`, the threshold of that rescue is lowered, page by page, to half
-  the best word F1 the page's marginals let it expect, when that is lower. Keeping the blocks of
+* With `f1_optimal_threshold`, blocks with words are then also kept down to half the best word
+  F1 the page's marginals let it expect, when that is below the threshold. Keeping the blocks of
   highest P(content) first, the expected word F1 (the one `expected_f1` reports,
   cleaner.assemble.expected_scores) peaks at some F*; a block is worth keeping for F1 when its
   P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Narayanaswamy 2014). On a
@@ -101,16 +101,14 @@ def decide(
     out = list(labels)
     how = "viterbi"
     t = settings.content_threshold
-    if settings.f1_optimal_threshold:
-        t = min(t, best_expected_f1(word_counts, [1.0 - p for p in p_other]) / 2)
     for i, label in enumerate(labels):
         if label == OTHER and 1.0 - p_other[i] > t:
             out[i] = _best_content(marginals[i])
             how = "threshold"
     total = sum(word_counts)
     kept = sum(w for w, y in zip(word_counts, out) if y != OTHER)
+    q = [1.0 - p for p in p_other]
     if total and kept / total < settings.fallback_min_kept_share:
-        q = [1.0 - p for p in p_other]
         mean_q = sum(qi * w for qi, w in zip(q, word_counts)) / total
         start, end = max_subsequence([w * (qi - mean_q) for qi, w in zip(q, word_counts)])
         for i in range(start, end + 1):
@@ -118,4 +116,14 @@ def decide(
                 out[i] = _best_content(marginals[i])
         if end >= start:
             how = "fallback"
+    # After the fallback, which looks at what the configured threshold keeps: blocks kept for F1 must
+    # not stop a page that keeps almost nothing from falling back to its most content-like region.
+    if settings.f1_optimal_threshold:
+        t_page = best_expected_f1(word_counts, q) / 2
+        if t_page < t:
+            for i, label in enumerate(out):
+                if label == OTHER and q[i] > t_page and word_counts[i]:
+                    out[i] = _best_content(marginals[i])
+                    if how == "viterbi":
+                        how = "threshold"
     return out, how

@@ -124,3 +124,24 @@ def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
         assert model.tag(feats, word_counts=words, decision=on) == model.tag(feats, word_counts=words, decision=off)
         changed += model.tag_decided(feats, words, on).labels != model.tag_decided(feats, words, off).labels
     assert changed
+
+
+def test_the_f1_optimal_threshold_only_ever_adds_blocks_and_keeps_the_fallback():
+    # Blocks kept for F1 come after the fallback: a page that keeps almost nothing still falls back to its most
+    # content-like region (kept words counted before would stop it), and nothing kept without the setting is dropped.
+    import random
+
+    rng = random.Random(3)
+    fallbacks = 0
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        q = [rng.random() ** rng.choice([1, 3, 6]) for _ in range(n)]  # P(content), often small
+        rows = [{"other": 1 - x, "paragraph": x * 0.7, "list": x * 0.3} for x in q]
+        labels = [rng.choice(["other", "other", "other", "paragraph"]) for _ in range(n)]
+        words = [rng.choice([0, 1, 5, 40, 300]) for _ in range(n)]
+        off, how_off = decide(labels, rows, words, DecisionSettings())
+        on, how_on = decide(labels, rows, words, DecisionSettings(f1_optimal_threshold=True))
+        assert all(b != "other" for a, b in zip(off, on) if a != "other")
+        assert how_on == how_off or (how_off, how_on) == ("viterbi", "threshold")
+        fallbacks += how_off == "fallback"
+    assert fallbacks

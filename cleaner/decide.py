@@ -1,24 +1,26 @@
 """From CRF output to final block labels: Viterbi, refined by the marginals.
 
-Two measured corrections to the Viterbi path (chosen on validation fold 1, confirmed on
-folds 0 and 2-5; see docs/eval.md):
+Measured corrections to the Viterbi path (the first two chosen on validation fold 1, confirmed on
+folds 0 and 2-5; the third, which has no parameter, on all folds; see docs/eval.md and
+docs/ablation.md):
 
 * A block Viterbi calls `other` whose marginal probability of being content is above
   `content_threshold` is kept, with its most probable content label. The sequence
   model's strong other->other transitions otherwise drop content-looking blocks that
   sit between boilerplate.
-* With `f1_optimal_threshold`, blocks with words are then also kept down to half the best word
+* When the labelling keeps almost nothing (< `fallback_min_kept_share` of the page's
+  words), the page is not given up: the maximum-scoring contiguous block range
+  (Pasternack & Roth's maximum subsequence, in linear time) over word-weighted scores
+  P(content) - mean P(content) is kept. Viterbi sometimes labels a whole page of an
+  unusual layout as boilerplate; its marginals still rank the real content highest.
+* With `f1_optimal_threshold`, blocks with words are then also kept (after the
+  fallback, so that they never stop a page from falling back) down to half the best word
   F1 the page's marginals let it expect, when that is below the threshold. Keeping the blocks of
   highest P(content) first, the expected word F1 (the one `expected_f1` reports,
   cleaner.assemble.expected_scores) peaks at some F*; a block is worth keeping for F1 when its
   P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Narayanaswamy 2014). On a
   page the model is sure of, F* / 2 is near 0.5 and the configured threshold stands; on a page it
   is unsure of, recall is worth more and content-looking blocks with P(content) 0.3-0.45 are kept.
-* When the labelling keeps almost nothing (< `fallback_min_kept_share` of the page's
-  words), the page is not given up: the maximum-scoring contiguous block range
-  (Pasternack & Roth's maximum subsequence, in linear time) over word-weighted scores
-  P(content) - mean P(content) is kept. Viterbi sometimes labels a whole page of an
-  unusual layout as boilerplate; its marginals still rank the real content highest.
 """
 
 from __future__ import annotations

@@ -237,10 +237,6 @@ class CrfModel:
         first labels + labels): both passes' scores of the same rows in one gather."""
         return np.ascontiguousarray(np.hstack([self.first_tagger().state, self.tagger().state]))
 
-    @functools.cached_property
-    def _first_labels(self) -> int:
-        return self.first_tagger().state.shape[1]
-
     def _first_pass_view(self, rows, word_counts, decision, own_counts=None, scores=None) -> np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
         are ids, FlatRows or WindowRows, and `scores` the first pass's state scores of them when
@@ -282,11 +278,12 @@ class CrfModel:
         if self.stacking is not None:
             t = time.perf_counter()
             first = second = None
-            if self.stacking.first_pass_neighbours and isinstance(features, (FlatRows, WindowRows)):
+            if self.stacking.first_pass_neighbours:  # (features are FlatRows or WindowRows here)
                 # Both passes read the same rows: one gather over their weights side by side gives
                 # both passes' state scores (-0.17 ms a page against one gather each).
                 both = features.sum(self._both_states)
-                first, second = both[:, : self._first_labels], both[:, self._first_labels:]
+                k = self.first_tagger().state.shape[1]
+                first, second = both[:, :k], both[:, k:]
             view = self._first_pass_view(features, word_counts, decision, own_counts, first)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000

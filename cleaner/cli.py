@@ -36,11 +36,14 @@ def _fail(code: int, message: str) -> int:
 def _config(args):
     """The config named on the command line (--config overlay); a bad one ends the command."""
     from .config import ConfigError, load_config
+    from .runtime import tune_gc
 
     try:
-        return load_config(getattr(args, "config", None))
+        config = load_config(getattr(args, "config", None))
     except ConfigError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+    tune_gc(config)  # every command that reads a config cleans pages ([runtime], cleaner/runtime.py)
+    return config
 
 
 def _load(args):

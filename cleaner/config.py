@@ -117,6 +117,10 @@ def _validate(data: dict, source: str) -> None:
         except (TypeError, ValueError) as exc:
             message = str(exc) if str(exc).startswith("[stacking]") else f"[stacking] {exc}"
             raise ConfigError(f"{source}: {message}") from exc
+    values = (data.get("runtime") or {}).get("gc_thresholds", [])
+    if values != [] and (not isinstance(values, list) or len(values) != 3 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)):
+        raise ConfigError(f"{source}: [runtime] gc_thresholds must be [] or three positive integers, not {values!r}")
     if data["limits"].get("max_html_bytes", 1) <= 0:
         raise ConfigError(f"{source}: [limits] max_html_bytes must be positive")
 

@@ -37,6 +37,7 @@ import time
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
 from cleaner.model import CrfModel
+from cleaner.runtime import tune_gc
 from cleaner.schema import build_row, row_values
 from cleaner.warc import WarcFileStats, iter_html_records
 
@@ -84,6 +85,7 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     # a config would read conf/default.toml from disk, which a packed environment on an
     # executor does not have (the model's own [segment]/[features] win either way).
     model._extractor = model.extractor(config)
+    tune_gc(config)  # this Python worker's work is cleaning pages ([runtime], cleaner/runtime.py)
     _STATE.clear()  # one model per process: a new job's model replaces the old one
     _STATE[key] = (model, config)
     _MODEL_LOADS += 1

@@ -12,11 +12,14 @@ machine noise inflates the figures as little as possible. The repeats are whole 
 the pages, not one page again and again: the feature extractor caches the attributes of
 texts it has seen (bounded), and a page cleaned twice in a row would find all of its own
 texts there, which no page of a real crawl does. `--shuffle SEED` mixes the sites as well.
+The garbage collector is set up as in every process of the product that cleans pages
+(`[runtime]`, cleaner/runtime.py); `--gc python` keeps Python's own thresholds instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import sys
@@ -30,6 +33,7 @@ from cleaner.api import STAGES, clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
+from cleaner.runtime import tune_gc  # noqa: E402
 
 
 def pct(values, q):
@@ -47,9 +51,14 @@ def main(argv=None) -> int:
                     help="clean the pages in a random order (seeded): the shared pages come grouped by site, and "
                          "the feature extractor's text cache finds a site's boilerplate from the page before; in a "
                          "crawl's WARC files the hosts are mixed")
+    ap.add_argument("--gc", choices=("tuned", "python"), default="tuned",
+                    help="the collector's thresholds: as the product's processes set them ([runtime] in "
+                         "conf/default.toml; default) or Python's own")
     args = ap.parse_args(argv)
 
     config = load_config()
+    if args.gc == "tuned":
+        tune_gc(config)
     model = load_model(args.model)
     pages = find_pages(args.data)[:: args.every]
     if args.shuffle is not None:
@@ -75,7 +84,8 @@ def main(argv=None) -> int:
     rows["all"] = [e for v in list(rows.values()) for e in v]
 
     cols = list(STAGES) + ["total_cpu"]
-    print(f"model {model.hash}, {len(blobs)} pages, CPU ms per page (stages: wall ms, single thread)\n")
+    print(f"model {model.hash}, {len(blobs)} pages, CPU ms per page (stages: wall ms, single thread), "
+          f"gc thresholds {gc.get_threshold()}\n")
     print("| set | pages | median blocks | " + " | ".join(f"{c} med" for c in cols) + " | total p90 |")
     print("|---|---|---|" + "---|" * (len(cols) + 1))
     for ds, es in rows.items():

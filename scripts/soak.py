@@ -7,7 +7,8 @@ Cycles through the shared pages, making every page's text unique (a page number 
 appended to each paragraph and list item) so that the bounded caches of the feature
 extractor and the model codec fill up and are recycled as on a real crawl. Prints the
 resident set size (VmRSS) after a warm-up, then at every 10 % and at the end, and the
-growth from the first to the last reading.
+growth from the first to the last reading. The garbage collector is set up as in the product's
+processes (`[runtime]`, cleaner/runtime.py) unless `--gc python`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.data import find_pages  # noqa: E402
+from cleaner.config import load_config  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
+from cleaner.runtime import tune_gc  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -37,7 +40,11 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", type=int, default=50_000)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--model")
+    ap.add_argument("--gc", choices=("tuned", "python"), default="tuned",
+                    help="the collector's thresholds: as the product's processes set them (default) or Python's own")
     args = ap.parse_args(argv)
+    if args.gc == "tuned":
+        tune_gc(load_config())
     model = load_model(args.model)
     blobs = [p.html_path.read_bytes() for p in find_pages(args.data)]
     for b in blobs[:200]:  # warm-up: tables, regexps, tagger, caches partly filled

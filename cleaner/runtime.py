@@ -6,8 +6,9 @@ cycles: after 731 shared pages cleaned with the collector off, `gc.collect()` fi
 (tests/test_runtime.py keeps it so). CPython's collector does not know that: it runs a young collection
 whenever 700 more container objects are alive than at the last one, so a page triggers dozens of them; each
 promotes the page's live objects to the older generations, and those promotions trigger full collections
-that walk every object of the process. On the shared pages that was 8-9 % of the cleaner's CPU time
-(docs/speed.md, stop 23) for no memory returned.
+that walk every object of the process. On the shared pages that was 7-9 % of the cleaner's CPU time, for
+no memory returned; the full collections fall on a few pages, so it shows in the mean CPU per page (the
+throughput: -5 % tuned) rather than the median (docs/speed.md, stop 23).
 
 So the processes that clean pages (the `cleaner` commands, the Spark job's Python workers, the benchmark
 scripts) raise the collector's thresholds from `[runtime]` in conf/default.toml: a young collection after

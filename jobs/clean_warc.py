@@ -662,6 +662,7 @@ class CleanWarcJob:
             w["model_loads"] = max(w["model_loads"], s["model_loads_in_process"])
             w["max_rss_mb"] = max(w["max_rss_mb"], round(s["max_rss_kb"] / 1024, 1))
             w["clean_seconds"] = round(w["clean_seconds"] + s["clean_seconds"], 3)
+            w["gc_thresholds"] = s["gc_thresholds"]  # as the worker cleaned ([runtime], cleaner/runtime.py)
         for w in workers.values():
             w["tasks"] = len(w["tasks"])
         per_task: dict[int, list[float]] = {}

@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import faulthandler
+import gc
 import hashlib
 import json
 import os
@@ -320,7 +321,8 @@ def process_partition(iterator, bc, acc, settings: dict):
             out: dict = {}
             yield from process_piece(piece, model, config, settings, out)
             out.update({"task": task["task"], "pid": os.getpid(), "max_rss_kb": _max_rss_kb(),
-                        "model_loads_in_process": _MODEL_LOADS, "opened_model": opened})
+                        "model_loads_in_process": _MODEL_LOADS, "opened_model": opened,
+                        "gc_thresholds": list(gc.get_threshold())})
             opened = False
             acc.add({piece["key"]: out})
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
+from cleaner.runtime import gc_thresholds  # noqa: E402
 from cleaner.schema import SCHEMA  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
 from jobs import plan, scan  # noqa: E402
@@ -292,8 +293,10 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
     assert record["distribution"]["tasks"] >= 3
     assert record["model"]["hash"] == model_and_config[0].hash
     assert set(record["inputs"]) == {str(p) for p in inputs}
+    thresholds = list(gc_thresholds(model_and_config[1]))
     for w in record["workers"].values():  # the model is opened once per Python worker
         assert w["model_loads"] == 1
+        assert w["gc_thresholds"] == thresholds  # and the worker cleans with the collector tuned
 
     rows = read_rows(out)
     assert len(rows) == record["output"]["rows_written"] == record["totals"]["html_records"]

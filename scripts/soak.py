@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.api import clean_html  # noqa: E402
-from cleaner.data import find_pages  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
+from cleaner.data import find_pages  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
 from cleaner.runtime import tune_gc  # noqa: E402
 

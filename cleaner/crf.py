@@ -243,7 +243,8 @@ class WindowIds(dict):
     """Readable window-family attribute -> a local index, and per local index the attribute's id as
     its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
     attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
-    (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them; bounded like the other name caches."""
+    (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them;
+    bounded like the other name caches."""
 
     MAX_ENTRIES = 50_000
 

@@ -103,13 +103,13 @@ def decide(
     out = list(labels)
     how = "viterbi"
     t = settings.content_threshold
+    q = [1.0 - p for p in p_other]  # P(content)
     for i, label in enumerate(labels):
-        if label == OTHER and 1.0 - p_other[i] > t:
+        if label == OTHER and q[i] > t:
             out[i] = _best_content(marginals[i])
             how = "threshold"
     total = sum(word_counts)
     kept = sum(w for w, y in zip(word_counts, out) if y != OTHER)
-    q = [1.0 - p for p in p_other]
     if total and kept / total < settings.fallback_min_kept_share:
         mean_q = sum(qi * w for qi, w in zip(q, word_counts)) / total
         start, end = max_subsequence([w * (qi - mean_q) for qi, w in zip(q, word_counts)])

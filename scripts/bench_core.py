@@ -90,8 +90,9 @@ def main(argv=None) -> int:
     print("|---|---|---|" + "---|" * (len(cols) + 2))
     for ds, es in rows.items():
         meds = [statistics.median(e[c] for e in es) for c in cols]
+        totals = [e["total_cpu"] for e in es]
         print(f"| {ds} | {len(es)} | {statistics.median(e['blocks'] for e in es):.0f} | "
-              + " | ".join(f"{m:.2f}" for m in meds) + f" | {pct([e['total_cpu'] for e in es], 0.9):.2f} | {statistics.fmean(e['total_cpu'] for e in es):.2f} |")
+              + " | ".join(f"{m:.2f}" for m in meds) + f" | {pct(totals, 0.9):.2f} | {statistics.fmean(totals):.2f} |")
     return 0
 
 

@@ -21,17 +21,15 @@ trap 'git worktree remove --force "$ref" >/dev/null 2>&1 || rm -rf "$ref"' EXIT
 git worktree add --detach "$ref" "$rev" >/dev/null
 ln -s "$PWD/.venv" "$ref/.venv"
 echo "REV = $(git -C "$ref" log --oneline -1), tree = $(git log --oneline -1)$(git diff --quiet || echo ' + changes')"
-header=$(.venv/bin/python scripts/bench_core.py --help >/dev/null && .venv/bin/python - <<'EOF'
-from cleaner.api import STAGES
-print("| round | code | set | pages | median blocks | " + " | ".join(f"{s} med" for s in STAGES)
-      + " | total_cpu med | total p90 | total mean |")
-EOF
-)
-echo "$header"
+header=""
 for round in $(seq 1 "$rounds"); do
   for dir in "$ref" "$PWD"; do
     name=$([ "$dir" = "$PWD" ] && echo tree || echo REV)
-    row=$(cd "$dir" && .venv/bin/python scripts/bench_core.py --data "$data" --every "$every" "$@" | grep '^| all ')
-    echo "| $round | $name $row"
+    table=$(cd "$dir" && .venv/bin/python scripts/bench_core.py --data "$data" --every "$every" "$@")
+    if [ -z "$header" ]; then  # bench_core's own column names, once
+      header=$(grep '^| set ' <<<"$table")
+      echo "| round | code $header"
+    fi
+    echo "| $round | $name $(grep '^| all ' <<<"$table")"
   done
 done

@@ -88,3 +88,41 @@ def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(smal
         tagged = model.tag(window_rows)
         assert tagged[0] == model.tag(encoded)[0] == model.tag(readable)[0] == model.tag(CODEC.encode(readable))[0]
         assert tagged[1] == pytest.approx(model.tag(readable)[1], abs=1e-12)
+
+
+# Each packaged model and the report of the cross-validation whose figures its sidecar holds
+# (`cleaner train --cv --report`): `cleaner models` shows the sidecar's, the docs show the report's.
+PACKAGED_REPORTS = {"default": "eval.md", "onepass": "eval-onepass.md", "conventions": "eval-conventions.md"}
+_REPORT_COLUMNS = ("macro_precision", "macro_recall", "macro_f1", None, "macro_text_only", "macro_markup_precision",
+                   "macro_markup_recall", "macro_markup_f1", "micro_f1", "block_accuracy", "content_accuracy")
+
+
+def _report_figures(path) -> dict[str, dict[str, float | None]]:
+    """The all-folds table ("## Figures") of a cross-validation report, per set."""
+    text = path.read_text(encoding="utf-8").split("## Figures", 1)[1]
+    out = {}
+    for line in text.split("\n\n", 2)[1].splitlines()[2:]:
+        cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
+        values = [None if c == "–" else float(c) if i != 3 else None for i, c in enumerate(cells[2:])]
+        out[cells[0]] = {k: v for k, v in zip(_REPORT_COLUMNS, values) if k} | {"n_docs": int(cells[1])}
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGED_REPORTS))
+def test_a_packaged_models_cross_validated_figures_are_its_reports(name):
+    """A model retrained or retyped without its cross-validation run again leaves the sidecar (what
+    `cleaner models` tells a user choosing a model) or the report stale; they must be one run's."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sidecar = json.loads((root / "cleaner" / "models" / f"{name}.crfsuite.json").read_text())
+    report = _report_figures(root / "docs" / PACKAGED_REPORTS[name])
+    cv = sidecar["cross_validation"]
+    assert set(report) == set(cv)
+    for dataset, figures in report.items():
+        for key, shown in figures.items():
+            stored = cv[dataset][key]
+            if shown is None or stored is None:
+                assert shown is None and stored is None, (dataset, key)
+            else:
+                assert abs(stored - shown) <= 0.0006, (dataset, key, stored, shown)

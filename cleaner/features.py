@@ -241,6 +241,8 @@ class FeatureExtractor:
         self.block_tags = frozenset(self.config["segment"]["block_tags"])
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
+        # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
+        self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
         # (A model's stored feature config from before the title family has no [features.title]; it
         # is laid over the runtime config, which has it: cleaner.model.CrfModel.feature_config.)
@@ -340,9 +342,9 @@ class FeatureExtractor:
         """Attributes of the char, token, sentence, regexp and text-density families; returns the
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
         `sentence.end` and the page's `document.sentence-count` both read."""
-        # One scan of the text for both (it cost ~2 µs a block, twice, when each made its own).
-        ends = len(self.re_sent_end.findall(text)) if "sentence" in self.families or "document" in self.families else 0
         fam = self.families
+        # One scan of the text for both (it cost ~2 µs a block, twice, when each made its own).
+        ends = len(self.re_sent_end.findall(text)) if self.count_sentence_ends else 0
         wf = self.window_families
         n_chars = st.n_chars or 1
         classes = char_classes(text)

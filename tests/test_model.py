@@ -1,6 +1,7 @@
 """Model files: deterministic training, the sidecar, and clear errors on bad files."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -112,8 +113,6 @@ def _report_figures(path) -> dict[str, dict[str, float | None]]:
 def test_a_packaged_models_cross_validated_figures_are_its_reports(name):
     """A model retrained or retyped without its cross-validation run again leaves the sidecar (what
     `cleaner models` tells a user choosing a model) or the report stale; they must be one run's."""
-    from pathlib import Path
-
     root = Path(__file__).resolve().parent.parent
     sidecar = json.loads((root / "cleaner" / "models" / f"{name}.crfsuite.json").read_text())
     report = _report_figures(root / "docs" / PACKAGED_REPORTS[name])

@@ -33,6 +33,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from .config import Config, load_config
 from .segment import Block
 from .text import char_classes, count_words, words
@@ -68,6 +70,7 @@ def _bin_label(bins: list[float], value: float) -> str:
     return _fmt(bins[i if i >= 0 else 0])
 
 
+@mypyc_attr(native_class=False)
 class _Table(dict):
     """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
 
@@ -91,6 +94,7 @@ class _Table(dict):
         raise KeyError(i)  # a negative count: a bug upstream, not a bin
 
 
+@mypyc_attr(native_class=False)
 class _PrefixCache(dict):
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
     value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
@@ -104,7 +108,7 @@ class _PrefixCache(dict):
     def __missing__(self, key: str):
         if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
             self.clear()
-        value = self.prefix + key
+        value: object = self.prefix + key
         if self.codec is not None:
             value = self.codec[value]
         self[key] = value
@@ -196,6 +200,7 @@ class _Names:
         self.text_cache: dict[str, tuple[list, list, int]] = {}
 
 
+@mypyc_attr(native_class=False)
 class AttributeRows(list):
     """A page's attribute rows, one list per block, as `FeatureExtractor.extract` makes them: each
     row holds the block's own attributes first and its neighbours' (`-1:`... `+1:`...) after them,
@@ -203,6 +208,7 @@ class AttributeRows(list):
     those is given `row[:own_counts[i]]`)."""
 
     __slots__ = ("own_counts",)
+    own_counts: list[int]
 
 
 @dataclass(slots=True)
@@ -281,8 +287,8 @@ class FeatureExtractor:
         if "split" in fam:
             out = shared if "split" in wf else private
             p = br = hr = inline = block = 0
-            for tags in (b.opened, b.closed):
-                for tag, n in tags.items():
+            for tag_counts in (b.opened, b.closed):
+                for tag, n in tag_counts.items():
                     if tag == "p":
                         p += n
                     elif tag == "br":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .config import Config, load_config
 
@@ -67,7 +67,7 @@ class Segmentation:
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
-_ROOT = ("", (), frozenset(), (), -1, -1, False)
+_ROOT: tuple = ("", (), frozenset(), (), -1, -1, False)
 
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
@@ -224,7 +224,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
         closed = {}
 
     # Iterative pre-order walk over the parser's own pointers.
-    node = root
+    node: LexborNode | None = root
     root_id = root.mem_id
     while node is not None and len(blocks) < max_blocks:
         n_nodes += 1

@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import cleaner  # noqa: E402
 from cleaner.api import STAGES, clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.data import find_pages  # noqa: E402
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
 
     cols = list(STAGES) + ["total_cpu"]
     print(f"model {model.hash}, {len(blobs)} pages, CPU ms per page (stages: wall ms, single thread), "
-          f"gc thresholds {gc.get_threshold()}\n")
+          f"gc thresholds {gc.get_threshold()}, {cleaner.NATIVE_STATUS}\n")
     print("| set | pages | median blocks | " + " | ".join(f"{c} med" for c in cols) + " | total p90 | total mean |")
     print("|---|---|---|" + "---|" * (len(cols) + 2))
     for ds, es in rows.items():

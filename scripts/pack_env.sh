@@ -22,6 +22,15 @@ echo "[pack] creating a fresh virtualenv with $("$PY" --version 2>&1)" >&2
 "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check ".[pack]" 2>&1 | grep -v "is ignored" >&2 || true
 "$BUILD/env/bin/python" -c "import cleaner, selectolax, pycrfsuite, pyarrow, warcio, venv_pack" \
     || { echo "[pack] install failed" >&2; exit 1; }
+# The compiled stages (cleaner/__init__.py), built by this interpreter into the source tree, then
+# installed with the package (package data); without them the packed package runs as pure Python.
+if "$BUILD/env/bin/python" scripts/build_native.py --if-stale; then
+    "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall . 2>&1 \
+        | grep -v "is ignored" >&2 || true
+else
+    echo "[pack] the compiled stages were not built: the packed package runs as pure Python" >&2
+fi
+(cd "$BUILD" && env/bin/python -c "import cleaner, cleaner.features; print('[pack] installed cleaner:', cleaner.NATIVE_STATUS)" >&2)
 
 echo "[pack] packing $OUT/webcleaner-env.tar.gz" >&2
 "$BUILD/env/bin/venv-pack" -p "$BUILD/env" -o "$OUT/webcleaner-env.tar.gz" --force -q

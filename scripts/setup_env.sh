@@ -31,3 +31,7 @@ if [ ! -f "$stamp" ]; then
     .venv/bin/python -c "import cleaner, selectolax, pycrfsuite, pyspark" || { echo "[setup] install failed" >&2; exit 1; }
     rm -f .venv/.installed-*; touch "$stamp"
 fi
+# The per-block stages compiled with mypyc (cleaner/__init__.py): built again only when one of their
+# sources changed since the last build. Without a C compiler they stay pure Python (same output, slower).
+.venv/bin/python scripts/build_native.py --if-stale \
+    || echo "[setup] the compiled stages were not built: running as pure Python" >&2

@@ -1,0 +1,134 @@
+"""The compiled per-block stages (cleaner.NATIVE_MODULES, built by scripts/build_native.py).
+
+What a user relies on: the README's setup builds them, they are what runs, they give exactly what
+the Python source gives, and a build that no longer matches its source is never used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cleaner
+from cleaner.api import clean_html
+from cleaner.data import find_pages
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+
+# A child interpreter that cleans pages and pickles what a user gets from each.
+_CLEAN = r"""
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+import cleaner
+from cleaner.api import clean_html
+out = []
+for path in sys.argv[3:]:
+    r = clean_html(open(path, "rb").read(), keep_blocks=True)
+    out.append((r.status, r.reason, r.cleaneval, r.labels, r.confidences, r.decision))
+pickle.dump((cleaner.native_modules(), out), open(sys.argv[2], "wb"))
+"""
+
+
+def _sample_pages(every: int = 40) -> list[str]:
+    return [str(p.html_path) for p in find_pages(DATA)[::every]]
+
+
+def test_the_setup_builds_the_compiled_stages_and_they_are_what_runs():
+    # scripts/setup_env.sh (run by the README's test command) builds them; a broken build must fail here,
+    # not slow every page down unnoticed. (WEBCLEANER_PURE_PYTHON=1 is the documented way to opt out.)
+    if os.environ.get(cleaner.PURE_PYTHON_ENV, "") not in ("", "0"):
+        pytest.skip("pure Python asked for")
+    clean_html(b"<p>Hello <b>world</b>, a page.</p>")
+    assert cleaner.NATIVE_STATUS.startswith("compiled"), cleaner.NATIVE_STATUS
+    assert cleaner.native_modules() == sorted(cleaner.NATIVE_MODULES)
+
+
+def test_compiled_and_pure_python_give_the_same_output(tmp_path):
+    pages = _sample_pages()
+    assert len(pages) > 50
+    results = {}
+    for mode in ("native", "pure"):
+        env = dict(os.environ)
+        env[cleaner.PURE_PYTHON_ENV] = "1" if mode == "pure" else "0"
+        out = tmp_path / f"{mode}.pkl"
+        subprocess.run([sys.executable, "-c", _CLEAN, str(ROOT), str(out), *pages], env=env, check=True,
+                       cwd=tmp_path)
+        results[mode] = pickle.loads(out.read_bytes())
+    native_modules, native = results["native"]
+    pure_modules, pure = results["pure"]
+    assert pure_modules == []
+    if os.environ.get(cleaner.PURE_PYTHON_ENV, "") in ("", "0"):
+        assert native_modules == sorted(cleaner.NATIVE_MODULES)
+    assert sum(r[0] == "cleaned" for r in pure) > 40
+    for page, a, b in zip(pages, native, pure):
+        assert a == b, page  # labels, text and probabilities, exactly
+
+
+def _fake_package(tmp_path: Path, build: bool = True) -> Path:
+    """A package directory with the compiled modules' sources and, optionally, a build of them."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(parents=True)
+    for m in cleaner.NATIVE_MODULES:
+        (pkg / f"{m}.py").write_text(f"# {m}\n")
+    if build:
+        import importlib.machinery
+
+        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+        native = pkg / cleaner.NATIVE_DIR
+        native.mkdir()
+        for m in cleaner.NATIVE_MODULES:
+            (native / f"{m}{suffix}").write_bytes(b"\x7fELF")
+        manifest = {"sources": {m: cleaner.source_digest(pkg / f"{m}.py") for m in cleaner.NATIVE_MODULES},
+                    "extension_suffix": suffix}
+        (native / "manifest.json").write_text(json.dumps(manifest))
+    return pkg
+
+
+def test_a_build_that_matches_its_sources_is_used(tmp_path):
+    pkg = _fake_package(tmp_path)
+    native, why = cleaner.native_build_status(pkg)
+    assert native == pkg / cleaner.NATIVE_DIR and why.startswith("compiled")
+
+
+def test_an_edited_module_is_never_shadowed_by_its_stale_build(tmp_path):
+    pkg = _fake_package(tmp_path)
+    (pkg / "features.py").write_text("# features, edited after the build\n")
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and "features.py changed" in why
+
+
+def test_a_missing_damaged_or_foreign_build_is_not_used(tmp_path):
+    assert cleaner.native_build_status(_fake_package(tmp_path / "a", build=False))[0] is None
+
+    pkg = _fake_package(tmp_path / "b")
+    manifest = pkg / cleaner.NATIVE_DIR / "manifest.json"
+    manifest.write_text("{not json")
+    assert cleaner.native_build_status(pkg) == (None, "unreadable manifest (JSONDecodeError)")
+
+    pkg = _fake_package(tmp_path / "c")
+    manifest = pkg / cleaner.NATIVE_DIR / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(dict(data, extension_suffix=".cpython-39-darwin.so")))
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and "another interpreter" in why
+
+    pkg = _fake_package(tmp_path / "d")
+    for so in (pkg / cleaner.NATIVE_DIR).glob("segment*"):
+        so.unlink()
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and why.startswith("incomplete")
+
+
+def test_the_build_script_reports_a_current_build():
+    if not cleaner.NATIVE_STATUS.startswith("compiled"):
+        pytest.skip(cleaner.NATIVE_STATUS)
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_native.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "compiled" in proc.stdout

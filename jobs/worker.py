@@ -35,6 +35,7 @@ import resource
 import tempfile
 import time
 
+import cleaner
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
 from cleaner.model import CrfModel
@@ -322,7 +323,7 @@ def process_partition(iterator, bc, acc, settings: dict):
             yield from process_piece(piece, model, config, settings, out)
             out.update({"task": task["task"], "pid": os.getpid(), "max_rss_kb": _max_rss_kb(),
                         "model_loads_in_process": _MODEL_LOADS, "opened_model": opened,
-                        "gc_thresholds": list(gc.get_threshold())})
+                        "gc_thresholds": list(gc.get_threshold()), "native": cleaner.NATIVE_STATUS})
             opened = False
             acc.add({piece["key"]: out})
 

@@ -29,6 +29,7 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 sys.path.insert(0, str(ROOT))
 
+import cleaner  # noqa: E402
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.model import load_model  # noqa: E402
@@ -297,6 +298,7 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
     for w in record["workers"].values():  # the model is opened once per Python worker
         assert w["model_loads"] == 1
         assert w["gc_thresholds"] == thresholds  # and the worker cleans with the collector tuned
+        assert w["native"] == cleaner.NATIVE_STATUS  # and with the compiled stages the driver has
 
     rows = read_rows(out)
     assert len(rows) == record["output"]["rows_written"] == record["totals"]["html_records"]

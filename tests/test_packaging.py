@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import cleaner
 from cleaner.api import clean_html
 from cleaner.data import find_pages
 from cleaner.model import load_model
@@ -29,7 +30,8 @@ from cleaner.model import load_model
 page = open(sys.argv[1], "rb").read()
 r = clean_html(page)
 print(json.dumps({"package": cleaner.__file__, "config": str(cleaner.config.DEFAULT_CONFIG_PATH),
-                  "model": load_model().hash, "status": r.status, "cleaneval": r.cleaneval}))
+                  "model": load_model().hash, "status": r.status, "cleaneval": r.cleaneval,
+                  "native": cleaner.native_modules()}))
 """
 
 
@@ -61,6 +63,10 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
             *(f"cleaner/web/{p.name}" for p in (ROOT / "cleaner" / "web").iterdir()),
         ):
             assert expected in names, f"{expected} is not in {wheel.name}"
+        # The compiled stages travel with the package when the checkout has built them (scripts/pack_env.sh does).
+        built = cleaner.NATIVE_STATUS.startswith("compiled")
+        if built:
+            assert f"cleaner/{cleaner.NATIVE_DIR}/manifest.json" in names
         site = tmp_path / "site"
         zf.extractall(site)
 
@@ -78,3 +84,4 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
     here = clean_html(page.read_bytes())
     assert got["status"] == here.status == "cleaned"
     assert got["cleaneval"] == here.cleaneval
+    assert got["native"] == (sorted(cleaner.NATIVE_MODULES) if built else [])

@@ -12,7 +12,7 @@ Pipeline (one module per stage, plain dataclasses between them):
 
 Compiled modules. The per-block stages (`NATIVE_MODULES`) are plain, type-annotated Python that
 `scripts/build_native.py` can compile with mypyc into `cleaner/_native/` (the README's setup does):
-the same source, the same results, about 30 % less CPU in segmentation and features
+the same source, the same results, 20-30 % less CPU in segmentation and features
 (docs/speed.md). They are used only while they match the sources they were built from, so an
 edited module is never shadowed by a stale build; `WEBCLEANER_PURE_PYTHON=1` turns them off.
 """

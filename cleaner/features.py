@@ -33,6 +33,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+# scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
+# interpreted classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
 from mypy_extensions import mypyc_attr
 
 from .config import Config, load_config
@@ -108,7 +110,7 @@ class _PrefixCache(dict):
     def __missing__(self, key: str):
         if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
             self.clear()
-        value: object = self.prefix + key
+        value: object = self.prefix + key  # (a name, or with a codec its code: compiled code checks the type)
         if self.codec is not None:
             value = self.codec[value]
         self[key] = value

@@ -7,6 +7,11 @@
 # two versions are only compared side by side: each round runs scripts/bench_core.py of REV (checked out in a
 # temporary worktree, with this tree's .venv) and then of the working tree, and prints their "all pages" rows.
 # Compare the ratio within each round, and the medians over the rounds.
+#
+# PARALLEL=1 runs the two at the same moment instead, each pinned to one of the machine's first two cores
+# (swapped every round), so that both see the same machine speed: the drift between two consecutive runs was
+# as large as the gain of the compiled stages (docs/speed.md, stop 25). Both versions get their compiled
+# stages built first (scripts/build_native.py), when they have them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:?usage: bench_versions.sh REV [ROUNDS] [EVERY] [-- bench_core options]}
@@ -20,16 +25,37 @@ ref=$(mktemp -d /tmp/bench-ref-XXXXXX)
 trap 'git worktree remove --force "$ref" >/dev/null 2>&1 || rm -rf "$ref"' EXIT
 git worktree add --detach "$ref" "$rev" >/dev/null
 ln -s "$PWD/.venv" "$ref/.venv"
+for dir in "$ref" "$PWD"; do  # (a revision before stop 25 has no compiled stages: it runs as Python)
+  if [ -f "$dir/scripts/build_native.py" ]; then
+    (cd "$dir" && .venv/bin/python scripts/build_native.py --if-stale) || echo "[bench] $dir runs as pure Python" >&2
+  fi
+done
 echo "REV = $(git -C "$ref" log --oneline -1), tree = $(git log --oneline -1)$(git diff --quiet || echo ' + changes')"
+bench() {  # DIR [CORE]: bench_core's table for the checkout in DIR
+  local pin=()
+  [ -n "${2:-}" ] && pin=(taskset -c "$2")
+  (cd "$1" && "${pin[@]}" .venv/bin/python scripts/bench_core.py --data "$data" --every "$every" "${@:3}")
+}
 header=""
+row() {  # ROUND NAME TABLE
+  if [ -z "$header" ]; then  # bench_core's own column names, once
+    header=$(grep '^| set ' <<<"$3")
+    echo "| round | code $header"
+  fi
+  echo "| $1 | $2 $(grep '^| all ' <<<"$3")"
+}
 for round in $(seq 1 "$rounds"); do
-  for dir in "$ref" "$PWD"; do
-    name=$([ "$dir" = "$PWD" ] && echo tree || echo REV)
-    table=$(cd "$dir" && .venv/bin/python scripts/bench_core.py --data "$data" --every "$every" "$@")
-    if [ -z "$header" ]; then  # bench_core's own column names, once
-      header=$(grep '^| set ' <<<"$table")
-      echo "| round | code $header"
-    fi
-    echo "| $round | $name $(grep '^| all ' <<<"$table")"
-  done
+  if [ "${PARALLEL:-0}" = 1 ]; then
+    c_ref=$(( (round + 1) % 2 )); c_tree=$(( round % 2 ))
+    out=$(mktemp)
+    bench "$ref" "$c_ref" "$@" > "$out" &
+    table_tree=$(bench "$PWD" "$c_tree" "$@")
+    wait
+    row "$round" "REV (core $c_ref)" "$(cat "$out")"
+    row "$round" "tree (core $c_tree)" "$table_tree"
+    rm -f "$out"
+  else
+    row "$round" REV "$(bench "$ref" "" "$@")"
+    row "$round" tree "$(bench "$PWD" "" "$@")"
+  fi
 done

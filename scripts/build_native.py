@@ -4,7 +4,7 @@
     .venv/bin/python scripts/build_native.py [--if-stale] [--check]
 
 The modules stay plain Python: mypyc compiles the same source to C, using its type annotations
-to skip the interpreter's dispatch (segmentation and features ~30 % less CPU, identical output:
+to skip the interpreter's dispatch (segmentation and features 20-30 % less CPU, identical output:
 docs/speed.md). `cleaner/__init__.py` puts the build in front of the sources only while every
 compiled module's source is the one it was built from (a manifest of their SHA-256), so editing
 a module falls back to the Python source until the next build, never to stale code.
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
         # Digests first: a module edited while the build runs is then stale, not silently compiled in.
         sources = {m: cleaner.source_digest(PACKAGE / f"{m}.py") for m in modules}
         paths = ",".join(str(PACKAGE / f"{m}.py") for m in modules)
-        print(f"[native] compiling {', '.join(modules)} with mypyc (about a minute)", file=sys.stderr)
+        print(f"[native] compiling {', '.join(modules)} with mypyc (about half a minute)", file=sys.stderr)
         proc = subprocess.run(
             [sys.executable, "-c", _BUILD, paths, str(tmp_path / "lib"), str(tmp_path / "tmp"), str(tmp_path / "c")],
             # (not in the checkout: setuptools would read the project's pyproject.toml as this build's)

@@ -463,6 +463,12 @@ def cmd_models(args) -> int:
 # -- main ---------------------------------------------------------------------------------
 
 
+def _version_text() -> str:
+    import cleaner
+
+    return f"webcleaner {cleaner.__version__} ({cleaner.NATIVE_STATUS})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cleaner",
@@ -470,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
         "train and evaluate the model.",
         epilog="Exit codes: 0 ok, 1 some pages rejected, 2 bad usage, 3 input missing, 4 invalid model/config.",
     )
+    parser.add_argument("--version", action="version", version=_version_text(),
+                        help="the package version and whether its compiled stages run (scripts/build_native.py)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("clean", help="clean HTML files into CleanEval text files",

@@ -143,3 +143,12 @@ def test_the_build_script_reports_a_current_build():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_native.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "compiled" in proc.stdout
+
+
+def test_the_command_line_says_which_build_runs():
+    env = dict(os.environ)
+    for value, expected in (("1", "pure Python"), ("0", cleaner.NATIVE_STATUS)):
+        env[cleaner.PURE_PYTHON_ENV] = value
+        out = subprocess.run([sys.executable, "-m", "cleaner.cli", "--version"], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        assert out.startswith(f"webcleaner {cleaner.__version__} (") and expected in out, out

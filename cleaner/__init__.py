@@ -65,11 +65,12 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
 def _use_native() -> str:
     if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
         return f"pure Python ({PURE_PYTHON_ENV} is set)"
-    native, why = native_build_status(Path(__file__).resolve().parent)
+    package_dir = Path(__file__).resolve().parent
+    native, why = native_build_status(package_dir)
     if native is not None:
         # Searched before the package's own directory, so `cleaner.features` is the compiled one.
         __path__.insert(0, str(native))  # noqa: F821 (the package's __path__)
-    elif why.startswith(("stale", "incomplete", "unreadable")):
+    elif (package_dir / NATIVE_DIR).exists():  # a build is there and cannot be used: say so once
         print(f"[webcleaner] compiled modules not used, {why}", file=sys.stderr)
     return why
 

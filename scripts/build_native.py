@@ -80,9 +80,10 @@ def main(argv=None) -> int:
             sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
             print("[native] build failed: the package runs as pure Python", file=sys.stderr)
             return 2
-        built = sorted((tmp_path / "lib" / "cleaner").glob("*.so")) + sorted((tmp_path / "lib" / "cleaner").glob("*.pyd"))
+        lib = tmp_path / "lib" / "cleaner"
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        missing = [m for m in modules if not (tmp_path / "lib" / "cleaner" / f"{m}{suffix}").is_file()]
+        built = sorted(lib.glob(f"*{suffix}"))  # each module and its shared library (<module>__mypyc)
+        missing = [m for m in modules if not (lib / f"{m}{suffix}").is_file()]
         if missing:
             print(f"[native] build failed: no {', '.join(missing)}{suffix} was made", file=sys.stderr)
             return 2

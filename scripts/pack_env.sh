@@ -30,7 +30,7 @@ if "$BUILD/env/bin/python" scripts/build_native.py --if-stale; then
 else
     echo "[pack] the compiled stages were not built: the packed package runs as pure Python" >&2
 fi
-(cd "$BUILD" && env/bin/python -c "import cleaner, cleaner.features; print('[pack] installed cleaner:', cleaner.NATIVE_STATUS)" >&2)
+(cd "$BUILD" && env/bin/python -c "import cleaner; print('[pack] installed cleaner:', cleaner.NATIVE_STATUS)" >&2)
 
 echo "[pack] packing $OUT/webcleaner-env.tar.gz" >&2
 "$BUILD/env/bin/venv-pack" -p "$BUILD/env" -o "$OUT/webcleaner-env.tar.gz" --force -q

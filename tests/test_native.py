@@ -6,6 +6,7 @@ the Python source gives, and a build that no longer matches its source is never 
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import pickle
@@ -89,8 +90,6 @@ def _fake_package(tmp_path: Path, build: bool = True) -> Path:
     for m in cleaner.NATIVE_MODULES:
         (pkg / f"{m}.py").write_text(f"# {m}\n")
     if build:
-        import importlib.machinery
-
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         native = pkg / cleaner.NATIVE_DIR
         native.mkdir()

@@ -314,8 +314,23 @@ def _passes(stacking) -> str:
             f"{stacking.inner_folds} inner folds).")
 
 
+def _chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] | None:
+    """`--folds 0,1` -> [0, 1] (None: every fold); a fold no page is in is a usage error."""
+    if not spec:
+        return None
+    known = sorted({folds[p.key] for p in pages if p.key in folds})
+    try:
+        chosen = sorted({int(k) for k in spec.split(",") if k.strip()})
+    except ValueError:
+        raise SystemExit(_fail(EXIT_USAGE, f"--folds takes fold numbers separated by commas, not {spec!r}"))
+    unknown = [k for k in chosen if k not in known]
+    if unknown or not chosen:
+        raise SystemExit(_fail(EXIT_USAGE, f"--folds {spec}: no page is in fold(s) {unknown}; the folds are {known}"))
+    return chosen
+
+
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
-                     unseen_sites=False, *, config) -> None:
+                     unseen_sites=False, *, config, folds: list[int] | None = None) -> None:
     from .evaluate import expected_f1_check, figures, markup_diagnosis, summary_table, write_report
     from .stacking import StackingSettings
 
@@ -331,7 +346,8 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
         f"{_passes(StackingSettings.from_config(config))}"
-        f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}\n\n"
+        f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}"
+        f"{f' **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same folds of another run.' if folds else ''}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
         "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched))
@@ -346,6 +362,8 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
 
 def cmd_eval(args) -> int:
     if getattr(args, "model_kind", "crf") != "crf":
+        if args.folds:
+            return _fail(EXIT_USAGE, "--folds is for the CRF's cross-validation; the systems are compared on every fold")
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
@@ -355,17 +373,21 @@ def cmd_eval(args) -> int:
     config = _config(args)
     pages, folds = _pages(args)
     tc = config["train"]
+    if args.folds and not args.cv:
+        return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
     if args.cv:
         families = _families(args)
+        fold_ids = _chosen_folds(args.folds, pages, folds)
         docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
         c1 = args.c1 if args.c1 is not None else float(tc["c1"])
         c2 = args.c2 if args.c2 is not None else float(tc["c2"])
         iters = args.max_iterations or int(tc["max_iterations"])
-        results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, processes=args.jobs,
-                                 progress=not args.quiet, sites=_sites(args, pages), models_dir=args.fold_models)
+        results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
+                                 processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
+                                 models_dir=args.fold_models)
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites,
-                             config=config)
+                             config=config, folds=fold_ids)
             args.report = None
         how = ""
     else:
@@ -549,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model)")
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
+    p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (folds.tsv numbers "
+                   "them 0-5), a quicker screen of a change: compare it with the same folds of a full run, not with "
+                   "the all-fold figures")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")

@@ -96,6 +96,30 @@ def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     assert "## Where markup is lost" in report
 
 
+def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    fold_of = {"1": 0, "2": 0, "3": 1, "4": 1, "5": 1, "6": 2, "7": 2, "8": 3}
+    for i in fold_of:
+        (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
+    (folder / "folds.tsv").write_text("dataset\tid\tfold\n" + "".join(f"annotated\t{i}\t{k}\n" for i, k in fold_of.items()))
+    models = tmp_path / "folds"
+    r = run("eval", folder, "--cv", "--folds", "1,3", "--max-iterations", "10", "--jobs", "1", "-q",
+            "--fold-models", models, "--json", tmp_path / "cv.json", "--report", tmp_path / "cv.md")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "cv.json").read_text())["annotated"]["n_docs"] == 4  # pages 3, 4, 5 and 8
+    assert sorted(p.name for p in models.glob("fold-?.crfsuite")) == ["fold-1.crfsuite", "fold-3.crfsuite"]
+    assert "Only folds [1, 3] were trained and scored" in (tmp_path / "cv.md").read_text()
+    for bad in ("7", "1,x"):  # no page in fold 7; not a number
+        r = run("eval", folder, "--cv", "--folds", bad, "-q")
+        assert r.returncode == 2 and "--folds" in r.stderr
+    r = run("eval", folder, "--folds", "1", "-q")
+    assert r.returncode == 2 and "add --cv" in r.stderr
+    r = run("eval", folder, "--cv", "--folds", "1", "--model-kind", "dragnet", "-q")
+    assert r.returncode == 2 and "--folds is for the CRF" in r.stderr
+
+
 def test_models_describes_each_packaged_model_and_its_cross_validated_figures(small_model):
     from cleaner.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
 

@@ -362,8 +362,9 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
 
 def cmd_eval(args) -> int:
     if getattr(args, "model_kind", "crf") != "crf":
-        if args.folds:
-            return _fail(EXIT_USAGE, "--folds is for the CRF's cross-validation; the systems are compared on every fold")
+        if args.folds or args.pages or args.against:
+            return _fail(EXIT_USAGE, "--folds, --pages and --against are for the CRF; the systems keep their per-page "
+                                     "results with --results")
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
@@ -373,6 +374,14 @@ def cmd_eval(args) -> int:
     config = _config(args)
     pages, folds = _pages(args)
     tc = config["train"]
+    baseline = None
+    if args.against:  # read first: a wrong file should not cost a cross-validation
+        from .evaluate import read_page_table
+
+        try:
+            baseline = read_page_table(Path(args.against))
+        except (OSError, ValueError) as exc:
+            return _fail(EXIT_INPUT, str(exc))
     if args.folds and not args.cv:
         return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
     if args.cv:
@@ -401,6 +410,14 @@ def cmd_eval(args) -> int:
         how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
     figs = figures(results)
     print(summary_table(figs))
+    if args.against:
+        from .evaluate import paired_comparison
+
+        print(f"Against {args.against}, page by page:\n\n" + paired_comparison(results, baseline))
+    if args.pages:
+        from .evaluate import write_page_table
+
+        print(f"per-page figures written to {write_page_table(results, Path(args.pages))}", file=sys.stderr)
     if args.report:
         path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs),
                             expected_f1_check(results))
@@ -577,6 +594,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
+                   "expected F1, fold), to compare another run with this one page by page (--against)")
+    p.add_argument("--against", metavar="FILE.tsv", help="compare this run with another's --pages table on the pages "
+                   "both scored: per set, the difference of macro F1 with its 95 %% paired bootstrap interval")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller to evaluate (cleaner/systems); `all --cv` compares every system on the same folds "
                    "and writes docs/systems.md unless --report is given")

@@ -265,3 +265,75 @@ def write_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
     return path
+
+
+# -- per-page figures, and two runs compared page by page ---------------------------------
+
+PAGE_COLUMNS = ("page", "dataset", "fold", "word_p", "word_r", "word_f1", "text_only", "markup_f1", "expected_f1")
+
+
+def _as_written(x: float) -> float:
+    return float(f"{x:.6f}")
+
+
+def write_page_table(results, path: Path) -> Path:
+    """One row per scored page (tab-separated, PAGE_COLUMNS; empty where a figure does not apply),
+    so that another run can be compared with this one page by page (`paired_comparison`)."""
+    def cell(x) -> str:
+        return "" if x is None else (f"{x:.6f}" if isinstance(x, float) else str(x))
+
+    lines = ["\t".join(PAGE_COLUMNS)]
+    for r in sorted(results, key=lambda r: r.key):
+        s = r.score
+        lines.append("\t".join(cell(x) for x in (r.key, r.dataset, r.fold, s.precision, s.recall, s.f1, s.text_only,
+                                                   s.markup_f1, r.expected_f1)))
+    path = Path(path)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def read_page_table(path: Path) -> dict[str, dict[str, str]]:
+    """A table of `write_page_table`: page -> its row (strings)."""
+    rows = Path(path).read_text().splitlines()
+    if not rows or tuple(rows[0].split("\t")) != PAGE_COLUMNS:
+        raise ValueError(f"{path}: not a per-page table of `cleaner eval --pages` (its columns: {', '.join(PAGE_COLUMNS)})")
+    out = {}
+    for line in rows[1:]:
+        cells = line.split("\t")
+        out[cells[0]] = dict(zip(PAGE_COLUMNS, cells))
+    return out
+
+
+def paired_comparison(results, baseline: dict[str, dict[str, str]]) -> str:
+    """This run against a per-page table of another, on the pages both scored: per set, the macro
+    word F1 (and markup F1) of each, the difference with its 95 % paired bootstrap interval over
+    the pages, and how many pages went up and down. A difference whose interval holds 0 is one
+    the pages cannot tell from noise."""
+    by_set: dict[str, list[tuple[float, float, float | None, float | None]]] = defaultdict(list)
+    for r in results:
+        row = baseline.get(r.key)
+        if row is None:
+            continue
+        old_markup = float(row["markup_f1"]) if row["markup_f1"] else None
+        # This run's figures as the table would hold them (six decimals), so that a page that did
+        # not change differs by exactly 0, not by the table's rounding.
+        new_markup = None if r.score.markup_f1 is None else _as_written(r.score.markup_f1)
+        for name in (r.dataset, "all"):
+            by_set[name].append((float(row["word_f1"]), _as_written(r.score.f1), old_markup, new_markup))
+    head = ("| set | pages | word F1 before | after | difference | 95 % paired interval | pages up / down "
+            "| markup F1 before | after |\n|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for name in sorted(by_set, key=lambda n: (n == "all", n)):
+        rows = by_set[name]
+        diffs = [new - old for old, new, _, _ in rows]
+        ci = bootstrap_interval(diffs)
+        marked = [(a, b) for _, _, a, b in rows if a is not None and b is not None]
+        mk = (f"{np.mean([a for a, _ in marked]):.3f} | {np.mean([b for _, b in marked]):.3f}" if marked
+              else "– | –")
+        lines.append(
+            f"| {name} | {len(rows)} | {np.mean([o for o, _, _, _ in rows]):.4f} | {np.mean([n for _, n, _, _ in rows]):.4f} "
+            f"| {np.mean(diffs):+.4f} | {'–' if ci is None else f'{ci[0]:+.4f} to {ci[1]:+.4f}'} "
+            f"| {sum(d > 1e-9 for d in diffs)} / {sum(d < -1e-9 for d in diffs)} | {mk} |")
+    if not lines:
+        return "No page of this run is in the baseline table.\n"
+    return head + "\n".join(lines) + "\n"

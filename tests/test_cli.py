@@ -96,6 +96,36 @@ def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     assert "## Where markup is lost" in report
 
 
+def test_eval_writes_per_page_figures_and_compares_two_runs_page_by_page(tmp_path, data_dir, small_model):
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    for i in ("40", "41", "42", "43", "44"):
+        (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
+    before = tmp_path / "before.tsv"
+    r = run("eval", folder, "--model", small_model, "--jobs", "1", "-q", "--pages", before, "--json", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in before.read_text().splitlines()]
+    assert rows[0][:6] == ["page", "dataset", "fold", "word_p", "word_r", "word_f1"]
+    assert sorted(row[0] for row in rows[1:]) == [f"annotated/{i}" for i in ("40", "41", "42", "43", "44")]
+    macro = json.loads((tmp_path / "s.json").read_text())["annotated"]["macro_f1"]
+    assert abs(sum(float(row[5]) for row in rows[1:]) / 5 - macro) < 1e-5
+    # the same run again: no page moves
+    r = run("eval", folder, "--model", small_model, "--jobs", "1", "-q", "--against", before)
+    assert r.returncode == 0, r.stderr
+    assert "| annotated | 5 |" in r.stdout and "| +0.0000 |" in r.stdout and "| 0 / 0 |" in r.stdout
+    # against a run that scored every page 0 (one page left out of it: compared on the 4 both scored)
+    zero = tmp_path / "zero.tsv"
+    zero.write_text("\n".join(["\t".join(rows[0])] + ["\t".join(row[:5] + ["0.0"] + row[6:]) for row in rows[2:]]) + "\n")
+    r = run("eval", folder, "--model", small_model, "--jobs", "1", "-q", "--against", zero)
+    assert r.returncode == 0, r.stderr
+    gain = sum(float(row[5]) for row in rows[2:]) / 4
+    line = next(line for line in r.stdout.splitlines() if line.startswith("| annotated | 4 |"))
+    assert f"| {gain:+.4f} |" in line and f"| {sum(float(row[5]) > 0 for row in rows[2:])} / 0 |" in line
+    r = run("eval", folder, "--model", small_model, "-q", "--against", tmp_path / "s.json")
+    assert r.returncode == 3 and "not a per-page table" in r.stderr
+
+
 def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
     folder = tmp_path / "annotated"
     folder.mkdir()
@@ -117,7 +147,7 @@ def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
     r = run("eval", folder, "--folds", "1", "-q")
     assert r.returncode == 2 and "add --cv" in r.stderr
     r = run("eval", folder, "--cv", "--folds", "1", "--model-kind", "dragnet", "-q")
-    assert r.returncode == 2 and "--folds is for the CRF" in r.stderr
+    assert r.returncode == 2 and "are for the CRF" in r.stderr
 
 
 def test_models_describes_each_packaged_model_and_its_cross_validated_figures(small_model):

@@ -298,8 +298,14 @@ def read_page_table(path: Path) -> dict[str, dict[str, str]]:
     if not rows or tuple(rows[0].split("\t")) != PAGE_COLUMNS:
         raise ValueError(f"{path}: not a per-page table of `cleaner eval --pages` (its columns: {', '.join(PAGE_COLUMNS)})")
     out = {}
-    for line in rows[1:]:
+    for n, line in enumerate(rows[1:], start=2):
         cells = line.split("\t")
+        if len(cells) != len(PAGE_COLUMNS):
+            raise ValueError(f"{path}, line {n}: {len(cells)} cells, not {len(PAGE_COLUMNS)}")
+        try:
+            float(cells[PAGE_COLUMNS.index("word_f1")])
+        except ValueError:
+            raise ValueError(f"{path}, line {n}: word_f1 is not a number") from None
         out[cells[0]] = dict(zip(PAGE_COLUMNS, cells))
     return out
 

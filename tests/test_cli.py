@@ -124,6 +124,10 @@ def test_eval_writes_per_page_figures_and_compares_two_runs_page_by_page(tmp_pat
     assert f"| {gain:+.4f} |" in line and f"| {sum(float(row[5]) > 0 for row in rows[2:])} / 0 |" in line
     r = run("eval", folder, "--model", small_model, "-q", "--against", tmp_path / "s.json")
     assert r.returncode == 3 and "not a per-page table" in r.stderr
+    cut = tmp_path / "cut.tsv"  # a table cut off in the middle of a row
+    cut.write_text(before.read_text()[:-20])
+    r = run("eval", folder, "--model", small_model, "-q", "--against", cut)
+    assert r.returncode == 3 and "line 6" in r.stderr
 
 
 def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):

@@ -588,8 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model)")
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
-    p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (folds.tsv numbers "
-                   "them 0-5), a quicker screen of a change: compare it with the same folds of a full run, not with "
+    p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (the shared "
+                   "data's folds.tsv numbers them 0-5), a quicker screen of a change: compare it with the same folds of a full run, not with "
                    "the all-fold figures")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")

@@ -272,15 +272,20 @@ def write_report(
 PAGE_COLUMNS = ("page", "dataset", "fold", "word_p", "word_r", "word_f1", "text_only", "markup_f1", "expected_f1")
 
 
+def _figure_text(x: float) -> str:
+    return f"{x:.6f}"
+
+
 def _as_written(x: float) -> float:
-    return float(f"{x:.6f}")
+    """A figure as the table holds it."""
+    return float(_figure_text(x))
 
 
 def write_page_table(results, path: Path) -> Path:
     """One row per scored page (tab-separated, PAGE_COLUMNS; empty where a figure does not apply),
     so that another run can be compared with this one page by page (`paired_comparison`)."""
     def cell(x) -> str:
-        return "" if x is None else (f"{x:.6f}" if isinstance(x, float) else str(x))
+        return "" if x is None else (_figure_text(x) if isinstance(x, float) else str(x))
 
     lines = ["\t".join(PAGE_COLUMNS)]
     for r in sorted(results, key=lambda r: r.key):
@@ -302,11 +307,14 @@ def read_page_table(path: Path) -> dict[str, dict[str, str]]:
         cells = line.split("\t")
         if len(cells) != len(PAGE_COLUMNS):
             raise ValueError(f"{path}, line {n}: {len(cells)} cells, not {len(PAGE_COLUMNS)}")
-        try:
-            float(cells[PAGE_COLUMNS.index("word_f1")])
-        except ValueError:
-            raise ValueError(f"{path}, line {n}: word_f1 is not a number") from None
-        out[cells[0]] = dict(zip(PAGE_COLUMNS, cells))
+        row = dict(zip(PAGE_COLUMNS, cells))
+        # The two figures paired_comparison reads; markup is empty where the gold has no markers.
+        for name, value in (("word_f1", row["word_f1"]), ("markup_f1", row["markup_f1"] or "0")):
+            try:
+                float(value)
+            except ValueError:
+                raise ValueError(f"{path}, line {n}: {name} is not a number") from None
+        out[cells[0]] = row
     return out
 
 

@@ -40,7 +40,9 @@ def _cv_markup(data_dir, overlay_path) -> dict[str, float]:
     by_set: dict[str, list] = {}
     for r in results:
         by_set.setdefault(r.dataset, []).append(r.score)
-    return {k: aggregate(v)["macro_markup_f1"] for k, v in by_set.items() if k != "dragnet"}
+    # The sets whose golds mark segments: markup is meaningless on the others.
+    return {k: f["macro_markup_f1"] for k, f in ((k, aggregate(v)) for k, v in by_set.items())
+            if f["n_markup_docs"]}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,10 @@ def test_typer_cv_reproduces_cross_validation(harness, data_dir, overlay):
     script, cache, tmp = harness
     figures = script.evaluate(cache, tmp / overlay, jobs=2)
     expected = _cv_markup(data_dir, tmp / overlay)
-    assert set(figures) == set(expected) == {"cleaneval-dev", "cleaneval-final", "cleanportaleval"}
+    assert set(figures) == set(expected)
+    # The CleanEval-format sets are scored; the plain-text golds (Dragnet, the modern sets) never are.
+    assert {"cleaneval-dev", "cleaneval-final", "cleanportaleval"} <= set(figures)
+    assert not set(figures) & {"dragnet", "chaos", "fundus", "big5-2017"}
     for dataset, f in figures.items():
         assert f["all"] == pytest.approx(expected[dataset], abs=1e-9), dataset
         assert 0 < f["pages"]

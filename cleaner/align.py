@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gold import has_markers, parse_segments, Segment
+from .gold import Segment, has_markers, parse_segments
 from .score import lcs_alignment, words
 from .segment import Block
 
@@ -109,15 +109,15 @@ def align_blocks(blocks: list[Block], gold_text: str, min_block_share: float = 0
     for bi, block in enumerate(blocks):
         if not n_words[bi] or n_aligned[bi] / n_words[bi] < min_block_share:
             continue
-        seg = first_seg[bi]
-        if seg in opened:
+        seg_index = first_seg[bi]
+        if seg_index in opened:
             labels[bi] = CONTINUATION
             continue
         # A block whose first aligned word lies in a later segment than an open one
         # opens that segment (segments the page skipped stay unopened).
-        opened.add(seg)
+        opened.add(seg_index)
         if marked:
-            labels[bi] = MARKER_LABEL[segments[seg].marker]
+            labels[bi] = MARKER_LABEL[segments[seg_index].marker]
         else:
             labels[bi] = container_label(block)
     return Alignment(labels, len(g_words), len(align), len(p_words))

@@ -32,7 +32,7 @@ class Conventions:
     attributes: tuple[str, ...]  # prefixes of the attributes conjoined with the convention
 
     @classmethod
-    def from_config(cls, config: Config) -> "Conventions":
+    def from_config(cls, config: Config) -> Conventions:
         tc = config["train"]  # conf/default.toml sets all three; an overlay may change them
         names, by_dataset = tuple(tc["conventions"]), dict(tc["convention_of"])
         unknown = sorted(set(by_dataset.values()) - set(names))
@@ -41,7 +41,7 @@ class Conventions:
         return cls(names, by_dataset, tuple(tc["convention_attributes"]))
 
     @classmethod
-    def from_meta(cls, meta: dict | None) -> "Conventions | None":
+    def from_meta(cls, meta: dict | None) -> Conventions | None:
         if not meta:
             return None
         return cls(tuple(meta["names"]), dict(meta.get("by_dataset", {})), tuple(meta["attributes"]))

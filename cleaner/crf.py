@@ -214,8 +214,10 @@ class FlatRows:
         if rows is not None:
             lens = list(map(len, rows))
             flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
+        if lens is None or flat is None:
+            raise TypeError("FlatRows needs rows, or flat ids with their row lengths")
         self.n = len(lens)
-        self.flat = flat
+        self.flat: np.ndarray = flat
         self.starts = np.zeros(len(lens), np.intp)
         np.cumsum(lens[:-1], out=self.starts[1:])
         # reduceat gives an empty row the next row's first weight: rows without attributes are summed apart
@@ -320,7 +322,7 @@ class WindowRows:
     def __len__(self) -> int:
         return self.n
 
-    def own_only(self) -> "WindowRows":
+    def own_only(self) -> WindowRows:
         """The same page with no neighbours' attributes: what a model reading only each block's own sees."""
         view = copy.copy(self)
         view.neighbours = []

@@ -39,7 +39,7 @@ class DecisionSettings:
     f1_optimal_threshold: bool = False
 
     @classmethod
-    def from_config(cls, config) -> "DecisionSettings":
+    def from_config(cls, config) -> DecisionSettings:
         d = config.data.get("decision", {}) if hasattr(config, "data") else {}
         optimal = d.get("f1_optimal_threshold", False)
         if not isinstance(optimal, bool):

@@ -58,8 +58,8 @@ import html
 import importlib.util
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 __all__ = ["DecodedPage", "decode_html", "lookup_label", "SOURCES", "DETECTORS"]
 
@@ -225,9 +225,7 @@ def _western_share(sample: bytes) -> float:
         i = m.start()
         b = sample[i]
         high += 1
-        if b in _CP1252_PUNCT:
-            west += 1
-        elif b in _CP1252_LETTERS and (
+        if b in _CP1252_PUNCT or b in _CP1252_LETTERS and (
             (i > 0 and sample[i - 1] in _ASCII_LETTERS)
             or (i + 1 < n and sample[i + 1] in _ASCII_LETTERS)
         ):
@@ -362,14 +360,18 @@ def _http_label(http_charset: str | bytes) -> str | None:
 _tls = threading.local()
 
 
-def _count_replace(exc: UnicodeError):
+def _count_replace(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):  # registered for decoding only
+        raise exc
     _tls.count = getattr(_tls, "count", 0) + 1
     return ("\ufffd", exc.end)
 
 
-def _cp1252_fallback(exc: UnicodeError):
+def _cp1252_fallback(exc: UnicodeError) -> tuple[str, int]:
     """Decode each byte of an invalid UTF-8 sequence as windows-1252 (undefined bytes as in
     WHATWG's windows-1252: the C1 control with the same number)."""
+    if not isinstance(exc, UnicodeDecodeError):  # registered for decoding only
+        raise exc
     bad = exc.object[exc.start:exc.end]
     _tls.repaired = getattr(_tls, "repaired", 0) + len(bad)
     return ("".join(_CP1252_BYTE[b] for b in bad), exc.end)
@@ -493,7 +495,8 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
     ascii_only = data.isascii() and b"\x1b" not in data and b"\x00" not in data
 
     # 2. HTTP charset, 3. meta prescan
-    declared, source = None, None
+    declared: str | None = None
+    source = "default"  # where `declared` comes from: http or meta
     if http_charset:
         declared = _http_label(http_charset)
         # A UTF-16 header on bytes without a single NUL in the first KiB is a lie.
@@ -512,7 +515,7 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
 
     if ascii_only:
         text, codec, n = _decode(data, declared or "utf-8")
-        return _page(text, codec, source or "default", n)
+        return _page(text, codec, source, n)
 
     # Valid UTF-8 is decided once; `utf8` is its text, or None when the bytes are not UTF-8.
     need_utf8 = declared == "utf-8" or utf8_first or (valid_utf8_wins and declared not in _UTF16)
@@ -531,7 +534,7 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
                 text, codec, n = _decode_repair(data)
                 return _page(text, codec, source, n)
             # "detect": fall through to the detector
-        elif valid_utf8_wins and utf8_evidence and declared not in _UTF16:
+        elif valid_utf8_wins and utf8 is not None and utf8_evidence and declared not in _UTF16:
             # Valid multi-byte UTF-8 under a legacy label: the label is stale (measured).
             return _page(utf8, "utf-8", "detector", 0)
         else:
@@ -539,22 +542,22 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
             return _page(text, codec, source, n)
 
     # 4. detector: valid UTF-8 first, then the C detector on a bounded sample
-    if utf8_first and utf8_evidence:
+    if utf8_first and utf8 is not None and utf8_evidence:
         return _page(utf8, "utf-8", "detector", 0)
     sample = data[:detector_bytes] if detector_bytes > 0 else data
     try:
         label, confidence = detector(sample)
     except Exception:
         label, confidence = None, 0.0
-    codec = (_codec_for_detector(label, bool(cfg.get("detector_whatwg_only", True)))
-             if confidence >= min_conf else None)
-    if codec is not None and codec != "utf-8":
-        codec = _guard(codec, sample, cfg)
-    if codec is not None and codec != "utf-8":
-        text, codec, n = _decode(data, codec)
+    guess: str | None = (_codec_for_detector(label, bool(cfg.get("detector_whatwg_only", True)))
+                         if confidence >= min_conf else None)
+    if guess is not None and guess != "utf-8":
+        guess = _guard(guess, sample, cfg)
+    if guess is not None and guess != "utf-8":
+        text, codec, n = _decode(data, guess)
         return _page(text, codec, "detector", n)
     # 5. default (or a detector that says UTF-8 on invalid UTF-8)
-    src = "detector" if codec == "utf-8" else (source or "default")
+    src = "detector" if guess == "utf-8" else source
     if invalid_utf8 == "repair":
         text, codec, n = _decode_repair(data)
     else:

@@ -124,7 +124,7 @@ def analyse_page(data: bytes, *, model, config, http_charset: str | None = None,
     if not res.blocks:
         return PageAnalysis("error", res.reason, reason_message(res.reason, res.error), result=res)
     out = PageAnalysis("ok", res.reason, reason_message(res.reason) if res.reason else "", result=res,
-                       blocks=res.blocks, labels=res.labels, confidences=res.confidences,
+                       blocks=res.blocks, labels=res.labels or [], confidences=res.confidences or [],
                        marginals=res.marginals or [], bad_char_share=share)
     if with_features:
         try:
@@ -233,7 +233,7 @@ def _block_html(i: int, a: PageAnalysis, gold: list[str] | None, weights) -> str
         parts.append(f"<table><tr><th>marginals</th>{cells}</tr></table>")
     if weights is not None and i < len(a.features):
         parts.append(_features_table(strongest_features(a.features[i], label, weights), label))
-        if dis:
+        if dis and g is not None:
             parts.append(_features_table(strongest_features(a.features[i], g, weights), g))
     return head + f'<div class="details">{"".join(parts)}</div>'
 

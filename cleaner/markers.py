@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import pycrfsuite
 
@@ -74,7 +74,7 @@ class MarkerSettings:
     max_iterations: int
 
     @classmethod
-    def from_config(cls, config: Config) -> "MarkerSettings | None":
+    def from_config(cls, config: Config) -> MarkerSettings | None:
         """The [markers] settings, or None when the typer is disabled."""
         m = config.data.get("markers") or {}
         if not m.get("enabled", False):
@@ -82,7 +82,7 @@ class MarkerSettings:
         return cls.from_meta(m)
 
     @classmethod
-    def from_meta(cls, m: dict) -> "MarkerSettings":
+    def from_meta(cls, m: dict) -> MarkerSettings:
         return cls(tuple(int(b) for b in m["word_bins"]), frozenset(m["ancestor_tags"]), float(m["c1"]),
                    float(m["c2"]), int(m["max_iterations"]))
 

@@ -30,8 +30,16 @@ import pycrfsuite
 from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import (AttributeIds, CrfsuiteModel, FlatRows, ScoringTagger, Vocabulary, WindowRows, encode_attribute,
-                  read_crfsuite)
+from .crf import (
+    AttributeIds,
+    CrfsuiteModel,
+    FlatRows,
+    ScoringTagger,
+    Vocabulary,
+    WindowRows,
+    encode_attribute,
+    read_crfsuite,
+)
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .markers import MarkerSettings, MarkerTyper
@@ -182,7 +190,7 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, title: str = "") -> "list[list] | WindowRows":
+    def features(self, blocks, stats=None, title: str = "") -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them; readable rows for a convention-aware model,
@@ -216,10 +224,10 @@ class CrfModel:
             self._tagger = ScoringTagger(self.data, vocabulary, main)
         return self._tagger
 
-    def open(self) -> "CrfModel":
+    def open(self) -> CrfModel:
         """Open every CRFsuite model it holds now (once per process), not on the first page."""
         self.tagger()
-        self.typer
+        _ = self.typer  # (a cached property: reading it opens the typer)
         if self.first_pass:
             self.first_tagger()
         return self
@@ -228,6 +236,8 @@ class CrfModel:
         """The first pass of a stacked model (cleaner.stacking)."""
         if self._first_tagger is None:
             vocabulary, _, first = self._parsed
+            if self.first_pass is None:
+                raise ModelError(f"model {self.hash} has no first pass: it is not stacked")
             self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
         return self._first_tagger
 
@@ -237,12 +247,13 @@ class CrfModel:
         first labels + labels): both passes' scores of the same rows in one gather."""
         return np.ascontiguousarray(np.hstack([self.first_tagger().state, self.tagger().state]))
 
-    def _first_pass_view(self, rows, word_counts, decision, own_counts=None, scores=None) -> np.ndarray:
+    def _first_pass_view(self, rows, word_counts, decision, own_counts=None, scores=None) -> list[list] | np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.stacking); `rows`
         are ids, FlatRows or WindowRows, and `scores` the first pass's state scores of them when
         computed already. A first pass that reads only each block's own attributes is given just
         those when `own_counts` says which they are; given whole rows it labels the same (the
         neighbours' attributes have no weight in its model), only slower."""
+        assert self.stacking is not None  # (called for stacked models only)
         first_rows = rows
         if not self.stacking.first_pass_neighbours:
             if isinstance(rows, WindowRows):
@@ -253,7 +264,7 @@ class CrfModel:
                                self.attribute_ids, scores)
 
     def tag(
-        self, features: list[list[str]], marginals: bool = True, convention: str | None = None,
+        self, features: list[list[str]] | WindowRows, marginals: bool = True, convention: str | None = None,
         timings: dict[str, float] | None = None, word_counts: list[int] | None = None, decision=None,
     ) -> tuple[list[str], list[float]]:
         """Labels for a block sequence, and the marginal probability of each chosen label.
@@ -266,33 +277,38 @@ class CrfModel:
         if not features:
             return [], []
         if self.conventions is not None:
+            assert not isinstance(features, WindowRows)  # (`features` gives such a model readable rows)
             features = self.conventions.apply(features, convention)
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
         own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
-        if not isinstance(features, WindowRows):  # (rows: as tests, training and inspection give them)
-            features = self.attribute_ids.encode(features)
+        rows: list[list[int]] | FlatRows | WindowRows
+        if isinstance(features, WindowRows):
+            rows = features
+        else:  # (readable rows: as tests, training and inspection give them)
+            rows = self.attribute_ids.encode(features)
             if self.stacking is not None and (own_counts is None or self.stacking.first_pass_neighbours):
-                features = FlatRows(features)  # both passes read the whole rows: flattened once
+                rows = FlatRows(rows)  # both passes read the whole rows: flattened once
         if self.stacking is not None:
             t = time.perf_counter()
             first = second = None
-            if self.stacking.first_pass_neighbours:  # (features are FlatRows or WindowRows here)
+            if self.stacking.first_pass_neighbours:
+                assert not isinstance(rows, list)  # (flattened above)
                 # Both passes read the same rows: one gather over their weights side by side gives
                 # both passes' state scores (-0.17 ms a page against one gather each).
-                both = features.sum(self._both_states)
+                both = rows.sum(self._both_states)
                 k = self.first_tagger().state.shape[1]
                 first, second = both[:, :k], both[:, k:]
-            view = self._first_pass_view(features, word_counts, decision, own_counts, first)
+            view = self._first_pass_view(rows, word_counts, decision, own_counts, first)
             if timings is not None:
                 timings["first_pass"] = (time.perf_counter() - t) * 1000
             if second is None:
-                tagger.set(features, view)
+                tagger.set(rows, view)
             else:
                 tagger.set_scores(second + tagger.scores(view))
         else:
-            tagger.set(features)
+            tagger.set(rows)
         labels = tagger.tag()
         if not marginals:
             return labels, []
@@ -300,7 +316,7 @@ class CrfModel:
 
     def tag_decided(
         self, features, word_counts, settings, convention: str | None = None, timings: dict[str, float] | None = None,
-    ) -> "Tagging":
+    ) -> Tagging:
         """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, how they were
         decided, and every block's P(other)."""
         labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings,
@@ -348,7 +364,7 @@ def first_pass_view(
     tagger, rows, settings: StackingSettings, word_counts: list[int] | None = None,
     decision: DecisionSettings | None = None, codec: AttributeCodec | AttributeIds | None = None,
     scores: np.ndarray | None = None,
-) -> list[list]:
+) -> list[list] | np.ndarray:
     """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
     same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger given
     attribute ids, or a CRFsuite tagger given codes) labels the `rows`, its labels are decided
@@ -480,7 +496,7 @@ def load_model(path: str | Path | None = None) -> CrfModel:
         raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
     parts = {attr: _read_part(_companion_path(path, suffix), path, what, meta[key]) if meta.get(key) else None
              for key, suffix, attr, what in _COMPANIONS}
-    model = CrfModel(data, meta, **parts)
+    model = CrfModel(data, meta, markers=parts["markers"], first_pass=parts["first_pass"])
     expected = meta.get("model_hash")
     if expected and expected != model.hash:
         raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
@@ -509,7 +525,7 @@ def train_crf(
     """
     import sklearn_crfsuite
 
-    X = [CODEC.encode(x) for x in X]
+    encoded = [CODEC.encode(x) for x in X]
     with tempfile.TemporaryDirectory(prefix="crf-") as tmp:
         model_file = os.path.join(tmp, "model.crfsuite")
         crf = sklearn_crfsuite.CRF(
@@ -521,7 +537,7 @@ def train_crf(
             model_filename=model_file,
             verbose=verbose,
         )
-        crf.fit(X, y)
+        crf.fit(encoded, y)
         return Path(model_file).read_bytes()
 
 

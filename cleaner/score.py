@@ -102,7 +102,7 @@ def lcs_alignment(p_ids: list[int], g_ids: list[int]) -> dict[int, int]:
     Memory is about |p|*|g|/8 bytes (200 MB at 40k x 40k words).
     """
     align: dict[int, int] = {}
-    for op in LCSseq.editops(p_ids, g_ids).as_opcodes():
+    for op in LCSseq.editops(p_ids, g_ids).as_opcodes():  # type: ignore[attr-defined]  # (missing from the stub)
         if op.tag == "equal":
             for d in range(op.src_end - op.src_start):
                 align[op.src_start + d] = op.dest_start + d

@@ -21,8 +21,8 @@ ships a first pass trained on all of them (cleaner.train.train_model).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class StackingSettings:
                              f"not {self.first_pass_neighbours!r}")
 
     @classmethod
-    def from_config(cls, config: Config) -> "StackingSettings | None":
+    def from_config(cls, config: Config) -> StackingSettings | None:
         """The [stacking] settings, or None when stacking is disabled."""
         s = config.data.get("stacking") or {}
         if not s.get("enabled", False):
@@ -62,7 +62,7 @@ class StackingSettings:
         return cls.from_meta(s)
 
     @classmethod
-    def from_meta(cls, meta: dict) -> "StackingSettings":
+    def from_meta(cls, meta: dict) -> StackingSettings:
         # Models saved before a setting existed: the Viterbi path, and a first pass with neighbours.
         return cls(tuple(int(w) for w in meta["windows"]), int(meta["inner_folds"]),
                    str(meta.get("first_pass_labels", "viterbi")), meta.get("first_pass_neighbours", True))

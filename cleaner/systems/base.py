@@ -59,7 +59,7 @@ class BlockLabeller(ABC):
     kind: str = ""
     trainable: bool = True
 
-    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> "BlockLabeller":
+    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> BlockLabeller:
         """Train on pages and their gold-aligned block labels (training-free systems ignore them)."""
         return self
 
@@ -73,8 +73,8 @@ class BlockLabeller(ABC):
         """JSON-able settings and numpy arrays that describe the trained system."""
         return {}, {}
 
-    def set_state(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        pass
+    def set_state(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:  # noqa: B027
+        """Restore what `state` returned (a labeller with no trained state keeps this no-op)."""
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -84,7 +84,7 @@ class BlockLabeller(ABC):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, __meta__=blob, **arrays)
+            np.savez_compressed(fh, __meta__=blob, **arrays)  # type: ignore[arg-type]  # (stub: **kwds vs allow_pickle)
         tmp.replace(path)
         return path
 
@@ -96,9 +96,9 @@ def read_system_file(path: str | Path) -> tuple[dict[str, Any], dict[str, np.nda
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except FileNotFoundError:
-        raise SystemError_(f"system file not found: {path}")
+        raise SystemError_(f"system file not found: {path}") from None
     except Exception as exc:  # a broken zip, a pickled array, ...
-        raise SystemError_(f"not a system file: {path} ({type(exc).__name__}: {exc})")
+        raise SystemError_(f"not a system file: {path} ({type(exc).__name__}: {exc})") from exc
     blob = arrays.pop("__meta__", None)
     if blob is None:
         raise SystemError_(f"not a system file (no __meta__): {path}")

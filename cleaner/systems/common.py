@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..cetr import cetr, gaussian_smooth, kmeans_2d  # noqa: F401  (moved to the core; re-exported)
-
 from ..config import load_config
 from ..text import count_words
 
@@ -27,7 +26,8 @@ def unit_ids(blocks) -> np.ndarray:
     out = np.zeros(len(blocks), dtype=np.int64)
     u = 0
     for i, b in enumerate(blocks):
-        if i and (b.artificial or blocks[i - 1].artificial or not bt.isdisjoint(b.opened) or not bt.isdisjoint(b.closed)):
+        if i and (b.artificial or blocks[i - 1].artificial
+                  or not bt.isdisjoint(b.opened) or not bt.isdisjoint(b.closed)):
             u += 1
         out[i] = u
     return out

@@ -127,15 +127,18 @@ class Dragnet(BlockLabeller):
     def __init__(self, select_blocks: int = 60_000, fit_blocks: int = 200_000, seed: int = 0):
         self.select_blocks, self.fit_blocks, self.seed = select_blocks, fit_blocks, seed
         self.tokens: list[str] = []
-        self.mean = self.scale = self.coef = None
+        # Set by fit / set_state.
+        self.mean: np.ndarray | None = None
+        self.scale: np.ndarray | None = None
+        self.coef: np.ndarray | None = None
         self.intercept = 0.0
-        self.C = None
+        self.C: float | None = None
         self.info: dict = {}
 
     def features(self, blocks) -> np.ndarray:
         return np.hstack([numeric_features(blocks), token_features(blocks, self.tokens)])
 
-    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> "Dragnet":
+    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> Dragnet:
         from sklearn.linear_model import LogisticRegression
         from sklearn.model_selection import GroupKFold
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..align import CONTENT_LABELS
 from ..config import load_config
@@ -109,7 +109,7 @@ def dom_nodes(html: str, blocks) -> tuple[list[int], list[dict]]:
         return True
 
     if root is not None:
-        node = root
+        node: LexborNode | None = root
         root_id = root.mem_id
         while node is not None and len(texts) < st.max_blocks:
             tag = node.tag
@@ -165,7 +165,8 @@ def dom_nodes(html: str, blocks) -> tuple[list[int], list[dict]]:
         # Fallback: one node per block, described by the block's own containers.
         nodes = []
         for i, b in enumerate(blocks):
-            tag = next((t for t in reversed(b.containers) if t not in st.inline), b.containers[-1] if b.containers else "body")
+            outer = b.containers[-1] if b.containers else "body"
+            tag = next((t for t in reversed(b.containers) if t not in st.inline), outer)
             nodes.append({"tag": tag, "depth": b.depth, "anc": b.ancestors, "blocks": [i], "sub_words": None})
         return list(range(len(blocks))), nodes
     # own and subtree words per element
@@ -260,9 +261,14 @@ class Fiasco(BlockLabeller):
 
     def __init__(self, select_nodes: int = 3000, fit_nodes: int = 12000, seed: int = 0):
         self.select_nodes, self.fit_nodes, self.seed = select_nodes, fit_nodes, seed
-        self.lo = self.hi = self.sv = self.dual = None
+        # Set by fit / set_state.
+        self.lo: np.ndarray | None = None
+        self.hi: np.ndarray | None = None
+        self.sv: np.ndarray | None = None
+        self.dual: np.ndarray | None = None
         self.intercept = 0.0
-        self.gamma = self.C = None
+        self.gamma: float | None = None
+        self.C: float | None = None
         self.info: dict = {}
 
     def _page(self, page: PageInput):
@@ -270,10 +276,11 @@ class Fiasco(BlockLabeller):
         return node_of_block, nodes, node_features(page.blocks, nodes)
 
     def _scale(self, x: np.ndarray) -> np.ndarray:
+        assert self.lo is not None and self.hi is not None, "fit or load the system first"
         span = np.where(self.hi > self.lo, self.hi - self.lo, 1.0)
         return np.clip(2.0 * (x - self.lo) / span - 1.0, -1.0, 1.0)
 
-    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> "Fiasco":
+    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> Fiasco:
         from sklearn.model_selection import GroupKFold
         from sklearn.svm import SVC
 
@@ -325,12 +332,14 @@ class Fiasco(BlockLabeller):
         self.sv = clf.support_vectors_.astype(float)
         self.dual = sign * clf.dual_coef_[0].astype(float)
         self.intercept = sign * float(clf.intercept_[0])
-        self.info = {"C": self.C, "gamma": self.gamma, "grid_accuracy": {f"{c},{gm}": round(a, 4) for (c, gm), a in acc.items()},
+        grid = {f"{c},{gm}": round(a, 4) for (c, gm), a in acc.items()}
+        self.info = {"C": self.C, "gamma": self.gamma, "grid_accuracy": grid,
                      "training_nodes": int(len(y)), "select_nodes": int(len(sel)), "fit_nodes": int(len(fit_idx)),
                      "support_vectors": int(len(self.sv))}
         return self
 
     def decision(self, x: np.ndarray) -> np.ndarray:
+        assert self.sv is not None and self.dual is not None and self.gamma is not None, "fit or load the system first"
         return rbf_decision(self._scale(x), self.sv, self.dual, self.intercept, self.gamma)
 
     def predict(self, page: PageInput) -> list[str]:

@@ -141,7 +141,7 @@ class Mss(BlockLabeller):
         self.class_counts = np.zeros(2)
         self._cached = None
 
-    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> "Mss":
+    def fit(self, pages: list[PageInput], labels: list[list[str]]) -> Mss:
         tri_c = np.zeros((2, 1 << TRI_BITS))
         tag_c = np.zeros((2, 1 << TAG_BITS))
         for page, labs in zip(pages, labels):

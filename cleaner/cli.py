@@ -430,6 +430,10 @@ def cmd_eval(args) -> int:
 
         results = [predict(model, d, DecisionSettings.from_config(config)) for d in docs]
         how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
+        seen = _trained_on(model, pages)
+        if seen:
+            how += " " + seen
+            print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
     figs = figures(results)
     print(summary_table(figs))
     if args.against:
@@ -447,6 +451,26 @@ def cmd_eval(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")
     return EXIT_OK
+
+
+def _trained_on(model, pages) -> str:
+    """A note when some pages scored are pages the model was trained on (known from its sidecar's
+    training manifest, cleaner.data.training_pages): their figures are not what a new page gets."""
+    import hashlib
+
+    from .data import training_pages
+
+    trained = training_pages(model.meta, DEFAULT_DATA)
+    if not trained:
+        return ""
+    n = sum(hashlib.sha256(p.html_path.read_bytes()).digest() in trained for p in pages)
+    if not n:
+        return ""
+    cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
+    figures = ", ".join(f"{k} {v['macro_f1']:.3f}" for k, v in cv.items() if "macro_f1" in v)
+    return (f"**{n} of the {len(pages)} pages scored are pages this model was trained on** (its sidecar's training "
+            f"manifest): their figures are optimistic. The model's cross-validated word F1 (`cleaner models`), "
+            f"what a page it never saw gets: {figures or 'not recorded'}.")
 
 
 # -- models -------------------------------------------------------------------------------

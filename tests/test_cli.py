@@ -337,3 +337,14 @@ def test_progress_bar_only_on_a_terminal_or_when_asked(tmp_path, data_dir, small
     bar = run("clean", *pages, "--out", tmp_path / "b", "--model", small_model, "--progress")
     assert bar.returncode == 0 and "2/2" in bar.stderr and "%|" in bar.stderr
 
+
+def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_dir):
+    folder = tmp_path / "annotated"
+    for i in ("20", "21"):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", folder / f"{i}.html")
+        copy_page(data_dir / f"cleaneval-dev/gold/{i}.txt", folder / f"{i}.txt")
+    r = run("eval", folder, "--jobs", "1", "-q", "--report", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert "2 of the 2 pages scored are pages this model was trained on" in r.stderr
+    assert "cleaneval-dev 0.917" in r.stderr  # the cross-validated figure from its sidecar
+    assert "2 of the 2 pages scored are pages this model was trained on" in (tmp_path / "r.md").read_text()

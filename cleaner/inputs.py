@@ -137,7 +137,11 @@ def collect(specs: list[str]) -> tuple[list[Page], list[Skipped]]:
 def _walk(folder: Path):
     """(file, None, ...) for each page in `folder`, (file, reason, outcome, failed) for each file
     skipped; sorted, symbolic links to folders not followed (no loops), hidden folders not entered."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    unreadable: list[OSError] = []  # a folder os.walk cannot list: reported, not passed over
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=unreadable.append, followlinks=False):
+        while unreadable:
+            exc = unreadable.pop()
+            yield Path(exc.filename or folder), f"cannot read the folder: {exc.strerror or exc}", "unreadable", True
         here = Path(dirpath)
         for d in sorted(dirnames):
             if d.startswith("."):
@@ -161,6 +165,8 @@ def _walk(folder: Path):
                 yield f, "a hidden file that is not HTML", "hidden", False
             else:
                 yield f, "not HTML by its content", "not_html", False
+    for exc in unreadable:
+        yield Path(exc.filename or folder), f"cannot read the folder: {exc.strerror or exc}", "unreadable", True
 
 
 def _is_gold(f: Path) -> bool:

@@ -519,9 +519,9 @@ def describe_model(path: Path) -> dict:
 
 
 def cmd_models(args) -> int:
-    from .model import ModelError
+    from .model import ModelError, resolve_model_path
 
-    paths = [Path(p) for p in args.models] if args.models else packaged_models()
+    paths = [resolve_model_path(p) for p in args.models] if args.models else packaged_models()
     out = []
     for path in paths:
         if not path.exists():

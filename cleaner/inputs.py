@@ -85,12 +85,13 @@ def looks_like_html(head: bytes) -> bool:
     return _HTML_TAG.search(head) is not None
 
 
-def _sniff(path: Path) -> tuple[bytes | None, str | None]:
+def _sniff(path: Path) -> tuple[bytes, str | None]:
+    """The first bytes of a file, or the reason it cannot be read."""
     try:
         with path.open("rb") as fh:
             return fh.read(SNIFF_BYTES), None
     except OSError as exc:
-        return None, exc.strerror or str(exc)
+        return b"", exc.strerror or str(exc)
 
 
 def collect(specs: list[str]) -> tuple[list[Page], list[Skipped]]:
@@ -179,7 +180,7 @@ def _name(found: list[tuple[Path | None, Path | None, str]]) -> list[Page]:
     """Output names: each page's path relative to the common folder of the inputs' roots (a folder
     given is its own root, a file given is named in its folder), its suffix dropped; pages whose
     names would still collide keep their whole file name (a.html -> a.html, a.htm -> a.htm)."""
-    roots = [os.path.abspath(r) for p, r, _ in found if p is not None]
+    roots = [os.path.abspath(r) for _, r, _ in found if r is not None]
     base = os.path.commonpath(roots) if roots else ""
     rel = []
     for path, _, _ in found:

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from .inputs import Page
 
@@ -116,7 +117,8 @@ class StreamOutput:
     """Every page's output, one after the other, on standard output or in one file (jsonl)."""
 
     def __init__(self, path: Path | None, *, overwrite: bool):
-        self.path, self.overwrite, self.fh = path, overwrite, None
+        self.path, self.overwrite = path, overwrite
+        self.fh: TextIO | None = None
         self.shown = "standard output" if path is None else str(path)
 
     def check(self, pages: list[Page]) -> None:
@@ -137,6 +139,7 @@ class StreamOutput:
             raise OutputRefused(f"cannot write {self.path}: {exc.strerror or exc}")
 
     def write(self, page: Page, text: str) -> None:
+        assert self.fh is not None, "check() opens the output"
         try:
             self.fh.write(text)
             if self.path is None:

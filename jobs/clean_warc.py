@@ -39,7 +39,7 @@ if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit job
 import cleaner  # noqa: E402
 from cleaner.config import ConfigError, load_config  # noqa: E402
 from cleaner.convention import ConventionError  # noqa: E402
-from cleaner.model import DEFAULT_MODEL_PATH, ModelError, load_model  # noqa: E402
+from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
 from jobs import plan  # noqa: E402
@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--conf", dest="config", metavar="TOML",
                     help="config overlay (default: conf/default.toml only)")
     ap.add_argument("--model", metavar="M.crfsuite",
-                    help="CRF model (default: the packaged cleaner/models/default.crfsuite)")
+                    help="CRF model: a file, or a packaged model's name, onepass or conventions (default: the "
+                    "packaged cleaner/models/default.crfsuite)")
     ap.add_argument("--master", help="Spark master when started with python (default: [job] "
                                      "master, local[*]); spark-submit's --master wins")
     ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
@@ -273,7 +274,7 @@ class CleanWarcJob:
             self.model.check_convention(self.config["model"].get("convention"))
         except ConventionError as exc:
             raise JobError(4, f"invalid config: {exc}") from exc
-        self.model_path = str(Path(a.model).resolve()) if a.model else str(DEFAULT_MODEL_PATH)
+        self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
         items = list(a.input)
         for lst in a.input_list:
             try:

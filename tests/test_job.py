@@ -232,6 +232,18 @@ def _cli(*args, timeout=120, env=None):
                           text=True, timeout=timeout, env=e, cwd=ROOT)
 
 
+def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
+    from cleaner.model import DEFAULT_MODEL_PATH
+    from jobs.clean_warc import CleanWarcJob
+
+    monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path here
+    job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "onepass"])
+    job.prepare()
+    packaged = DEFAULT_MODEL_PATH.with_name("onepass.crfsuite").resolve()
+    assert job.model_path == str(packaged)  # what _run.json records
+    assert job.model.hash == load_model(packaged).hash
+
+
 def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_model):
     out = tmp_path / "out"
     bad_model = tmp_path / "broken.crfsuite"

@@ -2,7 +2,8 @@
 
 Every path given is accounted for: it becomes a page to clean, or a skipped file with its reason
 (listed by the command), or a missing input. A folder is searched for every file that looks like
-HTML by its content, whatever its name (`index.php`, no extension, `.xhtml`); a file named on the
+HTML by its content, whatever its name (`index.php`, no extension, `.xhtml`, gzip-compressed
+`NAME.html.gz`, cleaned decompressed); a file named on the
 command line is always cleaned, as the user asked for it (a non-HTML file is then rejected by
 `clean_html` with its reason).
 
@@ -25,6 +26,7 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 WARC_ADVICE = "a WARC/ARC file: clean it with the Spark job, python jobs/clean_warc.py --input {} --output DIR"
 SNIFF_BYTES = 65536
+GUNZIP_LIMIT = 64 * 1024 * 1024  # over [limits] max_html_bytes (10 MB): a page past it is too_large
 _CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
 # A tag that only HTML has. CleanEval gold files are made of `<p>`, `<h>` and `<l>` markers, so a
 # bare `<p>` does not count (a `<p class=...>` does); `<h>` and `<l>` are no HTML tags.
@@ -47,7 +49,7 @@ class Page:
     def read(self) -> bytes:
         import sys
 
-        return sys.stdin.buffer.read() if self.path is None else self.path.read_bytes()
+        return gunzip(sys.stdin.buffer.read() if self.path is None else self.path.read_bytes())
 
 
 @dataclass(frozen=True)
@@ -61,16 +63,23 @@ class Skipped:
     failed: bool
 
 
+def gunzip(data: bytes, limit: int = GUNZIP_LIMIT) -> bytes:
+    """A gzip-compressed page (wcxb's NAME.html.gz) decompressed, up to `limit` bytes: beyond the
+    cleaner's size cap the page is rejected as too_large anyway, and a decompression bomb stops
+    there. Anything else (or a damaged stream) is returned as it is, for clean_html to judge."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit)
+    except zlib.error:
+        return data
+
+
 def is_warc(path: Path, head: bytes = b"") -> bool:
     """A WARC or ARC file, by its name or its first record (gzip-compressed or not)."""
     if path.name.lower().endswith(WARC_SUFFIXES):
         return True
-    if head[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head[:4096], 64)
-        except zlib.error:
-            return False
-    return head.startswith((b"WARC/", b"filedesc://"))
+    return gunzip(head, 64).startswith((b"WARC/", b"filedesc://"))
 
 
 def looks_like_html(head: bytes) -> bool:
@@ -86,10 +95,11 @@ def looks_like_html(head: bytes) -> bool:
 
 
 def _sniff(path: Path) -> tuple[bytes, str | None]:
-    """The first bytes of a file, or the reason it cannot be read."""
+    """The first bytes of a file (decompressed when it is gzip-compressed), or the reason it
+    cannot be read."""
     try:
         with path.open("rb") as fh:
-            return fh.read(SNIFF_BYTES), None
+            return gunzip(fh.read(SNIFF_BYTES), SNIFF_BYTES), None
     except OSError as exc:
         return b"", exc.strerror or str(exc)
 
@@ -176,6 +186,16 @@ def _is_gold(f: Path) -> bool:
     return f.suffix.lower() == ".txt" and any(f.with_suffix(s).is_file() for s in HTML_SUFFIXES)
 
 
+def _stem(rel: str) -> str:
+    """`sub/a.html` -> `sub/a`, `0001.html.gz` -> `0001`, `.hidden` and `noext` as they are."""
+    folder, _, name = rel.rpartition("/")
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    if "." in name[1:]:
+        name = name[: name.rindex(".")]
+    return f"{folder}/{name}" if folder else name
+
+
 def _name(found: list[tuple[Path | None, Path | None, str]]) -> list[Page]:
     """Output names: each page's path relative to the common folder of the inputs' roots (a folder
     given is its own root, a file given is named in its folder), its suffix dropped; pages whose
@@ -188,7 +208,7 @@ def _name(found: list[tuple[Path | None, Path | None, str]]) -> list[Page]:
             rel.append("stdin")
         else:
             rel.append(os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/"))
-    stems = [re.sub(r"\.[^./]*$", "", r) if "." in r.rsplit("/", 1)[-1][1:] else r for r in rel]
+    stems = [_stem(r) for r in rel]
     counts: dict[str, int] = {}
     for s in stems:
         counts[s] = counts.get(s, 0) + 1

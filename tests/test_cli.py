@@ -1,5 +1,6 @@
 """The `cleaner` command line contract (used by other tools): files, formats, exit codes."""
 
+import gzip
 import json
 import subprocess
 import sys
@@ -243,16 +244,22 @@ def test_a_folder_takes_every_page_by_content_and_lists_what_it_skips(tmp_path, 
     (pages / "style.css").write_text("body { color: red }\n")
     copy_page(data_dir / "warc/example.warc.gz", pages / "crawl.warc.gz")
     copy_page(dev / "5.html", pages / ".hidden/5.html")
+    copy_page(data_dir / "wcxb/html/0002.html.gz", pages / "0002.html.gz")  # gzip-compressed, as wcxb keeps them
     r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["4.txt", "about.txt", "doc.txt", "index.txt"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "0002.txt", "4.txt", "about.txt", "doc.txt", "index.txt"]
     for name, why in [("4.txt", "the gold text of the page beside it"), ("style.css", "not HTML by its content"),
                       ("crawl.warc.gz", "jobs/clean_warc.py"), (".hidden", "a hidden folder: not searched")]:
         assert f"{pages / name}: skipped (" in r.stderr and why in r.stderr, name
-    assert "cleaned 4/4 pages" in r.stderr and "skipped: 4 files" in r.stderr
+    assert "cleaned 5/5 pages" in r.stderr and "skipped: 4 files" in r.stderr
     # each page cleans the same named alone as found in the folder
     alone = run("clean", pages / "about", "--model", small_model)
     assert alone.returncode == 0 and alone.stdout == (tmp_path / "out/about.txt").read_text()
+    unzipped = subprocess.run([*CLI, "clean", "-", "--model", str(small_model)], capture_output=True,
+                              input=gzip.decompress((pages / "0002.html.gz").read_bytes()))
+    assert unzipped.returncode == 0 and unzipped.stdout.decode() == (tmp_path / "out/0002.txt").read_text()
+    assert len(unzipped.stdout) > 100
 
 
 def test_a_missing_input_among_many_is_reported_and_the_rest_cleaned(tmp_path, data_dir, small_model):

@@ -25,6 +25,8 @@ STDIN = "-"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 WARC_ADVICE = "a WARC/ARC file: clean it with the Spark job, python jobs/clean_warc.py --input {} --output DIR"
+# Names of text that may quote HTML: such a file is taken only when it starts with a tag.
+TEXT_SUFFIXES = (".txt", ".md", ".rst", ".csv", ".tsv", ".json", ".jsonl", ".js", ".css", ".py")
 SNIFF_BYTES = 65536
 GUNZIP_LIMIT = 64 * 1024 * 1024  # over [limits] max_html_bytes (10 MB): a page past it is too_large
 _CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
@@ -168,7 +170,8 @@ def _walk(folder: Path):
                 yield f, f"cannot read: {error}", "unreadable", True
             elif is_warc(f, head):
                 yield f, WARC_ADVICE.format(f), "warc", False
-            elif name.lower().endswith(HTML_SUFFIXES) or (looks_like_html(head) and not _is_gold(f)):
+            elif name.lower().endswith(HTML_SUFFIXES) or (looks_like_html(head) and not _is_gold(f)
+                                                           and not _text_about_html(f, head)):
                 yield f, None, None, None
             elif _is_gold(f):
                 yield f, "the gold text of the page beside it", "gold", False
@@ -180,10 +183,22 @@ def _walk(folder: Path):
         yield Path(exc.filename or folder), f"cannot read the folder: {exc.strerror or exc}", "unreadable", True
 
 
+def _text_about_html(f: Path, head: bytes) -> bool:
+    """A text file that mentions tags (a README.md on `<p>` markers, a script building `<div>`s) is
+    not a page: with such a name, a page starts with its first tag."""
+    return f.suffix.lower() in TEXT_SUFFIXES and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+
+
 def _is_gold(f: Path) -> bool:
-    """NAME.txt beside NAME.html: the annotation layout's gold text (`cleaner eval`, `annotate`), not a
-    page, even when it quotes HTML."""
-    return f.suffix.lower() == ".txt" and any(f.with_suffix(s).is_file() for s in HTML_SUFFIXES)
+    """NAME.txt beside NAME.html (the annotation layout), or gold/NAME.txt beside html/NAME.html (a
+    data set's layout): a page's gold text (`cleaner eval`, `annotate`), not a page, even when it
+    quotes HTML."""
+    if f.suffix.lower() != ".txt":
+        return False
+    pages = [f.with_suffix(s) for s in HTML_SUFFIXES]
+    if f.parent.name == "gold":
+        pages += [f.parent.parent / "html" / (f.stem + s) for s in HTML_SUFFIXES + (".html.gz",)]
+    return any(p.is_file() for p in pages)
 
 
 def _stem(rel: str) -> str:

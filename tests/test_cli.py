@@ -355,3 +355,20 @@ def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_d
     assert "2 of the 2 pages scored are pages this model was trained on" in r.stderr
     assert "cleaneval-dev 0.917" in r.stderr  # the cross-validated figure from its sidecar
     assert "2 of the 2 pages scored are pages this model was trained on" in (tmp_path / "r.md").read_text()
+
+
+def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
+    """Every page of every set (html/*.html, wcxb's html/*.html.gz) is found by its content; every gold
+    file, WARC and table is skipped with its reason; nothing else."""
+    from collections import Counter
+
+    from cleaner.inputs import collect
+
+    pages, skipped = collect([str(data_dir)])
+    want = sorted(str(p) for p in data_dir.glob("*/html/*") if p.name.endswith((".html", ".html.gz")))
+    assert sorted(p.shown for p in pages) == want
+    outcomes = Counter(s.outcome for s in skipped)
+    assert outcomes["gold"] == len(list(data_dir.glob("*/gold/*.txt")))
+    assert outcomes["warc"] == len(list((data_dir / "warc").iterdir()))
+    assert set(outcomes) == {"gold", "warc", "not_html"} and outcomes["not_html"] <= 6  # README.md, *.tsv, *.jsonl
+    assert len({p.name for p in pages}) == len(pages)  # one output each

@@ -52,6 +52,8 @@ class CleanResult:
     encoding_source: str | None = None
     replacements: int = 0
     sanitized_chars: int = 0  # characters Arrow/Parquet could not store, replaced
+    # More than [limits] max_blocks blocks: only the first max_blocks were cleaned, the text of the
+    # rest is missing (a "cleaned" page then is a partial one; stats.truncated says it too).
     blocks_truncated: bool = False
     nesting_capped: bool = False
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.decide)
@@ -295,6 +297,7 @@ def finish(result: CleanResult, blocks, labels: list[str], confidences=None, wor
     result.sanitized_chars += sanitized
     result.plain, _ = _sanitize(out.plain)
     result.stats = out.stats
+    result.stats.truncated = result.blocks_truncated
     result.timings_ms["assemble"] = (time.perf_counter() - t) * 1000
     if not out.segments:
         result.reason = "no_content"

@@ -41,6 +41,9 @@ class LabelStats:
     expected_precision: float | None = None
     expected_recall: float | None = None
     expected_f1: float | None = None
+    # The page had more than [limits] max_blocks blocks: only the first max_blocks were labelled
+    # (set by cleaner.api; the text of the rest is missing from the output).
+    truncated: bool = False
 
     @property
     def kept_word_share(self) -> float:
@@ -58,6 +61,7 @@ class LabelStats:
             "expected_precision": _rounded(self.expected_precision),
             "expected_recall": _rounded(self.expected_recall),
             "expected_f1": _rounded(self.expected_f1),
+            "truncated": self.truncated,
         }
 
 

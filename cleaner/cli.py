@@ -1,26 +1,29 @@
 """`cleaner`: the command line.
 
-    cleaner clean PATH... --out DIR [--model M] [--format cleaneval|json]
+    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--format cleaneval|txt|json|jsonl] [--overwrite]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
 
 Exit codes (stable, for scripts):
     0  success
-    1  finished, but some pages were rejected (clean) or a quality gate failed (eval)
+    1  finished, but some pages were rejected, truncated or not found (clean: the rest is cleaned)
+       or a quality gate failed (eval)
     2  bad usage (unknown option, missing argument)
-    3  an input is missing or unreadable
+    3  an input is missing or unreadable (clean: nothing to clean at all)
     4  the model or the config is invalid
+    5  the output is refused or fails (clean: an output exists without --overwrite, --out is a file)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
 # Each module defines add_parser(subparsers) and sets `func` on its sub-parser.
 EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate")
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -68,94 +71,113 @@ def _load(args):
 # -- clean --------------------------------------------------------------------------------
 
 
-def _html_inputs(paths: list[str]) -> list[Path]:
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*") if q.suffix.lower() in (".html", ".htm") and q.is_file()))
-        elif p.is_file():
-            files.append(p)
-        else:
-            raise SystemExit(_fail(EXIT_INPUT, f"input not found: {p}"))
-    return files
-
-
-def result_json(result, name: str) -> dict:
-    blocks = []
-    if result.blocks is not None:
-        for i, b in enumerate(result.blocks):
-            entry = {
-                "index": i,
-                "text": b.text,
-                "label": result.labels[i],
-                "probability": round(result.confidences[i], 6),
-                "containers": list(b.containers),
-            }
-            if result.marginals:
-                entry["marginals"] = {k: round(v, 6) for k, v in result.marginals[i].items()}
-            blocks.append(entry)
-    return {
-        "file": name,
-        "status": result.status,
-        "reason": result.reason,
-        "encoding": result.encoding,
-        "encoding_source": result.encoding_source,
-        "model_hash": result.model_hash,
-        "title": result.title,
-        "stats": result.stats.to_dict() if result.stats else None,
-        "text": result.cleaneval,
-        "blocks": blocks,
-    }
-
-
 def cmd_clean(args) -> int:
+    from .inputs import collect
+
+    fmt = args.format
+    to_stdout = args.out in (None, "-")
+    if to_stdout and getattr(args, "model_kind", "crf") == "all":
+        return _fail(EXIT_USAGE, "--model-kind all writes one folder per system: give --out DIR")
+    pages, skipped = collect(args.paths)
+    if to_stdout and fmt in ("cleaneval", "txt") and len(pages) > 1:
+        return _fail(EXIT_USAGE, f"{len(pages)} pages to standard output would run together: give --out DIR "
+                                 "(one file per page), or --format jsonl (one line per page)")
+    if not pages:
+        report_skipped(skipped, quiet=False)
+        return _fail(EXIT_INPUT, "nothing to clean: no HTML file among " + ", ".join(args.paths))
     if getattr(args, "model_kind", "crf") != "crf":
         from .systems.cli import clean as clean_with_system
 
-        return clean_with_system(args)
+        return clean_with_system(args, pages, skipped)
     from .api import clean_html
 
-    files = _html_inputs(args.paths)
     config, model = _load(args)
-    as_json = args.format == "json"
+    as_json = fmt == "json"
     return clean_files(
-        files, Path(args.out),
+        pages, skipped, args.out, fmt,
         lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
-        as_json=as_json, quiet=args.quiet,
+        quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
+        max_blocks=int(config["limits"]["max_blocks"]),
     )
 
 
-def clean_files(files: list[Path], out: Path, clean_one, *, as_json: bool, quiet: bool, label: str = "") -> int:
-    """Clean each file with `clean_one(bytes) -> CleanResult`, write OUT/<stem>.txt (or .json),
-    report rejections; the exit code says whether any page was rejected."""
+def report_skipped(skipped, *, quiet: bool) -> None:
+    """One line per path not cleaned: always when the user asked for it (named it), else unless -q."""
+    for s in skipped:
+        if s.failed:
+            print(f"cleaner: {s.shown}: not cleaned ({s.reason})", file=sys.stderr)
+        elif not quiet:
+            print(f"cleaner: {s.shown}: skipped ({s.reason})", file=sys.stderr)
+
+
+def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
+                overwrite: bool, max_blocks: int | None = None, label: str = "") -> int:
+    """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.outputs);
+    report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
+    whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
+    is refused (nothing written) or fails."""
     from tqdm import tqdm
 
-    out.mkdir(parents=True, exist_ok=True)
+    from .outputs import OutputRefused, output_for, render
+
+    sink = output_for(out, fmt, overwrite=overwrite)
+    try:
+        sink.check(pages)
+    except OutputRefused as exc:
+        return _fail(EXIT_OUTPUT, str(exc))
+    report_skipped(skipped, quiet=quiet)
     rejected: dict[str, int] = {}
-    desc = f"clean {label}".strip()
-    for path in tqdm(files, desc=desc, unit="page", disable=quiet or len(files) < 2, file=sys.stderr):
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            print(f"cleaner: cannot read {path}: {exc.strerror}", file=sys.stderr)
-            rejected["unreadable"] = rejected.get("unreadable", 0) + 1
-            continue
-        res = clean_one(data)
-        if not res.ok:
-            rejected[res.reason] = rejected.get(res.reason, 0) + 1
-            if not quiet:
-                print(f"cleaner: {path}: rejected ({res.reason}{': ' + res.error if res.error else ''})", file=sys.stderr)
-        if as_json:
-            (out / f"{path.stem}.json").write_text(json.dumps(result_json(res, path.name), ensure_ascii=False) + "\n")
-        else:
-            # A rejected page still gets its (empty) file: it scores as empty output.
-            (out / f"{path.stem}.txt").write_text(res.cleaneval + ("\n" if res.cleaneval else ""), encoding="utf-8")
+    truncated = 0
+    prefix = f"{label}: " if label else ""
+    show_bar = (sys.stderr.isatty() if progress is None else progress) and not quiet and len(pages) > 1
+    try:
+        for page in tqdm(pages, desc=f"clean {label}".strip(), unit="page", disable=not show_bar, file=sys.stderr):
+            try:
+                data = page.read()
+            except OSError as exc:
+                print(f"cleaner: {page.shown}: not cleaned (cannot read: {exc.strerror or exc})", file=sys.stderr)
+                rejected["unreadable"] = rejected.get("unreadable", 0) + 1
+                continue
+            res = clean_one(data)
+            if not res.ok:
+                rejected[res.reason] = rejected.get(res.reason, 0) + 1
+                if not quiet:
+                    print(f"cleaner: {prefix}{page.shown}: rejected ({res.reason}{': ' + res.error if res.error else ''})",
+                          file=sys.stderr)
+            if res.blocks_truncated:
+                truncated += 1
+                limit = f"first {max_blocks} " if max_blocks else "first "
+                print(f"cleaner: warning: {prefix}{page.shown}: truncated: only its {limit}blocks were cleaned "
+                      f"(raise [limits] max_blocks with --config)", file=sys.stderr)
+            sink.write(page, render(res, page, fmt))
+    except OutputRefused as exc:
+        return _fail(EXIT_OUTPUT, str(exc))
+    except BrokenPipeError:  # `cleaner clean ... | head`: the reader is gone, nothing more to say
+        sys.stdout = open(os.devnull, "w")
+        return EXIT_OUTPUT
+    finally:
+        sink.close()
     n_bad = sum(rejected.values())
-    if not quiet:
-        detail = ", ".join(f"{k}={v}" for k, v in sorted(rejected.items()))
-        print(f"{label + ': ' if label else ''}cleaned {len(files) - n_bad}/{len(files)} pages into {out}"
-              + (f" (rejected: {detail})" if detail else ""), file=sys.stderr)
-    return EXIT_PARTIAL if n_bad else EXIT_OK
+    failed = {}
+    for s in skipped:
+        failed[s.outcome] = failed.get(s.outcome, 0) + s.failed
+    failed = {k: v for k, v in failed.items() if v}
+    code = EXIT_PARTIAL if n_bad or truncated or failed else EXIT_OK
+    # Piped to standard output, a run that went well says nothing (`cat page.html | cleaner clean -`).
+    if not quiet and not (code == EXIT_OK and out in (None, "-") and not skipped):
+        parts = []
+        if rejected:
+            parts.append("rejected: " + ", ".join(f"{k}={v}" for k, v in sorted(rejected.items())))
+        if truncated:
+            parts.append(f"truncated: {truncated}")
+        if failed:
+            parts.append("not cleaned: " + ", ".join(f"{k}={v}" for k, v in sorted(failed.items())))
+        n_skip = sum(not s.failed for s in skipped)
+        if n_skip:
+            parts.append(f"skipped: {n_skip} files (listed above)")
+        print(f"{prefix}cleaned {len(pages) - n_bad}/{len(pages)} pages into {sink.shown}"
+              + (f" ({'; '.join(parts)})" if parts else ""), file=sys.stderr)
+    return code
 
 
 # -- train / eval -------------------------------------------------------------------------
@@ -408,6 +430,10 @@ def cmd_eval(args) -> int:
 
         results = [predict(model, d, DecisionSettings.from_config(config)) for d in docs]
         how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
+        seen = _trained_on(model, pages)
+        if seen:
+            how += " " + seen
+            print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
     figs = figures(results)
     print(summary_table(figs))
     if args.against:
@@ -425,6 +451,26 @@ def cmd_eval(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")
     return EXIT_OK
+
+
+def _trained_on(model, pages) -> str:
+    """A note when some pages scored are pages the model was trained on (known from its sidecar's
+    training manifest, cleaner.data.training_pages): their figures are not what a new page gets."""
+    import hashlib
+
+    from .data import training_pages
+
+    trained = training_pages(model.meta, DEFAULT_DATA)
+    if not trained:
+        return ""
+    n = sum(hashlib.sha256(p.html_path.read_bytes()).digest() in trained for p in pages)
+    if not n:
+        return ""
+    cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
+    figures = ", ".join(f"{k} {v['macro_f1']:.3f}" for k, v in cv.items() if "macro_f1" in v)
+    return (f"**{n} of the {len(pages)} pages scored are pages this model was trained on** (its sidecar's training "
+            f"manifest): their figures are optimistic. The model's cross-validated word F1 (`cleaner models`), "
+            f"what a page it never saw gets: {figures or 'not recorded'}.")
 
 
 # -- models -------------------------------------------------------------------------------
@@ -473,9 +519,9 @@ def describe_model(path: Path) -> dict:
 
 
 def cmd_models(args) -> int:
-    from .model import ModelError
+    from .model import ModelError, resolve_model_path
 
-    paths = [Path(p) for p in args.models] if args.models else packaged_models()
+    paths = [resolve_model_path(p) for p in args.models] if args.models else packaged_models()
     out = []
     for path in paths:
         if not path.exists():
@@ -513,21 +559,37 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cleaner",
         description="Clean web pages into CleanEval text (<h>/<p>/<l> segments) with a CRF block labeller; "
         "train and evaluate the model.",
-        epilog="Exit codes: 0 ok, 1 some pages rejected, 2 bad usage, 3 input missing, 4 invalid model/config.",
+        epilog="Exit codes: 0 ok, 1 some pages rejected, truncated or missing (clean), 2 bad usage, 3 input missing, "
+        "4 invalid model/config, 5 output refused (clean).",
     )
     parser.add_argument("--version", action="version", version=_version_text(),
                         help="the package version and whether its compiled stages run (scripts/build_native.py)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("clean", help="clean HTML files into CleanEval text files",
-                       description="Clean every .html file given (or found under a directory given) and write "
-                       "DIR/<file stem>.txt in CleanEval format, or .json with the blocks, their labels and "
-                       "probabilities. Rejected pages get an empty file and a message on stderr.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files or directories")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
-    p.add_argument("--model", metavar="M", help="model file (default: the packaged model)")
+    p = sub.add_parser("clean", help="clean HTML files into CleanEval text, plain text or JSON",
+                       description="Clean each HTML file given, every file that looks like HTML by its content "
+                       "under a folder given (other files are listed as skipped, with why), or standard input (-). "
+                       "Each page's output keeps its path relative to the inputs' common folder: "
+                       "OUT/sub/a.txt for DIR/sub/a.html; existing outputs are never replaced without --overwrite. "
+                       "Rejected pages get an empty file and a message on stderr; a page with more than "
+                       "[limits] max_blocks blocks is cleaned up to that many, with a warning (exit 1).",
+                       epilog="Exit codes: 0 every page cleaned whole; 1 some pages rejected, truncated or not "
+                       "found (the others are cleaned); 2 bad usage; 3 nothing to clean (no input found); "
+                       "4 invalid model or config; 5 output refused or failed (an output exists, --out is a file).")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, folders, or - for standard input")
+    p.add_argument("--out", metavar="DIR",
+                   help="output folder (created), one file per page; with --format jsonl a file; - or none: "
+                   "standard output (one page, or --format json/jsonl: one line per page)")
+    p.add_argument("--format", choices=("cleaneval", "txt", "json", "jsonl"), default="cleaneval",
+                   help="cleaneval: text with <h>/<p>/<l> segment markers (default); txt: plain text, one segment "
+                   "a line; json: one document per page with the blocks, labels and probabilities; jsonl: one "
+                   "line per page (status, reason, truncated, stats, text, plain) in one file")
+    p.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar on stderr (default: only when stderr is a terminal)")
+    p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, onepass, conventions: "
+                   "`cleaner models`) or a model file (default: the packaged default)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
-    p.add_argument("--format", choices=("cleaneval", "json"), default="cleaneval")
     p.add_argument("--convention", metavar="NAME",
                    help="annotation convention for a convention-aware model (`train --conventions`): "
                    "cleaneval (everything a reader takes for the page's text) or article (the article and its "
@@ -535,7 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no per-page messages (pages not "
+                   "cleaned or truncated are still reported)")
     p.set_defaults(func=cmd_clean)
 
     def data_args(q, what):

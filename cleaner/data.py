@@ -125,3 +125,25 @@ def without_sites_of(train: list, held_out: list, sites: dict[str, str | None] |
 def page_sites(pages: list[Page]) -> dict[str, str | None]:
     """`dataset/id` -> site of every page (`page_site`)."""
     return {p.key: page_site(p.html_path.read_bytes()) for p in pages}
+
+
+# -- a model's training pages ----------------------------------------------------------------
+
+
+def training_pages(meta: dict, data_dir: str | Path) -> dict[bytes, str] | None:
+    """The pages a model was trained on, as {SHA-256 of the HTML: page key}, when its sidecar's
+    training manifest is that of the pages with gold in `data_dir` (the data sets its
+    cross-validation names, else all): the packaged models are trained on the shared data.
+    None when the manifest does not match (a model trained elsewhere: its pages are unknown)."""
+    manifest = meta.get("training_manifest_hash")
+    if not manifest or not Path(data_dir).is_dir():
+        return None
+    datasets = sorted(k for k in (meta.get("cross_validation") or {}) if k != "all") or None
+    try:
+        pages = [p for p in find_pages(data_dir, datasets) if p.gold_path is not None]
+    except FileNotFoundError:
+        return None
+    if not pages or manifest_hash(pages) != manifest:
+        return None
+    left_out = {k for k, *_ in meta.get("left_out") or ()} | set(meta.get("left_out_empty_gold") or ())
+    return {hashlib.sha256(p.html_path.read_bytes()).digest(): p.key for p in pages if p.key not in left_out}

@@ -477,16 +477,43 @@ def _atomic_write(path: Path, data: bytes) -> None:
 _LOADED: dict[str, CrfModel] = {}
 
 
+def packaged_model_names() -> list[str]:
+    """The names of the models shipped in cleaner/models (`default`, `onepass`, ...)."""
+    companions = tuple(suffix for _, suffix, _, _ in _COMPANIONS)
+    return sorted(p.stem for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
+
+
+def resolve_model_path(spec: str | Path | None) -> Path:
+    """The model file meant by `spec`: a path to a file, else the name of a packaged model
+    (`onepass`, `onepass.crfsuite`) from any working directory, including the checkout-relative
+    `cleaner/models/onepass.crfsuite` of older docs. A spec that is neither is returned as a path
+    (loading it then fails with a message naming it)."""
+    if not spec:
+        return DEFAULT_MODEL_PATH
+    path = Path(spec)
+    if path.exists():
+        return path
+    name = path.name[: -len(".crfsuite")] if path.name.endswith(".crfsuite") else path.name
+    under_models = path.parent == Path(".") or path.parent.parts[-2:] == ("cleaner", "models")
+    if under_models and name in packaged_model_names():
+        return DEFAULT_MODEL_PATH.with_name(name + ".crfsuite")
+    return path
+
+
 def load_model(path: str | Path | None = None) -> CrfModel:
-    """Load a model (the packaged default when `path` is None); cached per process."""
-    path = Path(path) if path else DEFAULT_MODEL_PATH
+    """Load a model (the packaged default when `path` is None; a packaged model by name,
+    resolve_model_path); cached per process."""
+    path = resolve_model_path(path)
     key = str(path.resolve())
     if key in _LOADED:
         return _LOADED[key]
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from exc
+        hint = ""
+        if not path.exists():
+            hint = f" (give a model file, or the name of a packaged model: {', '.join(packaged_model_names())})"
+        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}{hint}") from exc
     side = sidecar_path(path)
     try:
         meta = json.loads(side.read_text())

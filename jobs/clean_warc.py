@@ -39,7 +39,7 @@ if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit job
 import cleaner  # noqa: E402
 from cleaner.config import ConfigError, load_config  # noqa: E402
 from cleaner.convention import ConventionError  # noqa: E402
-from cleaner.model import DEFAULT_MODEL_PATH, ModelError, load_model  # noqa: E402
+from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
 from jobs import plan  # noqa: E402
@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--conf", dest="config", metavar="TOML",
                     help="config overlay (default: conf/default.toml only)")
     ap.add_argument("--model", metavar="M.crfsuite",
-                    help="CRF model (default: the packaged cleaner/models/default.crfsuite)")
+                    help="CRF model: a file, or a packaged model's name, onepass or conventions (default: the "
+                    "packaged cleaner/models/default.crfsuite)")
     ap.add_argument("--master", help="Spark master when started with python (default: [job] "
                                      "master, local[*]); spark-submit's --master wins")
     ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
@@ -215,11 +216,12 @@ def merge_file_stats(pieces: list[dict]) -> dict:
     pieces = sorted(pieces, key=lambda s: s["start"])
     out = {"records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "expected_f1": {}, "skipped": {},
            "errors": [], "warnings": 0, "seconds": 0.0, "cpu_seconds": 0.0, "clean_seconds": 0.0,
-           "bytes_read": 0, "truncated_payloads": 0, "pieces": len(pieces), "open_error": None,
+           "bytes_read": 0, "truncated_payloads": 0, "blocks_truncated": 0, "pieces": len(pieces), "open_error": None,
            "completed": True}
     for s in pieces:
         for k in ("records_read", "html_records", "cleaned", "bytes_read", "truncated_payloads"):
             out[k] += s[k]
+        out["blocks_truncated"] += s.get("blocks_truncated", 0)
         for k in ("seconds", "cpu_seconds", "clean_seconds"):
             out[k] += s[k]
         _add_counts(out["rejected"], s["rejected"])
@@ -272,7 +274,7 @@ class CleanWarcJob:
             self.model.check_convention(self.config["model"].get("convention"))
         except ConventionError as exc:
             raise JobError(4, f"invalid config: {exc}") from exc
-        self.model_path = str(Path(a.model).resolve()) if a.model else str(DEFAULT_MODEL_PATH)
+        self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
         items = list(a.input)
         for lst in a.input_list:
             try:
@@ -613,7 +615,7 @@ class CleanWarcJob:
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
                   "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
-                  "damaged_files": 0}
+                  "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
             rejected_n, skipped_n = sum(m["rejected"].values()), sum(m["skipped"].values())
@@ -628,7 +630,8 @@ class CleanWarcJob:
                 "skipped": m["skipped"],
                 "accounted": accounted, "completed": m["completed"],
                 "errors": m["errors"], "warnings": m["warnings"],
-                "truncated_payloads": m["truncated_payloads"], "pieces": m["pieces"],
+                "truncated_payloads": m["truncated_payloads"], "blocks_truncated": m["blocks_truncated"],
+                "pieces": m["pieces"],
                 "seconds": round(m["seconds"], 3), "clean_seconds": round(m["clean_seconds"], 3),
                 "cpu_seconds": round(m["cpu_seconds"], 3), "bytes_read": m["bytes_read"],
             }
@@ -645,6 +648,7 @@ class CleanWarcJob:
             _add_counts(totals["expected_f1"], m["expected_f1"])
             _add_counts(totals["skipped"], m["skipped"])
             totals["errors"] += len(m["errors"])
+            totals["blocks_truncated"] += m["blocks_truncated"]
             totals["failed_files"] += status == "failed"
             totals["damaged_files"] += bool(m["errors"])
             if m["open_error"]:
@@ -759,6 +763,10 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         w("rejected: " + ", ".join(f"{k} {v}" for k, v in t["rejected"].items()) + "\n")
     if t.get("expected_f1"):
         w("cleaned by expected word F1: " + ", ".join(f"{k} {v}" for k, v in t["expected_f1"].items()) + "\n")
+    if t.get("blocks_truncated"):
+        max_blocks = record["config"].get("limits", {}).get("max_blocks")
+        w(f"truncated: {t['blocks_truncated']} pages had more than {max_blocks} blocks ([limits] max_blocks): only "
+          "the first were cleaned (column blocks_truncated)\n")
     if t["skipped"]:
         w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
     o = record["output"]

@@ -222,6 +222,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
     c0 = time.process_time()
     stats = WarcFileStats()
     cleaned = 0
+    truncated = 0  # records with more than [limits] max_blocks blocks: only the first were cleaned
     rejected: dict[str, int] = {}
     expected: dict[str, int] = {}  # cleaned records by band of expected word F1
     clean_s = 0.0
@@ -268,6 +269,8 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                                       error=f"row: {type(exc).__name__}: {exc}"[:500],
                                       model_hash=model.hash, feature_version=model.feature_version)
                     row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms)
+                if row["blocks_truncated"]:
+                    truncated += 1
                 if row["status"] == "cleaned":
                     cleaned += 1
                     band = expected_f1_band(row["expected_f1"])
@@ -305,6 +308,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
         "completed": stats.completed and open_error is None,
         "bytes_read": stats.bytes_read,
         "truncated_payloads": stats.truncated_payloads,
+        "blocks_truncated": truncated,
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - c0,
         "clean_seconds": clean_s,

@@ -1,6 +1,7 @@
 """`clean_html` contract: a cleaned document or a rejection with a reason, never an exception."""
 
 import os
+import re
 import time
 
 import pytest
@@ -48,6 +49,21 @@ def test_too_large_page_is_rejected_before_any_work(model):
     res = clean_html(b"<p>" + b"x" * (50 * 1024 * 1024) + b"</p>", model=model)
     assert (res.status, res.reason) == ("rejected", "too_large")
     assert res.timings_ms == {}
+
+
+def test_a_page_over_max_blocks_is_cleaned_up_to_it_and_says_so(model):
+    from cleaner.config import load_config
+
+    page = ("<html><body>" + "".join(f"<p>Paragraph {i} of a long page.</p>" for i in range(300))
+            + "</body></html>").encode()
+    cut = clean_html(page, model=model, config=load_config().overlay({"limits": {"max_blocks": 100}}))
+    assert cut.ok and cut.blocks_truncated and cut.n_blocks == 100
+    assert cut.stats.truncated and cut.stats.to_dict()["truncated"] is True
+    last = lambda text: max(int(n) for n in re.findall(r"Paragraph (\d+) ", text))  # noqa: E731
+    assert last(cut.plain) < 100  # the rest of the page is not read
+    whole = clean_html(page, model=model)
+    assert whole.ok and not whole.blocks_truncated and whole.stats.to_dict()["truncated"] is False
+    assert whole.n_blocks == 300 and last(whole.plain) >= 100
 
 
 def test_deep_nesting_does_not_crash(model):

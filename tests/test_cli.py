@@ -1,10 +1,14 @@
 """The `cleaner` command line contract (used by other tools): files, formats, exit codes."""
 
+import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import cleaner
 
 CLI = [sys.executable, "-m", "cleaner.cli"]
 
@@ -42,9 +46,10 @@ def test_clean_json_gives_blocks_labels_and_probabilities(tmp_path, data_dir, sm
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (["clean", "/nonexistent/page.html", "--out", "/tmp/x"], 3, "input not found: /nonexistent/page.html"),
+        (["clean", "/nonexistent/page.html", "--out", "/tmp/x"], 3, "/nonexistent/page.html: not cleaned (input not found)"),
         (["clean", "README.md", "--out", "/tmp/x", "--model", "/nonexistent.crfsuite"], 4, "/nonexistent.crfsuite"),
         (["clean"], 2, "required"),
+        (["clean", "README.md", "--format", "html"], 2, "invalid choice"),
         (["frobnicate"], 2, "invalid choice"),
         (["models", "/nonexistent.crfsuite"], 3, "model not found: /nonexistent.crfsuite"),
         (["models", "README.md"], 4, "README.md"),
@@ -54,6 +59,7 @@ def test_exit_codes_and_messages(args, code, message):
     r = run(*args)
     assert r.returncode == code
     assert message in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_help_explains_each_command():
@@ -177,3 +183,192 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     # a model given by path; one trained without --cv has no figures to show
     r = run("models", small_model)
     assert r.returncode == 0 and "stacked" in r.stdout and "cross-validated" not in r.stdout
+
+
+# -- cleaner clean: outputs never collide, nothing is lost silently (issue 30) ---------------------
+
+
+def copy_page(src, dst):
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(src.read_bytes())
+    return dst
+
+
+def test_outputs_keep_the_inputs_relative_paths_and_are_never_replaced(tmp_path, data_dir, small_model):
+    dev, final = data_dir / "cleaneval-dev/html", data_dir / "cleaneval-final/html"
+    pages = tmp_path / "pages"
+    copy_page(dev / "1.html", pages / "a.html")
+    copy_page(dev / "2.html", pages / "sub/a.html")
+    copy_page(dev / "3.html", pages / "b.htm")
+    copy_page(dev / "4.html", pages / "b.html")  # same stem in one folder: both keep their whole name
+    out = tmp_path / "out"
+    r = run("clean", pages, "--out", out, "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    assert "cleaned 4/4 pages" in r.stderr
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.txt"))
+    assert written == ["a.txt", "b.htm.txt", "b.html.txt", "sub/a.txt"]
+    assert (out / "a.txt").read_text() != (out / "sub/a.txt").read_text()
+    # two folders with a page of the same name (60.html is in both CleanEval sets)
+    two = tmp_path / "two"
+    r = run("clean", copy_page(dev / "60.html", tmp_path / "dev/html/60.html").parent,
+            copy_page(final / "60.html", tmp_path / "final/html/60.html").parent, "--out", two, "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    assert sorted(str(p.relative_to(two)) for p in two.rglob("*.txt")) == ["dev/html/60.txt", "final/html/60.txt"]
+    # a second run into the same folder is refused whole, nothing replaced; --overwrite replaces
+    (out / "a.txt").write_text("kept")
+    r = run("clean", pages, "--out", out, "--model", small_model)
+    assert r.returncode == 5 and "a.txt exists (and 3 more): add --overwrite" in r.stderr, r.stderr
+    assert (out / "a.txt").read_text() == "kept" and "Traceback" not in r.stderr
+    r = run("clean", pages, "--out", out, "--model", small_model, "--overwrite", "-q")
+    assert r.returncode == 0 and (out / "a.txt").read_text().startswith("<")
+    # a folder in the annotation layout cleaned into itself: the gold files are not replaced
+    ann = tmp_path / "annotated"
+    copy_page(dev / "5.html", ann / "5.html")
+    gold = copy_page(data_dir / "cleaneval-dev/gold/5.txt", ann / "5.txt").read_bytes()
+    r = run("clean", ann, "--out", ann, "--model", small_model)
+    assert r.returncode == 5 and f"{ann / '5.txt'} exists" in r.stderr
+    assert (ann / "5.txt").read_bytes() == gold
+    # --out naming a file: one line, what to do
+    r = run("clean", ann, "--out", ann / "5.txt", "--model", small_model)
+    assert r.returncode == 5 and r.stderr.count("\n") == 1 and "is a file, not a folder" in r.stderr
+
+
+def test_a_folder_takes_every_page_by_content_and_lists_what_it_skips(tmp_path, data_dir, small_model):
+    dev = data_dir / "cleaneval-dev/html"
+    pages = tmp_path / "site"
+    copy_page(dev / "1.html", pages / "index.php")
+    copy_page(dev / "2.html", pages / "about")  # no extension
+    copy_page(dev / "3.html", pages / "doc.xhtml")
+    copy_page(dev / "4.html", pages / "4.html")
+    copy_page(data_dir / "cleaneval-dev/gold/4.txt", pages / "4.txt")  # its gold text
+    (pages / "style.css").write_text("body { color: red }\n")
+    copy_page(data_dir / "warc/example.warc.gz", pages / "crawl.warc.gz")
+    copy_page(dev / "5.html", pages / ".hidden/5.html")
+    copy_page(data_dir / "wcxb/html/0002.html.gz", pages / "0002.html.gz")  # gzip-compressed, as wcxb keeps them
+    r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "0002.txt", "4.txt", "about.txt", "doc.txt", "index.txt"]
+    for name, why in [("4.txt", "the gold text of the page beside it"), ("style.css", "not HTML by its content"),
+                      ("crawl.warc.gz", "jobs/clean_warc.py"), (".hidden", "a hidden folder: not searched")]:
+        assert f"{pages / name}: skipped (" in r.stderr and why in r.stderr, name
+    assert "cleaned 5/5 pages" in r.stderr and "skipped: 4 files" in r.stderr
+    # each page cleans the same named alone as found in the folder
+    alone = run("clean", pages / "about", "--model", small_model)
+    assert alone.returncode == 0 and alone.stdout == (tmp_path / "out/about.txt").read_text()
+    unzipped = subprocess.run([*CLI, "clean", "-", "--model", str(small_model)], capture_output=True,
+                              input=gzip.decompress((pages / "0002.html.gz").read_bytes()))
+    assert unzipped.returncode == 0 and unzipped.stdout.decode() == (tmp_path / "out/0002.txt").read_text()
+    assert len(unzipped.stdout) > 100
+
+
+def test_a_missing_input_among_many_is_reported_and_the_rest_cleaned(tmp_path, data_dir, small_model):
+    page = data_dir / "cleaneval-dev/html/10.html"
+    r = run("clean", tmp_path / "nope.html", page, "--out", tmp_path / "out", "--model", small_model)
+    assert r.returncode == 1, r.stderr
+    assert f"{tmp_path / 'nope.html'}: not cleaned (input not found)" in r.stderr
+    assert "cleaned 1/1 pages" in r.stderr and "not cleaned: missing=1" in r.stderr
+    assert (tmp_path / "out/10.txt").stat().st_size > 0
+    # a WARC given to clean: a distinct outcome that names the command that cleans it
+    warc = data_dir / "warc/example.warc.gz"
+    r = run("clean", warc, page, "--out", tmp_path / "out2", "--model", small_model)
+    assert r.returncode == 1
+    assert f"{warc}: not cleaned (a WARC/ARC file: clean it with the Spark job, python jobs/clean_warc.py --input {warc}" in r.stderr
+    r = run("clean", warc, "--model", small_model)
+    assert r.returncode == 3 and "nothing to clean" in r.stderr and "rejected (not_text)" not in r.stderr
+
+
+def test_stdin_stdout_and_formats(tmp_path, data_dir):
+    from cleaner.api import clean_html
+
+    page = data_dir / "cleaneval-dev/html/12.html"
+    want = clean_html(page.read_bytes())
+    r = subprocess.run([*CLI, "clean", "-"], input=page.read_bytes(), capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == want.cleaneval + "\n" and r.stderr == b""  # the bytes of the page's output
+    r = run("clean", page, "--out", "-", "--format", "txt")
+    assert r.returncode == 0 and r.stdout == want.plain + "\n"
+    assert "<p>" not in r.stdout and "<h>" not in r.stdout
+    r = run("clean", page, "--out", tmp_path / "ce")
+    assert (tmp_path / "ce/12.txt").read_text() == want.cleaneval + "\n"  # unchanged by this issue
+    two = [page, data_dir / "cleaneval-dev/html/13.html"]
+    r = run("clean", *two, "--format", "jsonl")
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and [d["file"] for d in lines] == [str(p) for p in two]
+    assert lines[0]["text"] == want.cleaneval and lines[0]["plain"] == want.plain and "blocks" not in lines[0]
+    assert lines[0]["truncated"] is False and lines[0]["stats"]["truncated"] is False
+    r = run("clean", *two, "--format", "jsonl", "--out", tmp_path / "all.jsonl")
+    assert r.returncode == 0 and len((tmp_path / "all.jsonl").read_text().splitlines()) == 2
+    r = run("clean", *two, "--format", "jsonl", "--out", tmp_path / "all.jsonl")
+    assert r.returncode == 5 and "all.jsonl exists" in r.stderr
+    r = run("clean", *two)  # two pages of text would run together on stdout
+    assert r.returncode == 2 and "--format jsonl" in r.stderr and r.stdout == ""
+
+
+def test_a_packaged_model_by_name_from_any_folder(tmp_path, data_dir):
+    page = data_dir / "cleaneval-dev/html/14.html"
+    from cleaner.api import clean_html
+    from cleaner.model import load_model
+
+    want = clean_html(page.read_bytes(), model=load_model(Path(cleaner.__file__).parent / "models/onepass.crfsuite"))
+    for spec in ("onepass", "onepass.crfsuite", "cleaner/models/onepass.crfsuite"):
+        r = run("clean", page, "--model", spec, cwd=tmp_path)
+        assert r.returncode == 0, (spec, r.stderr)
+        assert r.stdout == want.cleaneval + "\n", spec
+    r = run("clean", page, "--model", "twopass", cwd=tmp_path)
+    assert r.returncode == 4 and "the name of a packaged model: conventions, default, onepass" in r.stderr
+
+
+def test_a_truncated_page_is_warned_counted_and_flagged(tmp_path):
+    page = tmp_path / "long.html"
+    page.write_text("<html><body>" + "".join(f"<p>Paragraph {i} of a long page.</p>" for i in range(120)) + "</body></html>")
+    conf = tmp_path / "limit.toml"
+    conf.write_text("[limits]\nmax_blocks = 50\n")
+    r = run("clean", page, "--out", tmp_path / "out", "--format", "json", "--config", conf)
+    assert r.returncode == 1, r.stderr
+    assert "warning: " + str(page) + ": truncated: only its first 50 blocks were cleaned" in r.stderr
+    assert "cleaned 1/1 pages" in r.stderr and "truncated: 1" in r.stderr
+    doc = json.loads((tmp_path / "out/long.json").read_text())
+    assert doc["truncated"] is True and doc["stats"]["truncated"] is True and doc["n_blocks"] == 50
+    assert "Paragraph 49 " in doc["text"] and "Paragraph 50 " not in doc["text"]
+    r = run("clean", page, "--out", tmp_path / "out2", "--config", conf, "-q")  # text formats: warned and counted
+    assert r.returncode == 1 and "truncated" in r.stderr
+    r = run("clean", page, "--out", tmp_path / "out3")  # under the default limit: whole, exit 0
+    assert r.returncode == 0 and "Paragraph 119 " in (tmp_path / "out3/long.txt").read_text()
+
+
+def test_progress_bar_only_on_a_terminal_or_when_asked(tmp_path, data_dir, small_model):
+    pages = [data_dir / f"cleaneval-dev/html/{i}.html" for i in (15, 16)]
+    quiet = run("clean", *pages, "--out", tmp_path / "a", "--model", small_model)  # stderr is a pipe here
+    assert quiet.returncode == 0 and "page/s" not in quiet.stderr and "%|" not in quiet.stderr
+    bar = run("clean", *pages, "--out", tmp_path / "b", "--model", small_model, "--progress")
+    assert bar.returncode == 0 and "2/2" in bar.stderr and "%|" in bar.stderr
+
+
+def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_dir):
+    folder = tmp_path / "annotated"
+    for i in ("20", "21"):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", folder / f"{i}.html")
+        copy_page(data_dir / f"cleaneval-dev/gold/{i}.txt", folder / f"{i}.txt")
+    r = run("eval", folder, "--jobs", "1", "-q", "--report", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert "2 of the 2 pages scored are pages this model was trained on" in r.stderr
+    assert "cleaneval-dev 0.917" in r.stderr  # the cross-validated figure from its sidecar
+    assert "2 of the 2 pages scored are pages this model was trained on" in (tmp_path / "r.md").read_text()
+
+
+def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
+    """Every page of every set (html/*.html, wcxb's html/*.html.gz) is found by its content; every gold
+    file, WARC and table is skipped with its reason; nothing else."""
+    from collections import Counter
+
+    from cleaner.inputs import collect
+
+    pages, skipped = collect([str(data_dir)])
+    want = sorted(str(p) for p in data_dir.glob("*/html/*") if p.name.endswith((".html", ".html.gz")))
+    assert sorted(p.shown for p in pages) == want
+    outcomes = Counter(s.outcome for s in skipped)
+    assert outcomes["gold"] == len(list(data_dir.glob("*/gold/*.txt")))
+    assert outcomes["warc"] == len(list((data_dir / "warc").iterdir()))
+    assert set(outcomes) == {"gold", "warc", "not_html"} and outcomes["not_html"] <= 6  # README.md, *.tsv, *.jsonl
+    assert len({p.name for p in pages}) == len(pages)  # one output each

@@ -232,6 +232,18 @@ def _cli(*args, timeout=120, env=None):
                           text=True, timeout=timeout, env=e, cwd=ROOT)
 
 
+def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
+    from cleaner.model import DEFAULT_MODEL_PATH
+    from jobs.clean_warc import CleanWarcJob
+
+    monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path here
+    job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "onepass"])
+    job.prepare()
+    packaged = DEFAULT_MODEL_PATH.with_name("onepass.crfsuite").resolve()
+    assert job.model_path == str(packaged)  # what _run.json records
+    assert job.model.hash == load_model(packaged).hash
+
+
 def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_model):
     out = tmp_path / "out"
     bad_model = tmp_path / "broken.crfsuite"
@@ -549,6 +561,19 @@ def test_summary_table(spark, warcs, small_model, tmp_path, capsys):
     assert "TOTAL" in text and "rows written: 12 in 1 Parquet files" in text
     assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "o"),
                  "--model", str(small_model)], spark=spark) == 5  # already published
+    assert "truncated:" not in text
+    # pages over [limits] max_blocks are cleaned up to it: the summary and _run.json say how many
+    conf = tmp_path / "limit.toml"
+    conf.write_text("[limits]\nmax_blocks = 60\n")
+    assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "t"), "--model", str(small_model),
+                 "--conf", str(conf)], spark=spark) == 0
+    text = capsys.readouterr().out
+    cut = sum(r["blocks_truncated"] for r in read_rows(tmp_path / "t"))
+    assert 0 < cut < 12
+    assert f"truncated: {cut} pages had more than 60 blocks ([limits] max_blocks)" in text, text
+    run = json.loads((tmp_path / "t/_run.json").read_text())
+    assert run["totals"]["blocks_truncated"] == cut
+    assert sum(f["blocks_truncated"] for f in run["files"].values()) == cut
 
 
 def _free_port() -> int:

@@ -87,21 +87,23 @@ def train(args) -> int:
 # -- clean ------------------------------------------------------------------------------------
 
 
-def clean(args) -> int:
+def clean(args, pages, skipped) -> int:
+    """`cleaner clean --model-kind KIND`: `pages` and `skipped` as cleaner.inputs.collect found them."""
     cli = _cli()
     from .pipeline import clean_page
 
-    files = cli._html_inputs(args.paths)
     config = cli._config(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
-    out_root = Path(args.out)
+    if many and "-" in args.paths:
+        return cli._fail(cli.EXIT_USAGE, "--model-kind all reads each input once per system: standard input "
+                                         "(-) can be read only once, save it to a file")
     worst = cli.EXIT_OK
     for kind in kinds:
-        out = out_root / kind if many else out_root
+        out = str(Path(args.out) / kind) if many else args.out
         if kind == "crf":
             sub = copy.copy(args)
-            sub.model_kind, sub.out = "crf", str(out)
+            sub.model_kind, sub.out = "crf", out
             if many:
                 sub.model = _crf_path(args.model)
             code = cli.cmd_clean(sub)
@@ -113,8 +115,10 @@ def clean(args) -> int:
             return cli._fail(cli.EXIT_MODEL, str(exc))
         as_json = args.format == "json"
         code = cli.clean_files(
-            files, out, lambda data, system=system: clean_page(data, system, config=config, keep_blocks=as_json),
-            as_json=as_json, quiet=args.quiet, label=kind,
+            pages, skipped, out, args.format,
+            lambda data, system=system: clean_page(data, system, config=config, keep_blocks=as_json),
+            quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
+            max_blocks=int(config["limits"]["max_blocks"]), label=kind,
         )
         worst = max(worst, code)
     return worst

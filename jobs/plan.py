@@ -43,7 +43,7 @@ class PlanSettings:
     def from_config(cls, job: dict, **overrides) -> "PlanSettings":
         s = cls(**{k: job[k] for k in ("task_bytes", "min_task_bytes", "tasks_per_core",
                                        "split_factor", "plain_byte_weight") if k in job},
-                mode=job.get("distribution", "split"))
+                mode=job["distribution"])
         for k, v in overrides.items():
             if v is not None:
                 setattr(s, k, v)

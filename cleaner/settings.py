@@ -24,10 +24,11 @@ class SettingsError(ValueError):
     """A setting is unknown, of the wrong type or out of range (the message is one line)."""
 
 
-def _rule(**kw) -> typing.Any:
-    """A required field with its range rule: ge / gt / le (numbers, list items), choices (str, list
-    items), ascending (lists), nonempty (lists, str)."""
-    return field(metadata=kw)
+def setting(**rules) -> typing.Any:
+    """A required field and the rules its value must keep: ge / gt / le (numbers, list items), choices
+    (strings, list items), regexp (compiles), nonempty, nonempty_items, ascending, length (lists);
+    prefix: the field gathers every key starting with it (a table of such keys)."""
+    return field(metadata=rules)
 
 
 POSITIVE = {"gt": 0}
@@ -36,60 +37,60 @@ SHARE = {"ge": 0, "le": 1}
 
 @dataclass(frozen=True)
 class Limits:
-    max_html_bytes: int = _rule(**POSITIVE)
-    max_blocks: int = _rule(**POSITIVE)
-    time_budget_s: float = _rule(ge=0)  # 0: no budget
-    max_nesting: int = _rule(**POSITIVE)
+    max_html_bytes: int = setting(**POSITIVE)
+    max_blocks: int = setting(**POSITIVE)
+    time_budget_s: float = setting(ge=0)  # 0: no budget
+    max_nesting: int = setting(**POSITIVE)
 
 
 @dataclass(frozen=True)
 class Decode:
-    prescan_bytes: int = _rule(ge=0)
-    min_detector_confidence: float = _rule(**SHARE)
-    detector_bytes: int = _rule(**POSITIVE)
-    detector: str = _rule(choices=("cchardet", "resiliparse"))
-    invalid_declared_utf8: str = _rule(choices=("trust", "detect", "repair"))
-    valid_utf8_wins: bool = _rule()
-    utf8_first: bool = _rule()
-    detector_whatwg_only: bool = _rule()
-    western_guard: bool = _rule()
-    western_min_share: float = _rule(**SHARE)
-    western_max_letter_ratio: float = _rule(ge=0)
+    prescan_bytes: int = setting(ge=0)
+    min_detector_confidence: float = setting(**SHARE)
+    detector_bytes: int = setting(**POSITIVE)
+    detector: str = setting(choices=("cchardet", "resiliparse"))
+    invalid_declared_utf8: str = setting(choices=("trust", "detect", "repair"))
+    valid_utf8_wins: bool = setting()
+    utf8_first: bool = setting()
+    detector_whatwg_only: bool = setting()
+    western_guard: bool = setting()
+    western_min_share: float = setting(**SHARE)
+    western_max_letter_ratio: float = setting(ge=0)
 
 
 @dataclass(frozen=True)
 class Segment:
-    drop_tags: list[str] = _rule()
-    block_tags: list[str] = _rule()
-    img_alt_min_chars: int = _rule(ge=0)
-    max_block_chars: int = _rule(**POSITIVE)
+    drop_tags: list[str] = setting()
+    block_tags: list[str] = setting()
+    img_alt_min_chars: int = setting(ge=0)
+    max_block_chars: int = setting(**POSITIVE)
 
 
 @dataclass(frozen=True)
 class Bins:
-    count: list[float] = _rule(nonempty=True, ascending=True)
-    relative: list[float] = _rule(nonempty=True, ascending=True)
-    position: list[float] = _rule(nonempty=True, ascending=True)
-    document: list[float] = _rule(nonempty=True, ascending=True)
-    split: list[float] = _rule(nonempty=True, ascending=True)
+    count: list[float] = setting(nonempty=True, ascending=True)
+    relative: list[float] = setting(nonempty=True, ascending=True)
+    position: list[float] = setting(nonempty=True, ascending=True)
+    document: list[float] = setting(nonempty=True, ascending=True)
+    split: list[float] = setting(nonempty=True, ascending=True)
 
 
 @dataclass(frozen=True)
 class Title:
-    max_words: int = _rule(**POSITIVE)
-    precision_bins: list[float] = _rule(nonempty=True, ascending=True)
-    coverage_bins: list[float] = _rule(nonempty=True, ascending=True)
-    anchor_min: float = _rule(**SHARE)
+    max_words: int = setting(**POSITIVE)
+    precision_bins: list[float] = setting(nonempty=True, ascending=True)
+    coverage_bins: list[float] = setting(nonempty=True, ascending=True)
+    anchor_min: float = setting(**SHARE)
 
 
 @dataclass(frozen=True)
 class Regexps:
-    url: str = _rule(regexp=True)
-    date: str = _rule(regexp=True)
-    time: str = _rule(regexp=True)
-    bullet: str = _rule(regexp=True)
-    sentence_end: str = _rule(regexp=True)
-    sentence_split: str = _rule(regexp=True)
+    url: str = setting(regexp=True)
+    date: str = setting(regexp=True)
+    time: str = setting(regexp=True)
+    bullet: str = setting(regexp=True)
+    sentence_end: str = setting(regexp=True)
+    sentence_split: str = setting(regexp=True)
 
 
 # [features] keys `class_<name>`: any number of container classes (cleaner.features), tag lists.
@@ -98,117 +99,114 @@ CLASS_PREFIX = "class_"
 
 @dataclass(frozen=True)
 class Features:
-    inline_tags: list[str] = _rule()
-    window: int = _rule(ge=0)
-    window_families: list[str] = _rule()
-    max_idclass_tokens_per_block: int = _rule(ge=0)
-    url_hints: list[str] = _rule(nonempty_items=True)
-    bins: Bins = _rule()
-    title: Title = _rule()
-    regexp: Regexps = _rule()
+    inline_tags: list[str] = setting()
+    window: int = setting(ge=0)
+    window_families: list[str] = setting()
+    max_idclass_tokens_per_block: int = setting(ge=0)
+    url_hints: list[str] = setting(nonempty_items=True)
+    bins: Bins = setting()
+    title: Title = setting()
+    regexp: Regexps = setting()
     # every `class_<name> = [tags]` key, by name (class_header, class_nav, ..., and any new one)
-    classes: dict[str, list[str]] = _rule(prefix=CLASS_PREFIX)
+    classes: dict[str, list[str]] = setting(prefix=CLASS_PREFIX)
 
 
 @dataclass(frozen=True)
 class Model:
-    labels: list[str] = _rule(nonempty=True)
-    convention: str = _rule()  # "" = the model's default (checked against the model, cleaner.convention)
+    labels: list[str] = setting(nonempty=True)
+    convention: str = setting()  # "" = the model's default (checked against the model, cleaner.convention)
 
 
 @dataclass(frozen=True)
 class Train:
-    min_alignment: float = _rule(**SHARE)
-    max_iterations: int = _rule(**POSITIVE)
-    seed: int = _rule()
-    c1_grid: list[float] = _rule(nonempty=True, ge=0)
-    c2_grid: list[float] = _rule(nonempty=True, ge=0)
-    c1: float = _rule(ge=0)
-    c2: float = _rule(ge=0)
-    conventions: list[str] = _rule(nonempty=True)
-    convention_of: dict[str, str] = _rule()
-    convention_attributes: list[str] = _rule()
+    min_alignment: float = setting(**SHARE)
+    max_iterations: int = setting(**POSITIVE)
+    seed: int = setting()
+    c1_grid: list[float] = setting(nonempty=True, ge=0)
+    c2_grid: list[float] = setting(nonempty=True, ge=0)
+    c1: float = setting(ge=0)
+    c2: float = setting(ge=0)
+    conventions: list[str] = setting(nonempty=True)
+    convention_of: dict[str, str] = setting()
+    convention_attributes: list[str] = setting()
 
 
 @dataclass(frozen=True)
 class Job:
-    master: str = _rule(nonempty=True)
-    app_name: str = _rule(nonempty=True)
-    driver_memory: str = _rule(nonempty=True)
-    log_level: str = _rule(choices=("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN"))
-    progress_bar: bool = _rule()
-    distribution: str = _rule(choices=("split", "packed", "files"))  # jobs/plan.py MODES
-    task_bytes: int = _rule(**POSITIVE)
-    min_task_bytes: int = _rule(**POSITIVE)
-    tasks_per_core: int = _rule(**POSITIVE)
-    split_factor: float = _rule(**POSITIVE)
-    plain_byte_weight: float = _rule(**POSITIVE)
-    max_payload_bytes: int = _rule(**POSITIVE)
-    compression: str = _rule(choices=("none", "uncompressed", "snappy", "gzip", "lz4", "zstd", "brotli"))
-    compression_level: int = _rule()
-    target_file_mb: float = _rule(**POSITIVE)
-    shuffle_bytes_per_output_byte: float = _rule(**POSITIVE)
-    partition_by: list[str] = _rule()  # the columns are checked by the job (cleaner.schema.PARTITION_COLUMNS)
-    crawl_pattern: str = _rule(regexp=True)
-    default_crawl: str = _rule(nonempty=True)
-    marker_dir: str = _rule()
+    master: str = setting(nonempty=True)
+    app_name: str = setting(nonempty=True)
+    driver_memory: str = setting(nonempty=True)
+    log_level: str = setting(choices=("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN"))
+    progress_bar: bool = setting()
+    distribution: str = setting(choices=("split", "packed", "files"))  # jobs/plan.py MODES
+    task_bytes: int = setting(**POSITIVE)
+    min_task_bytes: int = setting(**POSITIVE)
+    tasks_per_core: int = setting(**POSITIVE)
+    split_factor: float = setting(**POSITIVE)
+    plain_byte_weight: float = setting(**POSITIVE)
+    max_payload_bytes: int = setting(**POSITIVE)
+    compression: str = setting(choices=("none", "uncompressed", "snappy", "gzip", "lz4", "zstd", "brotli"))
+    compression_level: int = setting()
+    target_file_mb: float = setting(**POSITIVE)
+    shuffle_bytes_per_output_byte: float = setting(**POSITIVE)
+    partition_by: list[str] = setting()  # the columns are checked by the job (cleaner.schema.PARTITION_COLUMNS)
+    crawl_pattern: str = setting(regexp=True)
+    default_crawl: str = setting(nonempty=True)
+    marker_dir: str = setting()
 
 
 @dataclass(frozen=True)
 class Runtime:
-    gc_thresholds: list[int] = _rule(gt=0, length=(0, 3))
+    gc_thresholds: list[int] = setting(gt=0, length=(0, 3))
 
 
 @dataclass(frozen=True)
 class Decision:
-    content_threshold: float = _rule(**SHARE)
-    f1_optimal_threshold: bool = _rule()
-    fallback_min_kept_share: float = _rule(**SHARE)
+    content_threshold: float = setting(**SHARE)
+    f1_optimal_threshold: bool = setting()
+    fallback_min_kept_share: float = setting(**SHARE)
 
 
 @dataclass(frozen=True)
 class Stacking:
-    enabled: bool = _rule()
-    windows: list[int] = _rule(nonempty=True, ge=0)
-    inner_folds: int = _rule(gt=1)
-    first_pass_labels: str = _rule(choices=("viterbi", "decided"))
-    first_pass_neighbours: bool = _rule()
+    enabled: bool = setting()
+    windows: list[int] = setting(nonempty=True, ge=0)
+    inner_folds: int = setting(gt=1)
+    first_pass_labels: str = setting(choices=("viterbi", "decided"))
+    first_pass_neighbours: bool = setting()
 
 
 @dataclass(frozen=True)
 class Markers:
-    enabled: bool = _rule()
-    word_bins: list[int] = _rule(nonempty=True, ascending=True)
-    ancestor_tags: list[str] = _rule()
-    c1: float = _rule(ge=0)
-    c2: float = _rule(ge=0)
-    max_iterations: int = _rule(**POSITIVE)
+    enabled: bool = setting()
+    word_bins: list[int] = setting(nonempty=True, ascending=True)
+    ancestor_tags: list[str] = setting()
+    c1: float = setting(ge=0)
+    c2: float = setting(ge=0)
+    max_iterations: int = setting(**POSITIVE)
 
 
 @dataclass(frozen=True)
 class Settings:
-    limits: Limits = _rule()
-    decode: Decode = _rule()
-    segment: Segment = _rule()
-    features: Features = _rule()
-    model: Model = _rule()
-    train: Train = _rule()
-    job: Job = _rule()
-    runtime: Runtime = _rule()
-    decision: Decision = _rule()
-    stacking: Stacking = _rule()
-    markers: Markers = _rule()
+    limits: Limits = setting()
+    decode: Decode = setting()
+    segment: Segment = setting()
+    features: Features = setting()
+    model: Model = setting()
+    train: Train = setting()
+    job: Job = setting()
+    runtime: Runtime = setting()
+    decision: Decision = setting()
+    stacking: Stacking = setting()
+    markers: Markers = setting()
 
     @classmethod
     def from_mapping(cls, data: dict, source: str) -> "Settings":
         """The tree of `data` (a merged config mapping); SettingsError names the key and `source`."""
         try:
-            return _build(cls, data, source, ())
+            return _build(cls, data, ())
         except SettingsError as exc:
-            text = str(exc)
-            if text.startswith(f"{source}: "):
-                raise
-            raise SettingsError(f"{source}: {text}") from None
+            raise SettingsError(f"{source}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -284,13 +282,13 @@ def _check_rules(value, meta: dict, where: str) -> None:
                             f"not {len(value)}")
 
 
-def _value(tp, value, meta: dict, source: str, path: tuple[str, ...]):
+def _value(tp, value, meta: dict, path: tuple[str, ...]):
     where = _where(path)
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise SettingsError(f"[{'.'.join(path)}] must be a table, not {_shown(value)} ({_kind(value)})")
-        return _build(tp, value, source, path)
+        return _build(tp, value, path)
     if origin is list:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -300,14 +298,14 @@ def _value(tp, value, meta: dict, source: str, path: tuple[str, ...]):
         key_tp, item_tp = typing.get_args(tp)
         if not isinstance(value, dict):
             raise SettingsError(f"{where} must be a table, not {_shown(value)} ({_kind(value)})")
-        out = {k: _value(item_tp, v, {}, source, path + (k,)) for k, v in value.items()}
+        out = {k: _value(item_tp, v, {}, path + (k,)) for k, v in value.items()}
     else:
         out = _scalar(tp, value, where)
     _check_rules(out, meta, where)
     return out
 
 
-def _build(cls, data: dict, source: str, path: tuple[str, ...]):
+def _build(cls, data: dict, path: tuple[str, ...]):
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls)}
     prefixed = {f.metadata["prefix"]: f for f in known.values() if "prefix" in f.metadata}
@@ -316,12 +314,12 @@ def _build(cls, data: dict, source: str, path: tuple[str, ...]):
     for key, value in data.items():
         f = known.get(key)
         if f is not None and "prefix" not in f.metadata:
-            values[key] = _value(hints[key], value, dict(f.metadata), source, path + (key,))
+            values[key] = _value(hints[key], value, dict(f.metadata), path + (key,))
             continue
         owner = next((g for p, g in prefixed.items() if key.startswith(p)), None)
         if owner is not None:
             item_tp = typing.get_args(hints[owner.name])[1]
-            gathered[owner.name][key] = _value(item_tp, value, {}, source, path + (key,))
+            gathered[owner.name][key] = _value(item_tp, value, {}, path + (key,))
             continue
         if path:
             names = ", ".join(sorted(n for n, g in known.items() if "prefix" not in g.metadata))

@@ -789,3 +789,31 @@ def test_a_run_whose_every_page_failed_for_one_reason_is_not_published(spark, wa
     assert "every one of the 12 HTML records was rejected as timeout" in str(info.value)
     assert not list(out.glob("run=*")) and not list(out.glob("_staging/*"))
     assert done_files(OutputDir(LocalFS(), str(out)).recover()) == {}
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_jvm_listed_directories_list_what_they_leave_out(spark, warcs, tmp_path):
+    """Remote directories (hdfs://, s3a://, ...) are walked by the JVM with the same rules (here file://)."""
+    from jobs import inputs
+    from jobs.storage import InputError
+
+    d = tmp_path / "remote"
+    (d / "_tmp").mkdir(parents=True)
+    (d / "sub").mkdir()
+    shutil.copy(warcs["a"], d / "a.warc.gz")
+    shutil.copy(warcs["d"], d / "_tmp" / "d.warc.gz")
+    shutil.copy(warcs["c"], d / "sub" / "c.warc")
+    shutil.copy(warcs["b"], d / "sub" / "b.warc.gz.part")
+    (d / "_SUCCESS").write_text("")
+    files, left = inputs.resolve_jvm(spark, [f"file://{d}"])
+    assert sorted(Path(f.uri[len("file:"):]).relative_to(d).as_posix() for f in files) == ["a.warc.gz", "sub/c.warc"]
+    assert all(f.size == Path(f.uri[len("file:"):]).stat().st_size for f in files)
+    reasons = {Path(s["path"][len("file:"):]).relative_to(d).as_posix() + ("/" if s["path"].endswith("/") else ""):
+               s["reason"] for s in left}
+    assert set(reasons) == {"_tmp/", "_SUCCESS", "sub/b.warc.gz.part"}
+    assert "unfinished download" in reasons["sub/b.warc.gz.part"]
+    (tmp_path / "empty" / "x").mkdir(parents=True)
+    (tmp_path / "empty" / "notes.txt").write_text("not a WARC")
+    with pytest.raises(InputError, match="matches no WARC/ARC file"):
+        inputs.resolve_jvm(spark, [f"file://{tmp_path}/empty"])

@@ -15,6 +15,7 @@ attributes of this tree.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import typing
 from dataclasses import dataclass, field
@@ -305,9 +306,14 @@ def _value(tp, value, meta: dict, path: tuple[str, ...]):
     return out
 
 
+@functools.cache
+def _fields(cls) -> tuple[dict, dict]:
+    """({name: type}, {name: field}) of a section's dataclass, resolved once."""
+    return typing.get_type_hints(cls), {f.name: f for f in dataclasses.fields(cls)}
+
+
 def _build(cls, data: dict, path: tuple[str, ...]):
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in dataclasses.fields(cls)}
+    hints, known = _fields(cls)
     prefixed = {f.metadata["prefix"]: f for f in known.values() if "prefix" in f.metadata}
     values: dict = {}
     gathered: dict[str, dict] = {f.name: {} for f in prefixed.values()}

@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
                "4 invalid model or config, 5 output directory unusable.")
     ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
-                    help="WARC/ARC files, directories, globs or Hadoop URIs (hdfs://, s3a://, ...)")
+                    help="WARC/ARC files (plain, .gz, .zst), directories, globs or URIs (hdfs://, s3a://, "
+                         "s3://, https://, ...)")
     ap.add_argument("--input-list", action="append", default=[], metavar="FILE",
                     help="path list, one WARC path/URI/glob per line, plain or gzip-compressed "
                          "(Common Crawl's warc.paths.gz), local or a URI (repeatable)")

@@ -818,12 +818,14 @@ def _same_records(a: list[HtmlRecord], b: list[HtmlRecord]) -> bool:
                                                                        for r in b]
 
 
-@pytest.mark.parametrize("dictionary", [True, False], ids=["dictionary-frame", "no-dictionary"])
-def test_zstd_warc_reads_as_the_plain_warc(plain_warc, tmp_path, dictionary):
+@pytest.mark.parametrize("dictionary,compress_dict", [(True, True), (True, False), (False, False)],
+                         ids=["compressed-dictionary-frame", "raw-dictionary-frame", "no-dictionary"])
+def test_zstd_warc_reads_as_the_plain_warc(plain_warc, tmp_path, dictionary, compress_dict):
     from zstd_warc import write_zstd_warc
 
     expected, plain_stats = read_all(plain_warc)
-    zst = write_zstd_warc(plain_warc, tmp_path / "pages.warc.zst", dictionary=dictionary)
+    zst = write_zstd_warc(plain_warc, tmp_path / "pages.warc.zst", dictionary=dictionary,
+                          compress_dict=compress_dict)
     assert zst.stat().st_size < plain_warc.stat().st_size / 2
     recs, stats = read_all(zst)
     assert len(recs) == 8 and _same_records(recs, expected)  # offsets: of the decompressed WARC

@@ -20,9 +20,11 @@ def record_bytes(plain: Path) -> list[bytes]:
     return [raw[a:b] for a, b in zip(offsets, offsets[1:] + [len(raw)])]
 
 
-def write_zstd_warc(plain: Path, out: Path, *, dictionary: bool = True, with_dict_frame: bool = True) -> Path:
-    """`plain` compressed record by record; with a trained dictionary (in a leading skippable frame
-    unless `with_dict_frame` is False: frames that cannot be read without it)."""
+def write_zstd_warc(plain: Path, out: Path, *, dictionary: bool = True, with_dict_frame: bool = True,
+                    compress_dict: bool = True) -> Path:
+    """`plain` compressed record by record; with a trained dictionary (in a leading skippable frame,
+    itself compressed unless `compress_dict` is False; no frame when `with_dict_frame` is False: frames
+    that cannot be read without it)."""
     records = record_bytes(plain)
     if not dictionary:
         cctx = zstandard.ZstdCompressor(level=3)
@@ -31,7 +33,7 @@ def write_zstd_warc(plain: Path, out: Path, *, dictionary: bool = True, with_dic
     trained = zstandard.train_dictionary(8192, records * 8)
     cctx = zstandard.ZstdCompressor(level=3, dict_data=trained)
     frames = b"".join(cctx.compress(r) for r in records)
-    packed = zstandard.ZstdCompressor().compress(trained.as_bytes())
+    packed = zstandard.ZstdCompressor().compress(trained.as_bytes()) if compress_dict else trained.as_bytes()
     head = ZSTD_DICT_MAGIC + len(packed).to_bytes(4, "little") + packed if with_dict_frame else b""
     out.write_bytes(head + frames)
     return out

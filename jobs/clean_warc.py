@@ -55,6 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Rejection reasons that say the cleaner failed, not the page: a run whose every page was rejected for one
 # of them (a config or model that breaks every page) is not published, so its files are not marked done.
 SYSTEMATIC_REASONS = ("internal_error", "parse_error", "decode_failed", "timeout", "poison")
+# ... when the run has at least this many HTML records: fewer pages that all fail may just be bad pages, and
+# a run of them held back would be held back again by every --skip-done run, never done.
+SYSTEMATIC_MIN_RECORDS = 5
 
 
 class JobError(Exception):
@@ -727,15 +730,15 @@ class CleanWarcJob:
 
 
 def systematic_failure(piece_stats) -> str | None:
-    """What went wrong when every HTML record of the run was rejected for one reason that says the cleaner
-    failed rather than the page (SYSTEMATIC_REASONS), else None."""
+    """What went wrong when every HTML record of the run (at least SYSTEMATIC_MIN_RECORDS) was rejected for
+    one reason that says the cleaner failed rather than the page (SYSTEMATIC_REASONS), else None."""
     rejected: dict[str, int] = {}
     html = cleaned = 0
     for s in piece_stats:
         html += s["html_records"]
         cleaned += s["cleaned"]
         _add_counts(rejected, s["rejected"])
-    if not html or cleaned or len(rejected) != 1:
+    if html < SYSTEMATIC_MIN_RECORDS or cleaned or len(rejected) != 1:
         return None
     reason = next(iter(rejected))
     if reason not in SYSTEMATIC_REASONS:

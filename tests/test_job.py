@@ -817,3 +817,18 @@ def test_jvm_listed_directories_list_what_they_leave_out(spark, warcs, tmp_path)
     (tmp_path / "empty" / "notes.txt").write_text("not a WARC")
     with pytest.raises(InputError, match="matches no WARC/ARC file"):
         inputs.resolve_jvm(spark, [f"file://{tmp_path}/empty"])
+
+
+def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
+    from jobs.clean_warc import systematic_failure
+
+    def piece(cleaned=0, **rejected):
+        return {"html_records": cleaned + sum(rejected.values()), "cleaned": cleaned, "rejected": rejected}
+
+    assert systematic_failure([piece(parse_error=3), piece(parse_error=4)]) == \
+        "every one of the 7 HTML records was rejected as parse_error"
+    assert systematic_failure([piece(parse_error=3), piece(cleaned=1)]) is None      # some pages cleaned
+    assert systematic_failure([piece(parse_error=3, timeout=4)]) is None             # two reasons
+    assert systematic_failure([piece(no_content=9)]) is None                         # the pages' own reason
+    assert systematic_failure([piece(timeout=4)]) is None                            # too few to tell
+    assert systematic_failure([piece()]) is None

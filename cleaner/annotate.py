@@ -173,7 +173,7 @@ class Annotator:
         self.folder = Path(folder).resolve()
         self.model = model
         self.config = config or load_config()
-        self.min_alignment = float(self.config["train"].get("min_alignment", 0.5))
+        self.min_alignment = float(self.config["train"]["min_alignment"])
         self._lock = threading.Lock()  # CRFsuite taggers are not thread-safe
         self._cache: dict[str, _Cached] = {}
 

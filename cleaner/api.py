@@ -175,7 +175,7 @@ def clean_html(
     """Clean one page (see module docstring). Never raises."""
     try:
         config = config or load_config()
-        budget = float(config["limits"].get("time_budget_s", 0))
+        budget = float(config["limits"]["time_budget_s"])
         try:
             with _deadline(budget):
                 return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
@@ -251,7 +251,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     model = model or load_model()
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"].get("time_budget_s", 0)))
+    budget = _Budget(float(config["limits"]["time_budget_s"]))
     read = read_page(data, http_charset, config, model.feature_config(config), result, budget)
     if read is None:
         return result

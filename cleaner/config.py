@@ -1,4 +1,8 @@
-"""Configuration: one TOML file (conf/default.toml) read into a plain nested dict.
+"""Configuration: one TOML file (conf/default.toml) read into a plain nested dict, checked.
+
+`load_config` checks the merged mapping against the typed settings tree (cleaner/settings.py) before
+any caller sees it: an unknown section or key, a wrong type or an out-of-range value is a ConfigError
+of one line naming the key and the file.
 
 The config is data, not code, so it can be broadcast to Spark executors and hashed into
 a model's sidecar. `Config.section_hash` fingerprints only the sections that change
@@ -15,6 +19,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .settings import Settings, SettingsError
 
 # conf/default.toml at the top of the repository is the one file; `cleaner/conf` links to it
 # so that it is also inside the package when installed (wheels copy the linked file).
@@ -69,6 +75,14 @@ class Config:
         """This config with `override` merged over it (sections merged key by key)."""
         return Config(_merge(self.data, override), source or self.source)
 
+    @property
+    def settings(self) -> Settings:
+        """The typed tree of this config (cleaner.settings); raises ConfigError."""
+        try:
+            return Settings.from_mapping(self.data, self.source)
+        except SettingsError as exc:
+            raise ConfigError(str(exc)) from None
+
     def to_json(self) -> str:
         return json.dumps(self.data, sort_keys=True)
 
@@ -88,41 +102,23 @@ def _read_toml(path: Path) -> dict:
 
 
 def _validate(data: dict, source: str) -> None:
-    for section in ("limits", "decode", "segment", "features", "model", "train"):
-        if not isinstance(data.get(section), dict):
-            raise ConfigError(f"{source}: missing section [{section}]")
-    bins = data["features"].get("bins", {})
-    for name, values in bins.items():
-        if not values or list(values) != sorted(values):
-            raise ConfigError(f"{source}: [features.bins] {name} must be a non-empty ascending list")
-    import re
+    """Read `data` into the typed tree (cleaner.settings): every section and key known, of its type and
+    range; a ConfigError names the key and the file in one line."""
+    try:
+        Settings.from_mapping(data, source)
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from None
+    # Read as the trainer will (cleaner.stacking checks the values together), so that a bad one stops the
+    # command here rather than mid-training. (Imported here: cleaner.stacking imports this module.)
+    from .stacking import StackingSettings
 
-    for name, pattern in data["features"].get("regexp", {}).items():
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{source}: [features.regexp] {name} is not a valid regexp: {exc}") from exc
-    hints = data["features"].get("url_hints", [])
-    if not isinstance(hints, list) or not all(isinstance(h, str) and h for h in hints):
-        raise ConfigError(f"{source}: [features] url_hints must be a list of non-empty strings")
-    if "stacking" in data:
-        # Read as the trainer will (cleaner.stacking checks the values), so that a bad one stops the
-        # command here rather than mid-training. (Imported here: cleaner.stacking imports this module.)
-        from .stacking import StackingSettings
-
-        try:
-            StackingSettings.from_meta(data["stacking"])
-        except KeyError as exc:
-            raise ConfigError(f"{source}: [stacking] {exc.args[0]} is missing") from exc
-        except (TypeError, ValueError) as exc:
-            message = str(exc) if str(exc).startswith("[stacking]") else f"[stacking] {exc}"
-            raise ConfigError(f"{source}: {message}") from exc
-    values = (data.get("runtime") or {}).get("gc_thresholds", [])
-    if values != [] and (not isinstance(values, list) or len(values) != 3 or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)):
-        raise ConfigError(f"{source}: [runtime] gc_thresholds must be [] or three positive integers, not {values!r}")
-    if data["limits"].get("max_html_bytes", 1) <= 0:
-        raise ConfigError(f"{source}: [limits] max_html_bytes must be positive")
+    try:
+        StackingSettings.from_meta(data["stacking"])
+    except KeyError as exc:
+        raise ConfigError(f"{source}: [stacking] {exc.args[0]} is missing") from None
+    except (TypeError, ValueError) as exc:
+        message = str(exc) if str(exc).startswith("[stacking]") else f"[stacking] {exc}"
+        raise ConfigError(f"{source}: {message}") from None
 
 
 _DEFAULT: Config | None = None

@@ -40,11 +40,13 @@ class DecisionSettings:
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:
-        d = config.data.get("decision", {}) if hasattr(config, "data") else {}
-        optimal = d.get("f1_optimal_threshold", False)
-        if not isinstance(optimal, bool):
+        # every key is there and typed: load_config checks the section (cleaner/settings.py), and its
+        # defaults are conf/default.toml's (the dataclass's own are the plain decision of tests and first passes)
+        d = config["decision"]
+        optimal = d["f1_optimal_threshold"]
+        if not isinstance(optimal, bool):  # an overlay laid in code (Config.overlay) is not checked
             raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
-        return cls(float(d.get("content_threshold", 0.45)), float(d.get("fallback_min_kept_share", 0.02)), optimal)
+        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal)
 
 
 def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:

@@ -244,9 +244,9 @@ def _non_ascii_letter_ratio(sample: bytes) -> float:
 def _guard(codec: str, sample: bytes, cfg: dict) -> str:
     if codec in _ISO_TO_WINDOWS and _C1_RE.search(sample):
         codec = _ISO_TO_WINDOWS[codec]
-    if codec in _SINGLE_BYTE and cfg.get("western_guard", True):
-        if (_western_share(sample) >= float(cfg.get("western_min_share", 0.9))
-                and _non_ascii_letter_ratio(sample) < float(cfg.get("western_max_letter_ratio", 0.015))):
+    if codec in _SINGLE_BYTE and cfg["western_guard"]:
+        if (_western_share(sample) >= float(cfg["western_min_share"])
+                and _non_ascii_letter_ratio(sample) < float(cfg["western_max_letter_ratio"])):
             return "cp1252"
     return codec
 
@@ -425,15 +425,17 @@ def _strict_utf8(data: bytes) -> str | None:
 
 
 def _decode_config(config) -> dict:
-    if config is None:
-        from cleaner.config import load_config
+    """The whole [decode] section: a Config's, or a partial one (a dict with a "decode" section, or the
+    section itself) laid over conf/default.toml's, whose values are the only defaults."""
+    from cleaner.config import Config, load_config
 
-        config = load_config()
-    try:
-        section = config["decode"]
-    except (KeyError, TypeError):
-        section = config if isinstance(config, dict) else {}
-    return section
+    if isinstance(config, Config):
+        return config["decode"]
+    default = load_config()["decode"]
+    if config is None:
+        return default
+    section = config.get("decode", config) if isinstance(config, dict) else {}
+    return {**default, **section} if isinstance(section, dict) else default
 
 
 _BOMS = (
@@ -474,13 +476,13 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
     if not isinstance(data, bytes):
         data = bytes(data)  # bytearray / memoryview; anything else raises TypeError, by design
     cfg = _decode_config(config)
-    prescan_bytes = int(cfg.get("prescan_bytes", 4096))
-    min_conf = float(cfg.get("min_detector_confidence", 0.2))
-    detector_bytes = int(cfg.get("detector_bytes", 65536))
-    detector = _get_detector(str(cfg.get("detector", DEFAULT_DETECTOR)))
-    invalid_utf8 = cfg.get("invalid_declared_utf8", "repair")
-    valid_utf8_wins = bool(cfg.get("valid_utf8_wins", True))
-    utf8_first = bool(cfg.get("utf8_first", True))
+    prescan_bytes = int(cfg["prescan_bytes"])
+    min_conf = float(cfg["min_detector_confidence"])
+    detector_bytes = int(cfg["detector_bytes"])
+    detector = _get_detector(str(cfg["detector"]))
+    invalid_utf8 = cfg["invalid_declared_utf8"]
+    valid_utf8_wins = bool(cfg["valid_utf8_wins"])
+    utf8_first = bool(cfg["utf8_first"])
 
     # 1. BOM
     bom = _bom(data)
@@ -549,7 +551,7 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
         label, confidence = detector(sample)
     except Exception:
         label, confidence = None, 0.0
-    guess: str | None = (_codec_for_detector(label, bool(cfg.get("detector_whatwg_only", True)))
+    guess: str | None = (_codec_for_detector(label, bool(cfg["detector_whatwg_only"]))
                          if confidence >= min_conf else None)
     if guess is not None and guess != "utf-8":
         guess = _guard(guess, sample, cfg)

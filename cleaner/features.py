@@ -239,7 +239,7 @@ class FeatureExtractor:
         self.families = frozenset(families or DEFAULT_FAMILIES)
         rx = fc["regexp"]
         self.re_url = re.compile(rx["url"])
-        self.url_hints = tuple(h.lower() for h in fc.get("url_hints", ()))
+        self.url_hints = tuple(h.lower() for h in fc["url_hints"])
         self.re_date = re.compile(rx["date"])
         self.re_time = re.compile(rx["time"])
         self.re_bullet = re.compile(rx["bullet"])

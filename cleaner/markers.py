@@ -76,8 +76,8 @@ class MarkerSettings:
     @classmethod
     def from_config(cls, config: Config) -> MarkerSettings | None:
         """The [markers] settings, or None when the typer is disabled."""
-        m = config.data.get("markers") or {}
-        if not m.get("enabled", False):
+        m = config["markers"]  # checked by load_config (cleaner/settings.py)
+        if not m["enabled"]:
             return None
         return cls.from_meta(m)
 

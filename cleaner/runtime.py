@@ -28,7 +28,7 @@ def gc_thresholds(config: Config | None = None) -> tuple[int, ...] | None:
     """The collector thresholds `[runtime] gc_thresholds` asks for (checked by cleaner.config when the
     config is read); None = leave Python's own."""
     config = config or load_config()
-    values = (config.data.get("runtime") or {}).get("gc_thresholds", [])
+    values = config["runtime"]["gc_thresholds"]
     return tuple(values) if values else None
 
 

@@ -171,7 +171,7 @@ class ParsedHtml:
 def parse_html(html: str, config: Config | None = None) -> ParsedHtml:
     """Decoded HTML -> its tree, nested no deeper than [limits] max_nesting (cap_nesting)."""
     config = config or load_config()
-    html, capped = cap_nesting(html, int(config["limits"].get("max_nesting", 3000)))
+    html, capped = cap_nesting(html, int(config["limits"]["max_nesting"]))
     return ParsedHtml(LexborHTMLParser(html), capped)
 
 

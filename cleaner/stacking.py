@@ -56,8 +56,8 @@ class StackingSettings:
     @classmethod
     def from_config(cls, config: Config) -> StackingSettings | None:
         """The [stacking] settings, or None when stacking is disabled."""
-        s = config.data.get("stacking") or {}
-        if not s.get("enabled", False):
+        s = config["stacking"]  # checked by load_config (cleaner/settings.py)
+        if not s["enabled"]:
             return None
         return cls.from_meta(s)
 

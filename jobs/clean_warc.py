@@ -11,8 +11,10 @@ records (jobs/worker.py), counters for every outcome. What differs: the model an
 broadcast once and opened once per Python worker; work is planned by bytes (jobs/plan.py);
 output is published atomically with a run record (jobs/runs.py).
 
-Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed,
-2 bad usage, 3 input missing, 4 invalid model or config, 5 output directory unusable.
+Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed, the run was
+not published because every page failed for one reason of the cleaner's (not of the pages'), or input
+files could not be read (recorded as failed, not done: --skip-done retries them), 2 bad usage, 3 input
+missing, 4 invalid model or config, 5 output directory unusable.
 """
 
 from __future__ import annotations
@@ -42,39 +44,20 @@ from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
-from jobs import plan  # noqa: E402
+from jobs import inputs, plan  # noqa: E402
 from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
 from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
-from jobs.storage import (  # noqa: E402
-    HadoopFS, InputError, LocalFS, base_name, is_local, local_path, read_input_list,
-    resolve_local, resolve_remote,
-)
+from jobs.storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local  # noqa: E402
 
 log = logging.getLogger("clean_warc")
 ROOT = Path(__file__).resolve().parent.parent
 
-JOB_DEFAULTS = {
-    "master": "local[*]",
-    "app_name": "clean_warc",
-    "driver_memory": "2g",
-    "log_level": "WARN",
-    "progress_bar": True,
-    "distribution": "split",
-    "task_bytes": 256 << 20,
-    "min_task_bytes": 4 << 20,
-    "tasks_per_core": 3,
-    "split_factor": 1.5,
-    "plain_byte_weight": 0.3,
-    "max_payload_bytes": 10_000_000,
-    "compression": "zstd",
-    "compression_level": 3,
-    "target_file_mb": 128,
-    "shuffle_bytes_per_output_byte": 1.5,
-    "partition_by": ["crawl"],
-    "crawl_pattern": r"CC-MAIN-\d{4}-\d{2}",
-    "default_crawl": "local",
-    "marker_dir": "",  # node-local directory of the poison-record markers ("" = system temp)
-}
+# Rejection reasons that say the cleaner failed, not the page: a run whose every page was rejected for one
+# of them (a config or model that breaks every page) is not published, so its files are not marked done.
+SYSTEMATIC_REASONS = ("internal_error", "parse_error", "decode_failed", "timeout", "poison")
+# ... when the run has at least this many HTML records: fewer pages that all fail may just be bad pages, and
+# a run of them held back would be held back again by every --skip-done run, never done.
+SYSTEMATIC_MIN_RECORDS = 5
 
 
 class JobError(Exception):
@@ -89,12 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="clean_warc.py",
         description="Clean the HTML records of WARC files with Spark and write Parquet.",
-        epilog="Exit codes: 0 ok, 1 Spark job failed, 2 bad usage, 3 input missing, "
+        epilog="Exit codes: 0 ok, 1 Spark job failed, run not published (every page failed for one reason "
+               "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
                "4 invalid model or config, 5 output directory unusable.")
     ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
-                    help="WARC/ARC files, directories, globs or Hadoop URIs (hdfs://, s3a://, ...)")
+                    help="WARC/ARC files (plain, .gz, .zst), directories, globs or URIs (hdfs://, s3a://, "
+                         "s3://, https://, ...)")
     ap.add_argument("--input-list", action="append", default=[], metavar="FILE",
-                    help="text file with one WARC path/URI/glob per line (repeatable)")
+                    help="path list, one WARC path/URI/glob per line, plain or gzip-compressed "
+                         "(Common Crawl's warc.paths.gz), local or a URI (repeatable)")
+    ap.add_argument("--input-base", metavar="PATH_OR_URL",
+                    help="prefix of the relative entries of --input-list: a local directory, file://, "
+                         "s3://commoncrawl/, https://data.commoncrawl.org/ (default: as written)")
     ap.add_argument("--output", required=True, metavar="DIR", help="output directory (path or URI)")
     ap.add_argument("--conf", dest="config", metavar="TOML",
                     help="config overlay (default: conf/default.toml only)")
@@ -263,7 +252,7 @@ class CleanWarcJob:
             self.config = load_config(a.config)
         except ConfigError as exc:
             raise JobError(4, f"invalid config: {exc}") from exc
-        self.job = dict(JOB_DEFAULTS, **(self.config.data.get("job") or {}))
+        self.job = dict(self.config["job"])  # every key checked by load_config (cleaner/settings.py)
         self._check_job_settings()
         try:
             self.model = load_model(a.model)
@@ -275,18 +264,27 @@ class CleanWarcJob:
         except ConventionError as exc:
             raise JobError(4, f"invalid config: {exc}") from exc
         self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
+        if a.input_base and not a.input_list:
+            raise JobError(2, "--input-base prefixes the entries of --input-list: give --input-list FILE too")
         items = list(a.input)
-        for lst in a.input_list:
-            try:
-                items += read_input_list(lst)
-            except InputError as exc:
-                raise JobError(3, str(exc)) from exc
+        try:
+            if a.input_base:
+                inputs.check_base(a.input_base)
+            for lst in a.input_list:
+                items += inputs.read_input_list(lst, a.input_base)
+        except InputError as exc:
+            raise JobError(3, str(exc)) from exc
         if not items:
             raise JobError(2, "no input: give --input PATH... or --input-list FILE")
         try:
-            self.local_files, self.remote_items = resolve_local(items)
+            python_remote, items_left = inputs.split_python_remote(items)
+            expanded, self.local_skipped = inputs.expand_directories(items_left)
+            self.local_files, self.remote_items = resolve_local(expanded)
+            self.local_files += inputs.stat_python_remote(python_remote)
         except InputError as exc:
             raise JobError(3, str(exc)) from exc
+        for s in self.local_skipped:
+            log.warning("input left out: %s: %s", s["path"], s["reason"])
         self.inputs_given = items
         self.output_local = is_local(a.output)
         if self.output_local:
@@ -301,6 +299,10 @@ class CleanWarcJob:
         j, src = self.job, self.config.source
         if self.args.partition_by is not None:
             j["partition_by"] = [c.strip() for c in self.args.partition_by.split(",") if c.strip()]
+            bad = [c for c in j["partition_by"] if c not in PARTITION_COLUMNS]
+            if bad:  # the command line's mistake, not the config's
+                raise JobError(2, f"--partition-by: unknown column(s) {', '.join(bad)} "
+                                  f"(allowed: {', '.join(PARTITION_COLUMNS)}; '' for none)")
         if self.args.distribution:
             j["distribution"] = self.args.distribution
         if self.args.target_file_mb:
@@ -452,12 +454,18 @@ class CleanWarcJob:
 
         # inputs
         files = list(self.local_files)
+        skipped_inputs = list(self.local_skipped)
         if self.remote_items:
             try:
-                files += resolve_remote(spark, self.remote_items)
+                found, left = inputs.resolve_jvm(spark, self.remote_items)
             except InputError as exc:
                 raise JobError(3, str(exc)) from exc
+            files += found
+            skipped_inputs += left
+            for s in left:
+                log.warning("input left out: %s: %s", s["path"], s["reason"])
         files = list({f.uri: f for f in files}.values())
+        self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
 
         # output directory: recover, decide what is to do
         if self.output_local:
@@ -492,7 +500,7 @@ class CleanWarcJob:
         if not todo:
             log.info("nothing to do: every input file is done in %s", root)
             return {"status": "nothing_to_do", "inputs": [f.uri for f in files],
-                    "skipped_done": skipped_done, "rows_written": 0}
+                    "inputs_skipped": skipped_inputs, "skipped_done": skipped_done, "rows_written": 0}
 
         run_id = new_run_id()
         log.info("run %s: %d WARC files (%.1f MB) -> %s", run_id, len(todo),
@@ -590,6 +598,12 @@ class CleanWarcJob:
             raise JobError(1, f"staged output has {rows_written} rows, counters say "
                               f"{rows_expected}: run not published")
 
+        systematic = systematic_failure(piece_stats.values())
+        if systematic:
+            out.fs.delete(staging)
+            raise JobError(1, f"{systematic}: run {run_id} not published, no input file marked done "
+                              "(a failure of the cleaner, not of the pages: check --conf and --model)")
+
         elapsed = time.perf_counter() - t0
         record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
                               per_file, piece_stats, dist, out, staging, parquet_files,
@@ -621,6 +635,10 @@ class CleanWarcJob:
             rejected_n, skipped_n = sum(m["rejected"].values()), sum(m["skipped"].values())
             accounted = m["cleaned"] + rejected_n + skipped_n == m["records_read"] \
                 and m["cleaned"] + rejected_n == m["html_records"]
+            if not m["open_error"] and not m["records_read"] and m["errors"]:
+                # nothing in it could be read as a WARC/ARC record: failed, not done (not an empty file)
+                m["open_error"] = f"no WARC/ARC record could be read: {m['errors'][0]['error']}"[:500]
+                m["errors"] = []
             status = "failed" if m["open_error"] else "done"
             file_records[uri] = {
                 "name": base_name(uri), "size": size_of[uri], "crawl": crawl_of[uri],
@@ -701,6 +719,7 @@ class CleanWarcJob:
                       "feature_version": self.model.feature_version,
                       "labels": self.model.labels},
             "inputs": [f.uri for f in files],
+            "inputs_skipped": getattr(self, "skipped_inputs", []),
             "skipped_done": skipped_done,
             "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
                        "compression": j["compression"], "target_file_mb": j["target_file_mb"],
@@ -712,6 +731,23 @@ class CleanWarcJob:
             "errors": errors,
             "workers": workers,
         }
+
+
+def systematic_failure(piece_stats) -> str | None:
+    """What went wrong when every HTML record of the run (at least SYSTEMATIC_MIN_RECORDS) was rejected for
+    one reason that says the cleaner failed rather than the page (SYSTEMATIC_REASONS), else None."""
+    rejected: dict[str, int] = {}
+    html = cleaned = 0
+    for s in piece_stats:
+        html += s["html_records"]
+        cleaned += s["cleaned"]
+        _add_counts(rejected, s["rejected"])
+    if html < SYSTEMATIC_MIN_RECORDS or cleaned or len(rejected) != 1:
+        return None
+    reason = next(iter(rejected))
+    if reason not in SYSTEMATIC_REASONS:
+        return None
+    return f"every one of the {html} HTML records was rejected as {reason}"
 
 
 def count_rows(spark, fs, staging: str, parquet_files: list[tuple[str, int]]) -> int:
@@ -769,6 +805,13 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
           "the first were cleaned (column blocks_truncated)\n")
     if t["skipped"]:
         w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
+    left = record.get("inputs_skipped") or []
+    if left:
+        w(f"inputs left out: {len(left)} (each with its reason in _run.json inputs_skipped)\n")
+        for s in left[:10]:
+            w(f"  {s['path']}: {s['reason']}\n")
+        if len(left) > 10:
+            w(f"  ... {len(left) - 10} more\n")
     o = record["output"]
     w(f"rows written: {o['rows_written']} in {o['parquet_files']} Parquet files "
       f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
@@ -787,10 +830,12 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     job = CleanWarcJob(argv)
     try:
         job.prepare()
-        job.run(spark)
+        record = job.run(spark)
     except JobError as exc:
         log.error("error: %s", exc)
         return exc.code
+    if (record.get("totals") or {}).get("failed_files"):
+        return 1  # published without them; they are not done (logged by run, listed in _run.json)
     return 0
 
 

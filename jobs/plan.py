@@ -4,13 +4,13 @@ Pure Python (no Spark), so the planner is unit-tested on its own. The chosen sch
 its measurement are in docs/spark_job.md. In short ("split", the default):
 
 1. Every file gets a cost: its size in bytes, uncompressed files weighted down by
-   `plain_byte_weight` (the same pages take ~3-4x more bytes uncompressed).
+   `plain_byte_weight` (the same pages take ~3-4x more bytes uncompressed; gzip and zstd count whole).
 2. The piece target is total cost / (cores x tasks_per_core), clamped to
    [min_task_bytes, task_bytes]: at least a few tasks per core so the last wave is short,
    and no task bigger than task_bytes.
 3. Files costing more than split_factor x target are offered to the offset pre-scan
    (jobs/scan.py); those it accepts are cut at record boundaries into pieces of about the
-   target, the others stay whole.
+   target, the others stay whole (zstd files always: they are not offered).
 4. Pieces are packed into tasks by LPT (longest processing time first: largest piece into
    the least loaded task), so small files share tasks and every task costs about the same;
    tasks are numbered largest first, which is the order Spark launches them in.
@@ -43,7 +43,7 @@ class PlanSettings:
     def from_config(cls, job: dict, **overrides) -> "PlanSettings":
         s = cls(**{k: job[k] for k in ("task_bytes", "min_task_bytes", "tasks_per_core",
                                        "split_factor", "plain_byte_weight") if k in job},
-                mode=job.get("distribution", "split"))
+                mode=job["distribution"])
         for k, v in overrides.items():
             if v is not None:
                 setattr(s, k, v)
@@ -52,8 +52,13 @@ class PlanSettings:
         return s
 
 
+def is_zstd_name(uri: str) -> bool:
+    return uri.lower().endswith(".zst")
+
+
 def file_cost(f: InputFile, settings: PlanSettings) -> float:
-    return float(f.size) if is_gzip_name(f.uri) else f.size * settings.plain_byte_weight
+    compressed = is_gzip_name(f.uri) or is_zstd_name(f.uri)
+    return float(f.size) if compressed else f.size * settings.plain_byte_weight
 
 
 def piece_target(files: list[InputFile], cores: int, settings: PlanSettings) -> float:
@@ -66,7 +71,9 @@ def split_candidates(files: list[InputFile], target: float, settings: PlanSettin
     """Files worth an offset pre-scan (only in "split" mode)."""
     if settings.mode != "split":
         return []
-    return [f for f in files if file_cost(f, settings) > settings.split_factor * target]
+    # zstd files are read whole: their record offsets are in the decompressed stream (cleaner/warc.py)
+    return [f for f in files if file_cost(f, settings) > settings.split_factor * target
+            and not is_zstd_name(f.uri)]
 
 
 def make_pieces(files: list[InputFile], crawl_of: dict[str, str], target: float,

@@ -12,7 +12,8 @@ find. The scan proves that for the usual layouts and refuses everything else:
   each block must be followed by CRLF CRLF and the next record or the end of the file.
 
 Anything else (ARC files, whole-file gzip, a record spanning members, any damage) returns
-None: the file is read whole by one task, by the tolerant reader. Inflating is ~1-2 % of
+None: the file is read whole by one task, by the tolerant reader. zstd files (`.warc.zst`) are
+never offered (jobs/plan.py): their reader counts offsets in the decompressed stream. Inflating is ~1-2 % of
 the cost of cleaning the same file (measured in docs/spark_job.md); only files big enough
 to be split are scanned, in a Spark stage of their own (one task per file).
 """

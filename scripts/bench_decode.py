@@ -141,7 +141,7 @@ def wrapper_label(data: bytes):
 
 
 def variants() -> dict[str, object]:
-    chosen = load_config()["decode"].get("detector", dec.DEFAULT_DETECTOR)
+    chosen = load_config()["decode"]["detector"]
     v: dict[str, object] = {
         "browser+cchardet": cfg(detector="cchardet", **BROWSER),
         "browser+resiliparse": cfg(detector="resiliparse", **BROWSER),

@@ -254,12 +254,12 @@ def test_non_whatwg_detector_answer_is_ignored(monkeypatch):
 
 
 def test_western_guard():
-    cfg = {}
+    cfg = dec._decode_config({})  # the [decode] section, defaults from conf/default.toml
     english = page("It\x92s the \x93best\x94 place in town \x96 really, and the coffee there is "
                    "very good. " * 20 + "Caf\xe9 du Monde.").encode("latin-1")
     assert dec._guard("cp1250", english, cfg) == "cp1252"
     assert dec._guard("mac-roman", english, cfg) == "cp1252"
-    assert dec._guard("cp1250", english, {"western_guard": False}) == "cp1250"
+    assert dec._guard("cp1250", english, dec._decode_config({"western_guard": False})) == "cp1250"
     polish = page(POLISH * 2).encode("cp1250")
     assert dec._guard("cp1250", polish, cfg) == "cp1250"
     russian = page(RUSSIAN).encode("cp1251")

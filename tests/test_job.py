@@ -688,3 +688,172 @@ def test_cleaned_records_are_counted_by_band_of_expected_f1():
     assert [expected_f1_band(x) for x in (1.0, 0.9, 0.85, 0.8, 0.5, 0.49, 0.0, None)] == \
         ["0.9-1", "0.9-1", "0.8-0.9", "0.8-0.9", "0.5-0.8", "0-0.5", "0-0.5", "none"]
     assert list(_bands({"none": 1, "0-0.5": 2, "0.9-1": 5, "0.5-0.8": 0})) == ["0.9-1", "0-0.5", "none"]
+
+
+# ------------------------------------------------------------------------------------------
+# (e) inputs as Common Crawl users give them; settings and systematic failures (issue 30)
+# ------------------------------------------------------------------------------------------
+
+def test_path_lists_gzip_and_base_prefix(tmp_path, warcs):
+    import gzip
+
+    from jobs import inputs
+    from jobs.storage import InputError
+
+    listing = tmp_path / "warc.paths.gz"
+    listing.write_bytes(gzip.compress(b"# a Common Crawl path list\ncrawl-data/a.warc.gz\n\n/abs/b.warc.gz\n"
+                                      b"s3://other/c.warc.gz\n"))
+    assert inputs.read_input_list(str(listing)) == ["crawl-data/a.warc.gz", "/abs/b.warc.gz", "s3://other/c.warc.gz"]
+    expected = {
+        "s3://commoncrawl/": "s3://commoncrawl/crawl-data/a.warc.gz",
+        "https://data.commoncrawl.org": "https://data.commoncrawl.org/crawl-data/a.warc.gz",
+        "file:///mirror/": "file:///mirror/crawl-data/a.warc.gz",
+        "/mirror": "/mirror/crawl-data/a.warc.gz",
+    }
+    for base, first in expected.items():  # relative entries joined; absolute paths and URIs left alone
+        assert inputs.read_input_list(f"file://{listing}", base) == [first, "/abs/b.warc.gz", "s3://other/c.warc.gz"]
+    junk = tmp_path / "junk.paths"
+    junk.write_bytes(b"\x8b\xff\x00 not text")
+    with pytest.raises(InputError, match="not UTF-8"):
+        inputs.read_input_list(str(junk))
+
+
+def test_settings_lists_and_usage_are_checked_before_spark(tmp_path, warcs, small_model):
+    """A bad [section] or key, a wrong type, a list that is not text: one line naming it, no JVM."""
+    out = tmp_path / "out"
+    lots = tmp_path / "lots.toml"
+    lots.write_text('[limits]\nmax_blocks = "lots"\n')
+    limitz = tmp_path / "limitz.toml"
+    limitz.write_text("[limitz]\nmax_blocks = 3\n")
+    junk = tmp_path / "junk.paths"
+    junk.write_bytes(b"\x8b\xff\x00 not text")
+    cases = [
+        (["--input", warcs["a"], "--conf", lots], 4, f"{lots}: [limits] max_blocks must be an integer"),
+        (["--input", warcs["a"], "--conf", limitz], 4, f"{limitz}: unknown section [limitz]"),
+        (["--input", warcs["a"], "--partition-by", "host"], 2, "--partition-by: unknown column(s) host"),
+        (["--input-list", junk], 3, "is not UTF-8 text"),
+        (["--input", warcs["a"], "--input-base", tmp_path], 2, "--input-base prefixes the entries of --input-list"),
+    ]
+    for args, code, message in cases:
+        r = _cli(*args, "--model", small_model, "--output", out)
+        assert r.returncode == code, (args, r.returncode, r.stderr[-2000:])
+        assert message in r.stderr and "default.toml" not in r.stderr, (message, r.stderr[-2000:])
+        assert "Traceback" not in r.stderr and "SparkContext" not in r.stderr
+        assert not out.exists()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_directory_zstd_and_path_list_inputs(spark, warcs, small_model, tmp_path, capsys):
+    """A directory as Common Crawl mirrors hold them: every path left out is listed with its reason,
+    a .warc.zst (dictionary frame) is cleaned, one whose dictionary is missing is failed, not done;
+    a gzip path list with --input-base then retries only that one (--skip-done)."""
+    import gzip
+
+    from jobs.clean_warc import CleanWarcJob, main
+    from zstd_warc import write_zstd_warc
+
+    d = tmp_path / "crawl"
+    (d / "_old").mkdir(parents=True)
+    (d / "sub").mkdir()
+    shutil.copy(warcs["a"], d / "a.warc.gz")
+    shutil.copy(warcs["d"], d / "_old" / "a.warc.gz")
+    write_zstd_warc(warcs["c"], d / "x.warc.zst")
+    write_zstd_warc(warcs["c"], d / "nodict.warc.zst", with_dict_frame=False)
+    part = d / "sub" / "CC-MAIN-20240301-00001.warc.gz.part"
+    shutil.copy(warcs["d"], part)
+    (d / "notes.txt").write_text("not a WARC")
+    out = tmp_path / "out"
+    assert main(["--input", str(d), "--output", str(out), "--model", str(small_model), "--partition-by", ""],
+                spark=spark) == 1  # published, but one input failed
+    text = capsys.readouterr().out
+    record = json.loads((out / "_run.json").read_text())
+    left = {s["path"]: s["reason"] for s in record["inputs_skipped"]}
+    assert set(left) == {f"{d}/_old/", f"{d}/notes.txt", str(part)}
+    assert "starts with '_'" in left[f"{d}/_old/"] and "unfinished download" in left[str(part)]
+    assert "not a WARC/ARC file name" in left[f"{d}/notes.txt"]
+    assert "inputs left out: 3" in text and all(p in text for p in left)
+    assert set(record["inputs"]) == {str(d / n) for n in ("a.warc.gz", "x.warc.zst", "nodict.warc.zst")}
+
+    recs, stats = direct_records(warcs["c"])
+    zst = record["files"][str(d / "x.warc.zst")]
+    assert zst["status"] == "done" and zst["records_read"] == stats.records_read
+    assert zst["html_records"] == len(recs) and zst["skipped"] == stats.skipped
+    rows = [r for r in read_rows(out) if r["warc_file"] == str(d / "x.warc.zst")]
+    assert sorted((r["warc_offset"], r["record_id"]) for r in rows) == sorted((r.offset, r.record_id) for r in recs)
+    nodict = record["files"][str(d / "nodict.warc.zst")]
+    assert nodict["status"] == "failed" and "dictionary" in nodict["open_error"]
+    assert record["totals"]["failed_files"] == 1 and re.search(r"^TOTAL .* 1 failed$", text, re.M), text
+    assert_accounted(record)
+
+    listing = tmp_path / "warc.paths.gz"
+    listing.write_bytes(gzip.compress(b"x.warc.zst\nnodict.warc.zst\na.warc.gz\n"))
+    job = CleanWarcJob(["--input-list", str(listing), "--input-base", str(d), "--output", str(out),
+                        "--model", str(small_model), "--partition-by", "", "--skip-done"])
+    job.prepare()
+    assert [f.uri for f in job.local_files] == [str(d / n) for n in ("x.warc.zst", "nodict.warc.zst", "a.warc.gz")]
+    again = job.run(spark)
+    assert list(again["files"]) == [str(d / "nodict.warc.zst")]  # only the failed file is tried again
+    assert set(again["skipped_done"]) == {str(d / "x.warc.zst"), str(d / "a.warc.gz")}
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_run_whose_every_page_failed_for_one_reason_is_not_published(spark, warcs, small_model, tmp_path):
+    """A valid config that breaks every page (a CPU budget of 1 us): no run, no file marked done."""
+    from jobs.clean_warc import JobError
+    from jobs.runs import OutputDir, done_files
+    from jobs.storage import LocalFS
+
+    conf = tmp_path / "tiny_budget.toml"
+    conf.write_text("[limits]\ntime_budget_s = 1e-6\n")
+    out = tmp_path / "out"
+    with pytest.raises(JobError) as info:
+        run_job(spark, "--input", warcs["d"], "--output", out, "--model", small_model, "--conf", conf)
+    assert info.value.code == 1
+    assert "every one of the 12 HTML records was rejected as timeout" in str(info.value)
+    assert not list(out.glob("run=*")) and not list(out.glob("_staging/*"))
+    assert done_files(OutputDir(LocalFS(), str(out)).recover()) == {}
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_jvm_listed_directories_list_what_they_leave_out(spark, warcs, tmp_path):
+    """Remote directories (hdfs://, s3a://, ...) are walked by the JVM with the same rules (here file://)."""
+    from jobs import inputs
+    from jobs.storage import InputError
+
+    d = tmp_path / "remote"
+    (d / "_tmp").mkdir(parents=True)
+    (d / "sub").mkdir()
+    shutil.copy(warcs["a"], d / "a.warc.gz")
+    shutil.copy(warcs["d"], d / "_tmp" / "d.warc.gz")
+    shutil.copy(warcs["c"], d / "sub" / "c.warc")
+    shutil.copy(warcs["b"], d / "sub" / "b.warc.gz.part")
+    (d / "_SUCCESS").write_text("")
+    files, left = inputs.resolve_jvm(spark, [f"file://{d}"])
+    assert sorted(Path(f.uri[len("file:"):]).relative_to(d).as_posix() for f in files) == ["a.warc.gz", "sub/c.warc"]
+    assert all(f.size == Path(f.uri[len("file:"):]).stat().st_size for f in files)
+    reasons = {Path(s["path"][len("file:"):]).relative_to(d).as_posix() + ("/" if s["path"].endswith("/") else ""):
+               s["reason"] for s in left}
+    assert set(reasons) == {"_tmp/", "_SUCCESS", "sub/b.warc.gz.part"}
+    assert "unfinished download" in reasons["sub/b.warc.gz.part"]
+    (tmp_path / "empty" / "x").mkdir(parents=True)
+    (tmp_path / "empty" / "notes.txt").write_text("not a WARC")
+    with pytest.raises(InputError, match="matches no WARC/ARC file"):
+        inputs.resolve_jvm(spark, [f"file://{tmp_path}/empty"])
+
+
+def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
+    from jobs.clean_warc import systematic_failure
+
+    def piece(cleaned=0, **rejected):
+        return {"html_records": cleaned + sum(rejected.values()), "cleaned": cleaned, "rejected": rejected}
+
+    assert systematic_failure([piece(parse_error=3), piece(parse_error=4)]) == \
+        "every one of the 7 HTML records was rejected as parse_error"
+    assert systematic_failure([piece(parse_error=3), piece(cleaned=1)]) is None      # some pages cleaned
+    assert systematic_failure([piece(parse_error=3, timeout=4)]) is None             # two reasons
+    assert systematic_failure([piece(no_content=9)]) is None                         # the pages' own reason
+    assert systematic_failure([piece(timeout=4)]) is None                            # too few to tell
+    assert systematic_failure([piece()]) is None

@@ -71,7 +71,7 @@ class _Settings:
         self.alt_min = int(seg["img_alt_min_chars"])
         self.max_chars = int(seg["max_block_chars"])
         self.max_blocks = int(config["limits"]["max_blocks"])
-        self.max_nesting = int(config["limits"].get("max_nesting", 3000))
+        self.max_nesting = int(config["limits"]["max_nesting"])
         self.inline = frozenset(config["features"]["inline_tags"])
 
 

@@ -30,7 +30,7 @@ def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     config = config or load_config()
     result = CleanResult("rejected", model_hash=system.kind, decision=system.kind)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"].get("time_budget_s", 0)))
+    budget = _Budget(float(config["limits"]["time_budget_s"]))
     read = read_page(data, http_charset, config, config, result, budget)
     if read is None:
         return result

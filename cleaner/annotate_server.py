@@ -182,7 +182,8 @@ class AnnotateApp:
             return self._json(HTTPStatus.OK, app.page(query.get("name", [None])[0]))
         ctype = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
         if ctype != "application/json":
-            raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "expected a JSON body (Content-Type: application/json)")
+            raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                               "expected a JSON body (Content-Type: application/json)")
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:

@@ -65,7 +65,8 @@ def browser(chromium):
 
     with sync_playwright() as pw:
         # A foreign site for the cross-origin attacks: its name resolves to this machine.
-        b = pw.chromium.launch(executable_path=chromium, args=[*LAUNCH_ARGS, f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
+        b = pw.chromium.launch(executable_path=chromium,
+                               args=[*LAUNCH_ARGS, f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
         yield b
         b.close()
 
@@ -553,9 +554,10 @@ def test_annotate_answers_only_its_own_host_names(annotate_server, annotate_dir)
 
 def test_annotate_needs_the_session_token(annotate_server, annotate_dir):
     served = annotate_server
+    wrong = served.token[:-1] + ("y" if served.token.endswith("x") else "x")  # one character off
     for path in ("api/pages", "api/page?name=second.html"):
         assert _request(served, path, token=False)[0] == 403
-        assert _request(served, path, headers={"X-Cleaner-Token": served.token[:-1] + "x"}, token=False)[0] == 403
+        assert _request(served, path, headers={"X-Cleaner-Token": wrong}, token=False)[0] == 403
         # in the query it opens the page, not the API: a form or an <img> can put it in a URL
         assert _request(served, path + ("&" if "?" in path else "?") + "token=" + served.token, token=False)[0] == 403
     body = _save_body(served, "second.html")
@@ -584,8 +586,8 @@ def test_annotate_refuses_cross_site_requests_and_bad_bodies(annotate_server, an
     for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
         assert _request(served, "api/save", data=body, headers={"Content-Type": ctype})[0] == 415, ctype
     # Bodies that used to end in "500 internal error": a one-line 400 now.
-    for bad, says in ((b"[" * 100_000, "nested too deeply"), (b'{"name": "second.html", "labels": [[[["x"]]]]}', "labels"),
-                      (b"\xff\xfe", "not valid JSON"), (b"[]", "JSON object")):
+    for bad, says in ((b"[" * 100_000, "nested too deeply"), (b"\xff\xfe", "not valid JSON"), (b"[]", "JSON object"),
+                      (b'{"name": "second.html", "labels": [[[["x"]]]]}', "labels")):
         status, err = _request(served, "api/save", data=bad, headers=json_ct)
         assert status == 400 and says in err["error"] and "\n" not in err["error"], bad[:20]
     assert not (annotate_dir / "second.txt").exists()
@@ -642,7 +644,9 @@ def test_annotate_cross_origin_page_in_chromium_writes_nothing(page, annotate_se
 <input type="hidden" name="{html.escape(body[:cut])}" value="{html.escape(body[cut:])}"></form>
 <script>
 var T = {json.dumps(target)}, TOKEN = {json.dumps(served.token)};
-function tried(p) {{ return p.then(function (r) {{ return "answered " + r.type; }}, function (e) {{ return "failed"; }}); }}
+function tried(p) {{
+  return p.then(function (r) {{ return "answered " + r.type; }}, function () {{ return "failed"; }});
+}}
 Promise.all([
   tried(fetch(T + "/api/save", {{method: "POST", mode: "no-cors", body: {json.dumps(inner)}}})),
   tried(fetch(T + "/api/save?token=" + TOKEN, {{method: "POST", mode: "no-cors",
@@ -704,6 +708,22 @@ def test_annotate_host_options(tmp_path, data_dir):
     folder.mkdir()
     shutil.copyfile(data_dir / DATASET / "html" / "12.html", folder / "a.html")
     assert run_cli("annotate", folder, "--host", "0.0.0.0", "--no-model") == 2  # usage: no server started
+    # With --allow-remote: a warning, the user's own host names, and still the token on every request.
+    # (Requests are sent to 127.0.0.1 only.)
+    served = start_annotate(folder, "--host", "0.0.0.0", "--allow-remote", "--no-model")
+    try:
+        url = f"http://127.0.0.1:{served.port}/api/pages"
+        own_name = {"Host": f"annotator.lan:{served.port}"}
+        req = urllib.request.Request(url, headers={"X-Cleaner-Token": served.token, **own_name})
+        with urllib.request.urlopen(req, timeout=20) as r:
+            assert r.status == 200
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(urllib.request.Request(url, headers=own_name), timeout=20)
+        assert exc.value.code == 403
+    finally:
+        stop(served)
+    err = served.proc.stderr.read()
+    assert "warning: serving on 0.0.0.0, reachable from other machines" in err
     # IPv6 loopback works, with the same checks.
     try:
         socket.socket(socket.AF_INET6).bind(("::1", 0))

@@ -44,7 +44,7 @@ from pathlib import Path
 from .align import CONTINUATION, LABELS, OTHER, PARAGRAPH, align_blocks
 from .annotate_server import AnnotateApp, RequestError, is_loopback, make_server, new_token
 from .assemble import assemble
-from .inspect import CSP, PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset, UNDECODABLE_SHARE
+from .inspect import PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset, UNDECODABLE_SHARE
 from .segment import Block
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4

@@ -120,7 +120,8 @@ class AnnotateApp:
             status, (body, ctype) = exc.status, self._error_body(path, str(exc))
         except Exception as exc:  # a bug shows as a message; its details (paths included) stay on the terminal
             traceback.print_exc(file=sys.stderr)
-            status, body, ctype = HTTPStatus.INTERNAL_SERVER_ERROR, *self._error_body(
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+            body, ctype = self._error_body(
                 path, f"internal error ({type(exc).__name__}); the terminal running cleaner annotate has the details")
         if self.verbose:
             print(f"{method} {path} {int(status)}", file=sys.stderr, flush=True)

@@ -695,6 +695,26 @@ Promise.all([
     assert page.dialogs == []
 
 
+def test_annotate_internal_error_says_its_kind_not_its_paths(capfd):
+    from cleaner.annotate_server import AnnotateApp
+
+    class Broken:  # an annotator whose bug would reveal a path in its message
+        folder, model = Path("/home/someone/pages"), None
+
+        def pages(self):
+            raise OSError(2, "No such file or directory", "/home/someone/pages/.secret")
+
+    app = AnnotateApp(Broken(), lambda token: "", "t0ken")
+    app.hosts = frozenset({"127.0.0.1:8765"})
+    started: list = []
+    body = b"".join(app({"REQUEST_METHOD": "GET", "PATH_INFO": "/api/pages", "HTTP_HOST": "127.0.0.1:8765",
+                         "HTTP_X_CLEANER_TOKEN": "t0ken"}, lambda status, headers: started.append(status)))
+    assert started == ["500 Internal Server Error"]
+    assert json.loads(body) == {"error": "internal error (FileNotFoundError); the terminal running cleaner annotate "
+                                         "has the details"}
+    assert "/home/someone/pages/.secret" in capfd.readouterr().err  # the user sees it where they started the server
+
+
 def test_annotate_host_options(tmp_path, data_dir):
     from cleaner.annotate import bind_address
 

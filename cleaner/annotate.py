@@ -1,6 +1,6 @@
 """`cleaner annotate DIR`: label the blocks of a folder of pages in the browser, write gold files.
 
-    cleaner annotate DIR [--port P] [--host 127.0.0.1] [--model M | --no-model]
+    cleaner annotate DIR [--port P] [--host 127.0.0.1 | ::1] [--model M | --no-model]
 
 A small local web application over a folder of `NAME.html` pages (the folder layout that
 `cleaner train DIR` reads). It shows a page as its blocks, pre-labelled by the model (or by
@@ -17,11 +17,11 @@ differently are reported: a block without any word (a gold file cannot mark it),
 continuation (nothing to continue: it reads back as paragraph), or text repeated elsewhere
 on the page that the alignment attributes to the other copy.
 
-Server: the standard library's ThreadingHTTPServer, bound to 127.0.0.1 by default; JSON
-endpoints; requests must name this host (no DNS rebinding) and POSTs must be JSON (no
-cross-site form posts). The page and all its data are served by this process: no network.
+Server: waitress, bound to 127.0.0.1 by default, behind the checks of annotate_server.py
+(exact Host, no cross-site request, a per-session token on every request, JSON-only posts).
+The page and all its data are served by this process: no network.
 
-    GET  /                      the application (one HTML page, inline CSS and JS)
+    GET  /?token=T              the application (one HTML page, inline CSS and JS; the token inside)
     GET  /api/pages             [{name, gold}] for every NAME.html of DIR
     GET  /api/page?name=NAME    the page's blocks, labels and notices (or a clear error)
     POST /api/save              {name, version, labels} -> writes NAME.txt, reports the round trip
@@ -36,21 +36,19 @@ import re
 import sys
 import tempfile
 import threading
-import traceback
 from dataclasses import dataclass
+from html import escape
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 from .align import CONTINUATION, LABELS, OTHER, PARAGRAPH, align_blocks
+from .annotate_server import AnnotateApp, RequestError, is_loopback, make_server, new_token
 from .assemble import assemble
-from .inspect import CSP, PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset, UNDECODABLE_SHARE
+from .inspect import PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset, UNDECODABLE_SHARE
 from .segment import Block
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
 DEFAULT_PORT = 8765
-MAX_BODY = 16 << 20
 _MARKER_RE = re.compile(r"<([phlPHL])>")
 _WS = re.compile(r"\s+")
 MARKER = {"header": "<h>", "paragraph": "<p>", "list": "<l>"}
@@ -108,10 +106,24 @@ def round_trip(blocks: list[Block], labels: list[str], gold: str) -> dict:
     return {"labels": back, "mismatches": mismatches, "f1": s.f1, "markup_f1": s.markup_f1}
 
 
+def _file_mode() -> int:
+    """The mode open() gives a new file (0666 less the umask), as every other output of cleaner has."""
+    try:  # Linux: the umask without changing it (os.umask() both reads and sets: not thread-safe)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write a text file so that readers see the old or the new file, never a partial one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode())  # mkstemp makes 0600; a gold file is an output like any other
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
@@ -126,12 +138,6 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 # -- the application ------------------------------------------------------------------------
-
-
-class RequestError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
@@ -177,13 +183,22 @@ class Annotator:
         self._lock = threading.Lock()  # CRFsuite taggers are not thread-safe
         self._cache: dict[str, _Cached] = {}
 
+    def inside(self, path: Path) -> bool:
+        """A regular file whose real path lies in the folder: a symlink out of it is no page."""
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return False
+        return real.is_relative_to(self.folder) and real.is_file()
+
     # Pages are exactly what `cleaner train DIR` reads: DIR/*.html with DIR/NAME.txt as gold.
     def names(self) -> list[str]:
-        return sorted(p.name for p in self.folder.glob("*.html") if p.is_file())
+        return sorted(p.name for p in self.folder.glob("*.html") if self.inside(p))
 
     def _html_path(self, name) -> Path:
         if not isinstance(name, str) or name not in self.names():
-            raise RequestError(HTTPStatus.NOT_FOUND, f"no page {name!r} in {self.folder}")
+            shown = repr(name)[:120] if isinstance(name, str) else type(name).__name__
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no page {shown} in this folder")
         return self.folder / name
 
     @staticmethod
@@ -191,7 +206,7 @@ class Annotator:
         return html_path.with_suffix(".txt")
 
     def pages(self) -> list[dict]:
-        return [{"name": n, "gold": self.gold_path(self.folder / n).is_file()} for n in self.names()]
+        return [{"name": n, "gold": self.inside(self.gold_path(self.folder / n))} for n in self.names()]
 
     def _analysis(self, path: Path) -> tuple[str, PageAnalysis]:
         try:
@@ -239,7 +254,10 @@ class Annotator:
             model=res.model_hash if res else None,
         )
         labels, source = list(a.labels), ("model" if self.model is not None else "none")
-        gold = {"exists": gold_path.is_file(), "coverage": None, "words": 0}
+        gold = {"exists": self.inside(gold_path), "coverage": None, "words": 0}
+        if gold_path.is_symlink() and not gold["exists"]:
+            out["notices"].append({"level": "error", "text": f"The gold file {gold_path.name} links outside the "
+                                   "folder: not read; saving replaces the link with a file."})
         if gold["exists"]:
             try:
                 text = read_gold(gold_path)
@@ -281,7 +299,7 @@ class Annotator:
         if not isinstance(labels, list) or len(labels) != len(a.blocks):
             raise RequestError(HTTPStatus.BAD_REQUEST, f"expected {len(a.blocks)} labels, got "
                                f"{len(labels) if isinstance(labels, list) else type(labels).__name__}")
-        bad = sorted({str(y) for y in labels if y not in LABELS})
+        bad = sorted({str(y)[:40] if isinstance(y, str) else type(y).__name__ for y in labels if y not in LABELS})
         if bad:
             raise RequestError(HTTPStatus.BAD_REQUEST, f"unknown labels {bad}; known: {', '.join(LABELS)}")
         gold = gold_from_labels([b.text for b in a.blocks], labels)
@@ -315,111 +333,10 @@ def app_html() -> str:
             .replace("/*@JS@*/", web_asset("annotate.js")))
 
 
-def _loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-
-
-class Handler(BaseHTTPRequestHandler):
-    server_version = "cleaner-annotate"
-    protocol_version = "HTTP/1.1"
-
-    @property
-    def app(self) -> Annotator:
-        return self.server.app  # type: ignore[attr-defined]
-
-    def log_message(self, fmt, *args):  # quiet unless --verbose
-        if getattr(self.server, "verbose", False):
-            super().log_message(fmt, *args)
-
-    def _send(self, status: int, body: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Content-Security-Policy", CSP + "; connect-src 'self'")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, status: int, obj) -> None:
-        self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
-
-    def _host_ok(self) -> bool:
-        bound = self.server.server_address[0]  # type: ignore[attr-defined]
-        if not _loopback(bound):
-            return True  # the user chose to serve beyond this machine
-        host = (self.headers.get("Host") or "").strip().lower()
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return name.strip("[]") in ("127.0.0.1", "localhost", "::1") or name.startswith("127.")
-
-    def _guarded(self, fn) -> None:
-        try:
-            if not self._host_ok():
-                raise RequestError(HTTPStatus.FORBIDDEN, "unexpected Host header")
-            fn()
-        except RequestError as exc:
-            self._json(exc.status, {"error": str(exc)})
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        except Exception as exc:  # a bug must show as a message, not a dropped connection
-            traceback.print_exc(file=sys.stderr)
-            try:
-                self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(exc).__name__}: {exc}"})
-            except OSError:
-                pass
-
-    def do_GET(self):  # noqa: N802
-        self._guarded(self._get)
-
-    def do_HEAD(self):  # noqa: N802
-        self._guarded(self._get)
-
-    def do_POST(self):  # noqa: N802
-        self._guarded(self._post)
-
-    def _get(self):
-        url = urlsplit(self.path)
-        if url.path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, app_html().encode("utf-8"), "text/html; charset=utf-8")
-        elif url.path == "/api/pages":
-            self._json(HTTPStatus.OK, {"folder": str(self.app.folder), "model": self.app.model is not None,
-                                       "pages": self.app.pages()})
-        elif url.path == "/api/page":
-            name = parse_qs(url.query).get("name", [None])[0]
-            self._json(HTTPStatus.OK, self.app.page(name))
-        else:
-            raise RequestError(HTTPStatus.NOT_FOUND, f"no such resource: {url.path}")
-
-    def _post(self):
-        url = urlsplit(self.path)
-        if url.path != "/api/save":
-            raise RequestError(HTTPStatus.NOT_FOUND, f"no such resource: {url.path}")
-        if (self.headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
-            raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "expected a JSON body (Content-Type: application/json)")
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise RequestError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from None
-        if length <= 0 or length > MAX_BODY:
-            raise RequestError(HTTPStatus.BAD_REQUEST, "missing or too large request body")
-        try:
-            body = json.loads(self.rfile.read(length))
-        except (ValueError, UnicodeDecodeError):
-            raise RequestError(HTTPStatus.BAD_REQUEST, "the request body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise RequestError(HTTPStatus.BAD_REQUEST, "expected a JSON object")
-        self._json(HTTPStatus.OK, self.app.save(body.get("name"), body.get("labels"), body.get("version")))
-
-
-def make_server(app: Annotator, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                verbose: bool = False) -> ThreadingHTTPServer:
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    server.app = app  # type: ignore[attr-defined]
-    server.verbose = verbose  # type: ignore[attr-defined]
-    return server
+def page_html(token: str) -> str:
+    """The application page, with this session's token for its API calls (annotate.js reads it)."""
+    meta = f'<meta name="cleaner-token" content="{escape(token)}">'
+    return app_html().replace("<title>", meta + "\n<title>", 1)
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -450,24 +367,41 @@ def cmd_annotate(args) -> int:
     app = Annotator(folder, model, config)
     if not app.names():
         return _fail(EXIT_INPUT, f"no .html pages in {folder} (annotate works on a folder of NAME.html files)")
+    host, remote, problem = bind_address(args.host, args.allow_remote)
+    if problem:
+        return _fail(EXIT_USAGE, problem)
+    token = new_token()
+    web = AnnotateApp(app, page_html, token, remote=remote, verbose=args.verbose)
     try:
-        server = make_server(app, args.host, args.port, args.verbose)
-    except OSError as exc:
-        return _fail(EXIT_USAGE, f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-    host, port = server.server_address[:2]
+        server = make_server(web, host, args.port)
+    except (OSError, ValueError) as exc:
+        return _fail(EXIT_USAGE, f"cannot listen on {args.host}:{args.port}: {getattr(exc, 'strerror', None) or exc}")
+    port = server.effective_port
     shown = f"[{host}]" if ":" in host else host
-    if not _loopback(host):
-        print(f"cleaner: warning: serving on {host}, reachable from other machines, without authentication",
+    if remote:
+        print(f"cleaner: warning: serving on {host}, reachable from other machines: anyone who sees the address "
+              "below (token included) can read the pages and write gold files, and the traffic is not encrypted",
               file=sys.stderr)
-    print(f"annotating {len(app.names())} pages of {app.folder} at http://{shown}:{port}/ (Ctrl+C to stop)",
-          flush=True)
+    print(f"annotating {len(app.names())} pages of {app.folder} at http://{shown}:{port}/?token={token} "
+          "(Ctrl+C to stop)", flush=True)
     try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        pass
+        server.run()  # returns on Ctrl+C, after stopping the worker threads
     finally:
-        server.server_close()
+        server.close()
     return EXIT_OK
+
+
+def bind_address(host: str, allow_remote: bool) -> tuple[str, bool, str | None]:
+    """(address to bind, whether it is reachable from other machines, a usage error or None)."""
+    address = host.strip().strip("[]")
+    if address.lower() == "localhost":
+        address = "127.0.0.1"  # one socket, the address the printed URL names
+    if is_loopback(address):
+        return address, False, None
+    if not allow_remote:
+        return address, True, (f"--host {host} serves beyond this machine: pass --allow-remote as well to mean it "
+                               "(every request then needs the session token; nothing is encrypted)")
+    return address, True, None
 
 
 def add_parser(subparsers) -> None:
@@ -479,7 +413,11 @@ def add_parser(subparsers) -> None:
         "format, so that `cleaner train DIR` can use the folder.")
     p.add_argument("dir", metavar="DIR", help="folder of NAME.html pages (gold files NAME.txt are written there)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; ::1 for IPv6; another address "
+                   "needs --allow-remote)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host that other machines can reach (the session token guards every request)")
     p.add_argument("--model", metavar="M", help="model for the initial labels (default: the packaged model)")
     p.add_argument("--no-model", action="store_true", help="no model: every block starts as `other`")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")

@@ -9,9 +9,19 @@
   var state = { pages: [], name: null, page: null, labels: [], saved: [], cur: -1, anchor: -1,
     els: [], busy: false, warn: {} };
 
+  // This session's token (the server put it in the page): every API call carries it in a header,
+  // which no page of another site can send here (cleaner/annotate_server.py).
+  var meta = document.querySelector('meta[name="cleaner-token"]');
+  var TOKEN = meta ? meta.content : "";
+
   function api(path, body) {
-    var opts = body === undefined ? {} : {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    var headers = { "X-Cleaner-Token": TOKEN };
+    var opts = { headers: headers, credentials: "omit" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      opts.method = "POST";
+      opts.body = JSON.stringify(body);
+    }
     return fetch(path, opts).then(function (r) {
       return r.text().then(function (t) {
         var data;

@@ -270,21 +270,18 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
     # and the job check it against the model before the first page.
     convention = config["model"].get("convention") or None
-    tagging = model.tag_decided(feats, words, DecisionSettings.from_config(config), convention, timings)
-    labels, conf, result.decision = tagging.labels, tagging.probabilities, tagging.how
-    marginals = model.marginals_all(len(labels)) if all_marginals else None
-    timings["crf"] = (time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
-    if model.typer is not None:
-        t = time.perf_counter()
-        texts = [b.text for b in seg.blocks]
-        retyped = model.retype_markers(labels, model.typer.layout_of(seg.blocks), texts, words)
-        marginal = model.tagger().marginal
-        conf = [c if new == old else marginal(new, i) for i, (c, old, new) in enumerate(zip(conf, labels, retyped))]
-        labels = retyped
-        timings["markers"] = (time.perf_counter() - t) * 1000
+    typer = model.typer
+    labelling = model.label(feats, words, DecisionSettings.from_config(config), convention=convention,
+                            layout=typer.layout_of(seg.blocks) if typer else None,
+                            texts=[b.text for b in seg.blocks] if typer else None,
+                            marginals=all_marginals, timings=timings)
+    labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
+    timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
+                      - timings.get("markers", 0.0))
     if keep_blocks:
-        result.blocks, result.labels, result.confidences, result.marginals = seg.blocks, labels, conf, marginals
-    return finish(result, seg.blocks, labels, conf, words, tagging.p_content)
+        result.blocks, result.labels, result.confidences = seg.blocks, labels, conf
+        result.marginals = labelling.marginals
+    return finish(result, seg.blocks, labels, conf, words, labelling.p_content)
 
 
 def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None,

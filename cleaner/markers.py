@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -241,8 +242,15 @@ class MarkerTyper:
     def __init__(self, data: bytes, settings: MarkerSettings):
         self.data = data
         self.settings = settings
-        self._tagger = pycrfsuite.Tagger()
-        self._tagger.open_inmemory(data)
+        self._threads = threading.local()  # a CRFsuite tagger per thread: it holds the sequence it tags
+        self._tagger()  # opened now: a corrupt typer fails at load time
+
+    def _tagger(self) -> pycrfsuite.Tagger:
+        tagger = getattr(self._threads, "tagger", None)
+        if tagger is None:
+            tagger = self._threads.tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.data)
+        return tagger
 
     def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
         """What the typer reads of block i of `blocks`, computed only for the blocks asked
@@ -257,6 +265,6 @@ class MarkerTyper:
             return labels
         x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings)
         out = list(labels)
-        for (s, _), marker in zip(spans, self._tagger.tag(x)):
+        for (s, _), marker in zip(spans, self._tagger().tag(x)):
             out[s] = marker
         return out

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,13 +79,16 @@ class AttributeCodec(dict):
 CODEC = AttributeCodec()
 
 
-class Tagging(NamedTuple):
-    """A page's final block labels (CrfModel.tag_decided)."""
+class Labelling(NamedTuple):
+    """A page's final block labels and what the CRF said of them (CrfModel.label): everything a caller
+    reads of a labelling is here, computed in the one call, so nothing is read from a tagger later."""
 
     labels: list[str]
     probabilities: list[float]  # the marginal probability of each block's label
     how: str  # how the labels were decided: viterbi, threshold or fallback (cleaner.decide)
     p_other: list[float]  # each block's marginal P(other): 1 - P(content)
+    # Every label's marginal per block (before the marker typer re-types), when asked for.
+    marginals: list[dict[str, float]] | None = None
 
     @property
     def p_content(self) -> list[float]:
@@ -104,8 +108,8 @@ class CrfModel:
     markers: bytes | None = None
     # The first-pass block CRF whose labelling `data` also reads (cleaner.stacking); None = one pass.
     first_pass: bytes | None = None
-    _tagger: ScoringTagger | None = field(default=None, repr=False, compare=False)
-    _first_tagger: ScoringTagger | None = field(default=None, repr=False, compare=False)
+    # The opened taggers, one set per thread: a CRFsuite tagger holds the sequence it last tagged.
+    _threads: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
     _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -133,13 +137,6 @@ class CrfModel:
         if not self.markers or not info:
             return None
         return MarkerTyper(self.markers, MarkerSettings.from_meta(info["settings"]))
-
-    def retype_markers(self, labels: list[str], block_attrs, texts, word_counts) -> list[str]:
-        """The typer's markers for the sequence last tagged (unchanged without a typer)."""
-        typer = self.typer
-        if typer is None:
-            return labels
-        return typer.retype(labels, self.tagger().marginal, block_attrs, texts, word_counts)
 
     @property
     def labels(self) -> list[str]:
@@ -218,11 +215,20 @@ class CrfModel:
         """Readable attribute -> the id this model's taggers score it by (a codec for the extractor)."""
         return AttributeIds(self._parsed[0], self.encoded)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickles (a broadcast): the model's bytes and sidecar; each process opens its own taggers."""
+        return {"data": self.data, "meta": self.meta, "markers": self.markers, "first_pass": self.first_pass}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
     def tagger(self) -> ScoringTagger:
-        if self._tagger is None:
+        """This thread's tagger of the (second-pass) block CRF."""
+        tagger = getattr(self._threads, "main", None)
+        if tagger is None:
             vocabulary, main, _ = self._parsed
-            self._tagger = ScoringTagger(self.data, vocabulary, main)
-        return self._tagger
+            tagger = self._threads.main = ScoringTagger(self.data, vocabulary, main)
+        return tagger
 
     def open(self) -> CrfModel:
         """Open every CRFsuite model it holds now (once per process), not on the first page."""
@@ -233,13 +239,14 @@ class CrfModel:
         return self
 
     def first_tagger(self) -> ScoringTagger:
-        """The first pass of a stacked model (cleaner.stacking)."""
-        if self._first_tagger is None:
+        """This thread's tagger of the first pass of a stacked model (cleaner.stacking)."""
+        tagger = getattr(self._threads, "first", None)
+        if tagger is None:
             vocabulary, _, first = self._parsed
             if self.first_pass is None:
                 raise ModelError(f"model {self.hash} has no first pass: it is not stacked")
-            self._first_tagger = ScoringTagger(self.first_pass, vocabulary, first)
-        return self._first_tagger
+            tagger = self._threads.first = ScoringTagger(self.first_pass, vocabulary, first)
+        return tagger
 
     @functools.cached_property
     def _both_states(self) -> np.ndarray:
@@ -314,33 +321,41 @@ class CrfModel:
             return labels, []
         return labels, [tagger.marginal(y, i) for i, y in enumerate(labels)]
 
-    def tag_decided(
-        self, features, word_counts, settings, convention: str | None = None, timings: dict[str, float] | None = None,
-    ) -> Tagging:
-        """Viterbi labels refined by the marginals (cleaner.decide), their probabilities, how they were
-        decided, and every block's P(other)."""
+    def label(
+        self, features, word_counts: list[int], settings: DecisionSettings, *, convention: str | None = None,
+        layout=None, texts: list[str] | None = None, marginals: bool = False,
+        timings: dict[str, float] | None = None,
+    ) -> Labelling:
+        """One page's labelling, whole: Viterbi labels refined by the marginals (cleaner.decide), re-typed
+        by the marker typer when the model has one and the page's `layout` (block i -> BlockLayout, as
+        MarkerTyper.layout_of gives) and `texts` are given, the probability of each final label, how the
+        labels were decided, every block's P(other), and with `marginals` every label's marginal of every
+        block. Every figure is read from this thread's tagger inside the call: the result owns all it
+        says, and a model can label pages in several threads at once."""
         labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings,
                              word_counts=word_counts, decision=settings)
         if not labels:
-            return Tagging(labels, [], "viterbi", [])
+            return Labelling(labels, [], "viterbi", [], [] if marginals else None)
+        tagger = self.tagger()
+        marginal = tagger.marginal
         # Every block needs P(other) and the probability of its final label, but only the
         # blocks the decision rescues need the whole row: 2 marginals a block instead of 5
         # (-0.5 ms on a 300-block page).
-        p_other = self.p_other(len(labels))
-        marginal = self.tagger().marginal
-        labels, how = decide(labels, _MarginalRows(self.tagger()), word_counts, settings, p_other=p_other)
-        return Tagging(labels, [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)], how,
-                       p_other)
-
-    def p_other(self, n: int) -> list[float]:
-        """P(other) of each block of the sequence last tagged."""
-        marginal = self.tagger().marginal
-        return [marginal(OTHER, i) for i in range(n)]
-
-    def marginals_all(self, n: int) -> list[dict[str, float]]:
-        """All labels' marginals for the sequence last tagged (for `--format json`)."""
-        rows = _MarginalRows(self.tagger())
-        return [rows[i] for i in range(n)]
+        p_other = [marginal(OTHER, i) for i in range(len(labels))]
+        rows = _MarginalRows(tagger)
+        labels, how = decide(labels, rows, word_counts, settings, p_other=p_other)
+        table = [rows[i] for i in range(len(labels))] if marginals else None
+        probabilities = [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)]
+        typer = self.typer
+        if typer is not None and layout is not None and texts is not None:
+            t = time.perf_counter()
+            retyped = typer.retype(labels, marginal, layout, texts, word_counts)
+            probabilities = [p if new == old else marginal(new, i)
+                             for i, (p, old, new) in enumerate(zip(probabilities, labels, retyped))]
+            labels = retyped
+            if timings is not None:
+                timings["markers"] = (time.perf_counter() - t) * 1000
+        return Labelling(labels, probabilities, how, p_other, table)
 
     # -- files ---------------------------------------------------------------------------
 

@@ -236,9 +236,10 @@ def with_typer(
         if not d.layout or not d.texts or not has_markers(d.gold):
             continue
         convention = conventions.of(d.dataset) if conventions else None
-        labels = model.tag_decided(d.features, d.word_counts, decision, convention).labels
-        seq = training_sequence(labels, model.tagger().marginal, d.layout.__getitem__, d.texts, d.word_counts,
-                                d.labels, settings)
+        labelling = model.label(d.features, d.word_counts, decision, convention=convention, marginals=True)
+        table = labelling.marginals or []
+        seq = training_sequence(labelling.labels, lambda y, i: table[i][y], d.layout.__getitem__, d.texts,
+                                d.word_counts, d.labels, settings)
         if seq is not None:
             sequences.append(seq)
     if not sequences:
@@ -281,14 +282,14 @@ def predict(
     model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None, convention: str | None = None
 ) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
-    tagging = model.tag_decided(doc.features, doc.word_counts, settings or DecisionSettings(), convention)
-    labels = tagging.labels
-    if doc.layout and model.typer is not None:
-        labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
-    out = assemble(doc.texts, labels, None, doc.word_counts, tagging.p_content)
+    layout = doc.layout.__getitem__ if doc.layout else None
+    labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
+                            layout=layout, texts=doc.texts)
+    labels = labelling.labels
+    out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
-        out.cleaneval, doc.coverage, tagging.p_other, out.stats.expected_f1,
+        out.cleaneval, doc.coverage, labelling.p_other, out.stats.expected_f1,
     )
 
 

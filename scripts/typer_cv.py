@@ -54,9 +54,8 @@ def _cache_fold(fold: int) -> tuple[int, dict]:
     wanted = [d for d in train_docs if d.texts and has_markers(d.gold)] + [d for d in docs if d.fold == fold]
     tagged = {}
     for d in wanted:
-        t = model.tag_decided(d.features, d.word_counts, decision)
-        marginals = model.marginals_all(len(t.labels)) if t.labels else []
-        tagged[d.key] = (t.labels, t.p_content, marginals)
+        t = model.label(d.features, d.word_counts, decision, marginals=True)
+        tagged[d.key] = (t.labels, t.p_content, t.marginals)
     print(f"fold {fold}: block CRF trained, {len(tagged)} pages labelled", file=sys.stderr, flush=True)
     return fold, {"train": [d.key for d in train_docs if d.key in tagged], "tagged": tagged}
 

@@ -27,7 +27,7 @@ def test_viterbi_is_kept_when_it_keeps_enough():
 
 
 def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
-    # tag_decided reads P(other) for every block and whole rows only for rescued blocks;
+    # label() reads P(other) for every block and whole rows only for rescued blocks;
     # the result must equal deciding on the full marginal table.
     from cleaner.config import load_config
     from cleaner.data import find_pages
@@ -43,9 +43,8 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
         blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
         feats = model.extractor().extract(blocks)
         words = [len(b.text.split()) for b in blocks]
-        labels, probs, how, p_other = model.tag_decided(feats, words, settings)
+        labels, probs, how, p_other, table = model.label(feats, words, settings, marginals=True)
         viterbi, _ = model.tag(feats, marginals=False, word_counts=words, decision=settings)
-        table = model.marginals_all(len(viterbi))
         expected, expected_how = decide(viterbi, table, words, settings)
         assert (labels, how) == (expected, expected_how)
         assert probs == [row[y] for row, y in zip(table, expected)]
@@ -122,7 +121,7 @@ def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
         feats = model.extractor().extract(blocks)
         words = [len(b.text.split()) for b in blocks]
         assert model.tag(feats, word_counts=words, decision=on) == model.tag(feats, word_counts=words, decision=off)
-        changed += model.tag_decided(feats, words, on).labels != model.tag_decided(feats, words, off).labels
+        changed += model.label(feats, words, on).labels != model.label(feats, words, off).labels
     assert changed
 
 

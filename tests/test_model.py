@@ -125,3 +125,31 @@ def test_a_packaged_models_cross_validated_figures_are_its_reports(name):
                 assert shown is None and stored is None, (dataset, key)
             else:
                 assert abs(stored - shown) <= 0.0006, (dataset, key, stored, shown)
+
+
+def test_a_model_labels_pages_in_several_threads_at_once_as_it_does_alone(data_dir):
+    """CrfModel.label leaves nothing behind (each thread has its own taggers; the result owns every
+    figure it gives), so one model shared by threads, or pickled and loaded elsewhere, labels every
+    page exactly as alone; a tagger's hidden state shared between threads would mix the pages."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cleaner.api import clean_html
+    from cleaner.data import find_pages
+
+    model = load_model()
+    pages = [p.html_path.read_bytes() for p in find_pages(data_dir, ["cleaneval-dev"])[:16]]
+    alone = [clean_html(page, model=model, keep_blocks=True, all_marginals=True) for page in pages]
+
+    def view(r):
+        return r.cleaneval, r.labels, r.confidences, r.marginals
+
+    shared = CrfModel(model.data, model.meta, model.markers, model.first_pass)
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):  # pages interleave differently each round
+            together = list(pool.map(lambda page: clean_html(page, model=shared, keep_blocks=True,
+                                                             all_marginals=True), pages))
+            assert [view(r) for r in together] == [view(r) for r in alone]
+    copied = pickle.loads(pickle.dumps(shared))
+    assert copied.hash == model.hash
+    assert view(clean_html(pages[3], model=copied, keep_blocks=True, all_marginals=True)) == view(alone[3])

@@ -9,6 +9,7 @@ import pytest
 from cleaner.api import clean_html
 from cleaner.config import load_config
 from cleaner.crf import WindowRows
+from cleaner.decide import DecisionSettings
 from cleaner.model import (
     CODEC,
     CrfModel,
@@ -99,7 +100,8 @@ def test_tagging_runs_the_first_pass_then_the_second_on_its_view(small_model):
     encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
     first = CrfModel(model.first_pass, encoding)
     labels, _ = first.tag(features, marginals=False)
-    view = first_pass_attributes(labels, first.p_other(len(labels)), model.stacking)
+    p_other = first.label(features, [len(b.text.split()) for b in blocks], DecisionSettings()).p_other
+    view = first_pass_attributes(labels, p_other, model.stacking)
     second = CrfModel(model.data, encoding)
     by_hand = second.tag([row + more for row, more in zip(features, view)])
     # (the stacked model scores both passes' rows in one gather: readable rows and WindowRows alike)
@@ -131,8 +133,7 @@ def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
     # first_pass_labels = "decided": the second pass reads the first pass's labels after the decision
     # stage (cleaner.decide), in training and in tagging alike.
     from cleaner.data import find_pages
-    from cleaner.decide import DecisionSettings, decide
-    from cleaner.model import _MarginalRows
+    from cleaner.decide import decide
     from cleaner.train import prepare, train_model, trainable
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "decided"},
@@ -147,8 +148,10 @@ def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
     encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
     first = CrfModel(model.first_pass, encoding)
     viterbi, _ = first.tag(d.features, marginals=False)
-    p_other = first.p_other(len(viterbi))
-    decided, _ = decide(viterbi, _MarginalRows(first.tagger()), d.word_counts, eager, p_other=p_other)
+    labelling = first.label(d.features, d.word_counts, eager, marginals=True)
+    p_other = labelling.p_other
+    decided, _ = decide(viterbi, labelling.marginals, d.word_counts, eager, p_other=p_other)
+    assert decided == labelling.labels
     assert decided != viterbi
     view = first_pass_attributes(decided, p_other, model.stacking)
     by_hand = CrfModel(model.data, encoding).tag([row + more for row, more in zip(d.features, view)])
@@ -188,7 +191,8 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     assert readable.own_counts == [own_attribute_count(row) for row in readable]
     assert any(k < len(row) for k, row in zip(readable.own_counts, readable))
     own = [row[:k] for row, k in zip(readable, readable.own_counts)]
-    view = first_pass_attributes(first.tag(own, marginals=False)[0], first.p_other(len(own)), model.stacking)
+    p_other = first.label(own, [len(b.text.split()) for b in blocks], DecisionSettings()).p_other
+    view = first_pass_attributes(first.tag(own, marginals=False)[0], p_other, model.stacking)
     by_hand = second.tag([row + more for row, more in zip(readable, view)])
     # the page's WindowRows (the fast path), sliced rows, whole readable rows (CRFsuite skips what the
     # first pass never saw) and plain encoded rows without own_counts all label the page the same

@@ -20,12 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .gold import Segment, has_markers, parse_segments
+from .labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from .score import lcs_alignment, words
 from .segment import Block
 
-HEADER, PARAGRAPH, LIST, CONTINUATION, OTHER = "header", "paragraph", "list", "continuation", "other"
-LABELS = (HEADER, PARAGRAPH, LIST, CONTINUATION, OTHER)
-CONTENT_LABELS = frozenset((HEADER, PARAGRAPH, LIST, CONTINUATION))
 MARKER_LABEL = {"h": HEADER, "p": PARAGRAPH, "l": LIST, None: PARAGRAPH}
 _HEADER_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # An LCS bit table above this many cells (|page words| x |gold words|, ~375 MB) is not built: such a

@@ -41,10 +41,11 @@ from html import escape
 from http import HTTPStatus
 from pathlib import Path
 
-from .align import CONTINUATION, LABELS, OTHER, PARAGRAPH, align_blocks
+from .align import align_blocks
 from .annotate_server import AnnotateApp, RequestError, is_loopback, make_server, new_token
 from .assemble import assemble
-from .inspect import PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset, UNDECODABLE_SHARE
+from .inspect import UNDECODABLE_SHARE, PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset
+from .labels import CONTINUATION, LABELS, OTHER, PARAGRAPH
 from .segment import Block
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .align import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
+from .labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .segment import Block
 from .text import count_words
 

@@ -108,17 +108,6 @@ def _validate(data: dict, source: str) -> None:
         Settings.from_mapping(data, source)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from None
-    # Read as the trainer will (cleaner.stacking checks the values together), so that a bad one stops the
-    # command here rather than mid-training. (Imported here: cleaner.stacking imports this module.)
-    from .stacking import StackingSettings
-
-    try:
-        StackingSettings.from_meta(data["stacking"])
-    except KeyError as exc:
-        raise ConfigError(f"{source}: [stacking] {exc.args[0]} is missing") from None
-    except (TypeError, ValueError) as exc:
-        message = str(exc) if str(exc).startswith("[stacking]") else f"[stacking] {exc}"
-        raise ConfigError(f"{source}: {message}") from None
 
 
 _DEFAULT: Config | None = None

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .align import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .assemble import assemble
+from .labels import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .markers import MARKERS
 from .score import aggregate, bootstrap_interval, score_document
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .align import LABELS, align_blocks
+from .align import align_blocks
 from .api import CleanResult, clean_html
+from .labels import LABELS
 from .segment import Block
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4

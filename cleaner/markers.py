@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import pycrfsuite
 
-from .align import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from .config import Config
+from .labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 
 MARKERS = (HEADER, PARAGRAPH, LIST)
 

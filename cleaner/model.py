@@ -28,7 +28,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pycrfsuite
 
-from .align import LABELS, OTHER
 from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
 from .crf import (
@@ -43,6 +42,7 @@ from .crf import (
 )
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
 from .stacking import StackingSettings, first_pass_attributes, first_pass_ids
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .align import LABELS
+from .labels import LABELS
 
 SCHEMA_VERSION = "3"  # 2: expected_precision / expected_recall / expected_f1 added; 3: title added
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .align import OTHER
 from .config import Config
+from .labels import OTHER
 
 PREFIX = "pass1."
 FIRST_PASS_LABELS = ("viterbi", "decided")

@@ -28,7 +28,13 @@ from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_a
 from .gold import parse_segments, read_gold
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
 from .model import (
-    ATTRIBUTE_ENCODING, CODEC, CrfModel, feature_config_sections, first_pass_view, open_tagger, train_crf,
+    ATTRIBUTE_ENCODING,
+    CODEC,
+    CrfModel,
+    feature_config_sections,
+    first_pass_view,
+    open_tagger,
+    train_crf,
 )
 from .score import DocScore, score_document
 from .segment import segment_blocks

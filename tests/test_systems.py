@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from cleaner.align import CONTENT_LABELS, CONTINUATION, LABELS, OTHER, PARAGRAPH
+from cleaner.labels import CONTENT_LABELS, CONTINUATION, LABELS, OTHER, PARAGRAPH
 from cleaner.config import load_config
 from cleaner.data import find_pages, load_folds
 from cleaner.segment import segment_blocks

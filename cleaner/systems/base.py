@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..align import CONTENT_LABELS, CONTINUATION, OTHER, PARAGRAPH
+from ..labels import CONTENT_LABELS, CONTINUATION, OTHER, PARAGRAPH
 from ..segment import Block
 
 FORMAT_VERSION = 1

@@ -181,9 +181,20 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
 
 def evaluate(args) -> int:
     cli = _cli()
-    from .evaluate import (apply_system, crf_cross_validate, cross_validate_system, figures_by_set, load_notes,
-                           load_results, median_ms, prepare_docs, reported_figures, save_results, systems_table,
-                           time_crf)
+    from .evaluate import (
+        apply_system,
+        crf_cross_validate,
+        cross_validate_system,
+        figures_by_set,
+        load_notes,
+        load_results,
+        median_ms,
+        prepare_docs,
+        reported_figures,
+        save_results,
+        systems_table,
+        time_crf,
+    )
 
     config = cli._config(args)
     kinds = _kinds(args.model_kind)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..align import CONTENT_LABELS
+from ..labels import CONTENT_LABELS
 from .base import BlockLabeller, PageInput, run_labels
 from .common import cetr, kohlschuetter_density, unit_ids, word_counts
 

@@ -26,12 +26,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..align import CONTENT_LABELS, align_blocks
+from ..align import align_blocks
 from ..assemble import assemble
 from ..config import Config, load_config
-from ..decode import decode_html
 from ..data import without_sites_of
+from ..decode import decode_html
 from ..gold import read_gold
+from ..labels import CONTENT_LABELS
 from ..score import DocScore, aggregate, score_document
 from ..segment import segment_blocks
 from . import make_system

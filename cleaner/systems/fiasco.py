@@ -36,8 +36,8 @@ import re
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ..align import CONTENT_LABELS
 from ..config import load_config
+from ..labels import CONTENT_LABELS
 from ..segment import cap_nesting, normalise_space
 from ..text import count_words, words
 from .base import BlockLabeller, PageInput, run_labels

@@ -32,7 +32,7 @@ import zlib
 
 import numpy as np
 
-from ..align import CONTENT_LABELS
+from ..labels import CONTENT_LABELS
 from .base import BlockLabeller, PageInput, run_labels
 
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]+")

@@ -51,6 +51,10 @@ class PreparedDoc:
     note: str = ""
     blocks: list | None = None  # the segmenter's blocks, kept only when asked (experiments)
     layout: list[BlockLayout] | None = None  # what the marker typer reads of each block (cleaner.markers)
+    # How the blocks are joined as shown (Block.gap) and the blocks shown otherwise than their text
+    # (Block.shown, {index: text}): the assembly of the output, not the features.
+    gaps: list[str] | None = None
+    shown: dict[int, str] | None = None
 
 
 @dataclass
@@ -96,6 +100,8 @@ def _prepare_one(page: Page) -> PreparedDoc:
         note=al.note,
         blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
         layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
+        gaps=[b.gap for b in seg.blocks],
+        shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
     )
 
 
@@ -285,7 +291,7 @@ def predict(
     labels = tagging.labels
     if doc.layout and model.typer is not None:
         labels = model.retype_markers(labels, doc.layout.__getitem__, doc.texts, doc.word_counts)
-    out = assemble(doc.texts, labels, None, doc.word_counts, tagging.p_content)
+    out = assemble(doc.texts, labels, None, doc.word_counts, tagging.p_content, doc.gaps, doc.shown)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
         out.cleaneval, doc.coverage, tagging.p_other, out.stats.expected_f1,

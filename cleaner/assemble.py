@@ -122,8 +122,8 @@ def _gap_over(gaps: list[str], previous: int, i: int) -> str:
 
 @dataclass
 class Assembled:
-    cleaneval: str  # one segment per line, each starting with <h>, <p> or <l>
-    plain: str  # the same segments without markers, one per line
+    cleaneval: str  # each segment starts a line with <h>, <p> or <l> (and goes on unmarked past a line break)
+    plain: str  # the same segments without markers, one or more lines each
     stats: LabelStats
     segments: list[tuple[str, str]]  # (label of the opening block, text)
 

@@ -10,17 +10,19 @@ spaces, then one of `, . ; : ! ? ) ]` (regex LSP below), in the packaged default
 output of every page of each set and in the set's gold text.
 
 `browser` loads each sampled page (the decoded text, served as UTF-8, scripts off, every other
-request refused) in Debian's headless Chromium and takes `document.body.innerText`. The kept
+request refused) in Debian's headless Chromium, removes its <noscript> elements (the cleaner reads a
+page as a browser running scripts shows it) and takes `document.body.innerText`. The kept
 blocks of the page (the default model's labelling; image alt texts left out, since innerText has
 none) are assembled as the cleaner assembles them, and both texts are cut into whitespace-separated,
-case-folded tokens, and difflib.SequenceMatcher aligns the cleaned tokens with innerText's. A run
-of cleaned tokens with nothing of innerText opposite is text the browser does not display there (a
-box hidden by the page's style sheet: a sign-in dialog, a collapsed menu); the cleaner cannot see
-style sheets, and which blocks it keeps is the labeller's business, not the text's: those tokens
-are counted apart ("hidden"). Token agreement = the cleaned tokens the alignment pairs with the
-same token of innerText, over the cleaned tokens not hidden: a word split ("i n" for "in") or padded
-punctuation ("Speech ," for "Speech,") costs its tokens, two words glued ("foobar" for "foo bar")
-one, a dropped "." after a link ("here" for "here.") one.
+case-folded tokens. A line of the cleaned text whose characters (spaces aside) innerText does not
+show anywhere is text the browser does not display (a box hidden by the page's style sheet: a
+sign-in dialog, a "your browser is not supported" banner); the cleaner cannot see style sheets, and
+which blocks it keeps is the labeller's business, not the text's: those tokens are counted apart
+("hidden"). The other lines' tokens are aligned with innerText's by difflib.SequenceMatcher. Token
+agreement = the cleaned tokens the alignment pairs with the same token of innerText, over the
+cleaned tokens shown: a word split ("i n" for "in") or padded punctuation ("Speech ," for
+"Speech,") costs its tokens, two words glued ("foobar" for "foo bar") one, a dropped "." after a
+link ("here" for "here.") one.
 """
 
 from __future__ import annotations
@@ -63,17 +65,18 @@ def tokens(text: str) -> list[str]:
 def token_agreement(cleaned: str, shown: str) -> tuple[int, int, int]:
     """(tokens of `cleaned` paired with the same token of `shown`, tokens of `cleaned` that `shown`
     displays, tokens of `cleaned` it does not: hidden), as in the module docstring."""
-    p, b = tokens(cleaned), tokens(shown)
-    agree = counted = hidden = 0
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, p, autojunk=False).get_opcodes():
-        if op == "equal":
-            agree += j2 - j1
-            counted += j2 - j1
-        elif op == "replace":
-            counted += j2 - j1
-        elif op == "insert":
-            hidden += j2 - j1
-    return agree, counted, hidden
+    b = tokens(shown)
+    displayed = "".join(b)
+    p: list[str] = []
+    hidden = 0
+    for line in cleaned.splitlines():
+        t = tokens(line)
+        if "".join(t) in displayed:  # (spacing aside: the spacing is what is measured)
+            p.extend(t)
+        else:
+            hidden += len(t)
+    blocks = difflib.SequenceMatcher(None, b, p, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks), len(p), hidden
 
 
 def kept_text(data: bytes, model=None) -> str:
@@ -100,11 +103,20 @@ def open_page(context):
     return page
 
 
+# With scripts off a browser displays <noscript>, and a page's "please turn JavaScript on" style there
+# may hide the whole article; the cleaner reads the page as a browser that runs scripts does, without
+# <noscript>, so the comparison removes them (and their style sheets) before reading innerText.
+_INNER_TEXT = """() => {
+    document.querySelectorAll('noscript').forEach(e => e.remove());
+    return document.body ? document.body.innerText : '';
+}"""
+
+
 def inner_text(page, html: str, timeout_ms: int = 20_000) -> str:
     """document.body.innerText of `html` in `page` (from open_page)."""
     page.body = html.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
     page.goto(PAGE_URL, wait_until="domcontentloaded", timeout=timeout_ms)
-    return page.evaluate("() => document.body ? document.body.innerText : ''")
+    return page.evaluate(_INNER_TEXT)
 
 
 def browser_sample(data_dir: str | Path, per_set: int) -> list:

@@ -4,7 +4,9 @@ A block is a maximal run of text between two tags, so `Hello <i>world</i>!` give
 blocks. The CRF labels these blocks; everything it knows about markup comes from what is
 recorded here: the ancestors of the block, the tags opened and closed since the previous
 block, the div/td group the block belongs to, the id/class tokens of its ancestors and
-whether it sits inside a link.
+whether it sits inside a link. Each block also records what a browser shows between it and
+the block before (nothing, a space, a line break: Block.gap), which the assembly joins the kept
+blocks with, so that `Speech<a>,</a>` reads "Speech," and not "Speech ,".
 
 The DOM is walked iteratively with the parser's own sibling/parent pointers, and all
 per-ancestor state is kept on explicit stacks with running counters, so that a page nested
@@ -233,6 +235,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
         nonlocal opened, closed, space, line_break
         if len(text) > max_chars:
             text = text[:max_chars]
+            shown = shown[:max_chars] if shown is not None else None
         top = stack[-1]
         gap = "\n" if line_break else " " if space else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],

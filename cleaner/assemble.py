@@ -3,6 +3,14 @@
 `header` / `paragraph` / `list` blocks open a new segment marked `<h>` / `<p>` / `<l>`;
 `continuation` joins the current segment (or opens a paragraph when none is open: a
 continuation cannot continue boilerplate); `other` is dropped.
+
+Blocks are joined as a browser shows them (`Block.gap`): nothing between two text nodes that
+touch (`Speech<a>,</a>` is "Speech,"), a space where the page has whitespace, a line break where
+it has `<br>` or a block element's edge, so a segment may span lines (a line without a marker
+continues the segment, as in CleanEval's own format). A browser shows no half words: a block
+that touches the kept block before it continues that block's segment whatever its label, and a
+dropped block that touches a kept one (the "." after a link, the rest of a word) is kept with it
+(`keep_touching`; the statistics count the labels so amended, which made the text).
 """
 
 from __future__ import annotations
@@ -92,10 +100,34 @@ def expected_scores(word_counts: list[int], kept: list[bool], p_content: list[fl
     return precision, recall, f1
 
 
+def keep_touching(labels: list[str], gaps: list[str]) -> list[str]:
+    """`labels` with every dropped block that touches a kept block (gap "": no space, no line
+    between them) kept with it, after it as a continuation, before it with its label."""
+    if "" not in gaps:
+        return labels
+    out = list(labels)
+    n = len(out)
+    for i in range(1, n):
+        if gaps[i] == "" and out[i] == OTHER and out[i - 1] != OTHER:
+            out[i] = CONTINUATION
+    for i in range(n - 2, -1, -1):
+        if gaps[i + 1] == "" and out[i] == OTHER and out[i + 1] != OTHER:
+            out[i] = out[i + 1]  # (the block after it then continues its segment: they touch)
+    return out
+
+
+def _gap_over(gaps: list[str], previous: int, i: int) -> str:
+    """What separates block i from the kept block `previous` across dropped blocks: a line break
+    if the page breaks the line anywhere between them, else a space (the dropped text was there)."""
+    if previous < 0:
+        return "\n"
+    return "\n" if "\n" in gaps[previous + 1 : i + 1] else " "
+
+
 @dataclass
 class Assembled:
-    cleaneval: str  # one segment per line, each starting with <h>, <p> or <l>
-    plain: str  # the same segments without markers, one per line
+    cleaneval: str  # each segment starts a line with <h>, <p> or <l> (and goes on unmarked past a line break)
+    plain: str  # the same segments without markers, one or more lines each
     stats: LabelStats
     segments: list[tuple[str, str]]  # (label of the opening block, text)
 
@@ -106,16 +138,23 @@ def assemble(
     confidences: list[float] | None = None,
     word_counts: list[int] | None = None,
     p_content: list[float] | None = None,
+    gaps: list[str] | None = None,
+    shown: dict[int, str] | None = None,
 ) -> Assembled:
     """The CleanEval text, plain text and statistics of labelled blocks; `confidences` (the
     probability of each block's label) and `p_content` (each block's P(content)) add the mean
-    confidence and the expected scores to the statistics."""
+    confidence and the expected scores to the statistics. Blocks given as texts are joined by
+    `gaps` and shown as `shown` ({index: text}; see Block.gap and Block.shown), or by spaces."""
     if len(blocks) != len(labels):
         raise ValueError(f"{len(blocks)} blocks but {len(labels)} labels")
     stats = LabelStats(n_blocks=len(blocks))
     segments: list[tuple[str, list[str]]] = []
+    previous = -1  # the last kept block
     if word_counts is None:
         word_counts = [count_words(b if isinstance(b, str) else b.text) for b in blocks]
+    if gaps is None:
+        gaps = [" " if isinstance(b, str) else b.gap for b in blocks]
+    labels = keep_touching(labels, gaps)
     for i, (block, label) in enumerate(zip(blocks, labels)):
         text = block if isinstance(block, str) else block.text
         n_words = word_counts[i]
@@ -127,11 +166,19 @@ def assemble(
         if label == OTHER:
             continue
         stats.words_kept += n_words
-        if label == CONTINUATION and segments:
+        gap = gaps[i] if previous == i - 1 else _gap_over(gaps, previous, i)
+        if isinstance(block, str):
+            if shown and i in shown:
+                text = shown[i]
+        elif block.shown is not None:
+            text = block.shown
+        if segments and (label == CONTINUATION or (gap == "" and previous == i - 1)):
+            segments[-1][1].append(gap)
             segments[-1][1].append(text)
         else:
             segments.append((PARAGRAPH if label == CONTINUATION else label, [text]))
-    joined = [(label, " ".join(parts)) for label, parts in segments]
+        previous = i
+    joined = [(label, "".join(parts)) for label, parts in segments]
     stats.n_segments = len(joined)
     if confidences:
         stats.mean_confidence = sum(confidences) / len(confidences)

@@ -106,7 +106,7 @@ def markup_diagnosis(results, docs) -> list[MarkupDiagnosis]:
                     conf[g][p] += 1
             scores["predicted"].append(r.score)
             for key, labels in (("markers", markers), ("segments", segments)):
-                scores[key].append(score_document(assemble(d.texts, labels, None, d.word_counts).cleaneval, d.gold))
+                scores[key].append(score_document(assemble(d.texts, labels, None, d.word_counts, None, d.gaps, d.shown).cleaneval, d.gold))
         m = {k: aggregate(v)["macro_markup_f1"] or 0.0 for k, v in scores.items()}
         out.append(MarkupDiagnosis(name, len(groups[name]), m["predicted"], m["markers"], m["segments"], conf))
     return out

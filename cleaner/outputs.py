@@ -64,6 +64,7 @@ def _blocks(result) -> list[dict]:
                 "label": result.labels[i],
                 "probability": round(result.confidences[i], 6),
                 "containers": list(b.containers),
+                "gap": b.gap,  # what a browser shows before the block: "", " " or "\n" (docs/fidelity.md)
             }
             if result.marginals:
                 entry["marginals"] = {k: round(v, 6) for k, v in result.marginals[i].items()}

@@ -78,9 +78,10 @@ SCHEMA = pa.schema([
     _f("error", pa.string(), "exception text for internal errors"),
     _f("title", pa.string(), "the page's <title> (in its head), whitespace normalised; '' when it has none",
        nullable=False),
-    _f("cleaneval", pa.string(), "CleanEval text: one segment per line with <h>/<p>/<l>",
+    _f("cleaneval", pa.string(), "CleanEval text: each segment starts a line with <h>/<p>/<l>; a line "
+       "break the page makes inside a segment (<br>, a block element's edge) goes on unmarked", nullable=False),
+    _f("plain", pa.string(), "the same segments without markers, the text as a browser shows it",
        nullable=False),
-    _f("plain", pa.string(), "the same segments without markers", nullable=False),
     _f("n_blocks", pa.int32(), "text blocks found in the page", nullable=False),
     _f("blocks_truncated", pa.bool_(), "more than [limits] max_blocks blocks: the rest ignored",
        nullable=False),

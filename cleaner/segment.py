@@ -4,7 +4,9 @@ A block is a maximal run of text between two tags, so `Hello <i>world</i>!` give
 blocks. The CRF labels these blocks; everything it knows about markup comes from what is
 recorded here: the ancestors of the block, the tags opened and closed since the previous
 block, the div/td group the block belongs to, the id/class tokens of its ancestors and
-whether it sits inside a link.
+whether it sits inside a link. Each block also records what a browser shows between it and
+the block before (nothing, a space, a line break: Block.gap), which the assembly joins the kept
+blocks with, so that `Speech<a>,</a>` reads "Speech," and not "Speech ,".
 
 The DOM is walked iteratively with the parser's own sibling/parent pointers, and all
 per-ancestor state is kept on explicit stacks with running counters, so that a page nested
@@ -53,6 +55,14 @@ class Block:
     depth: int = 0
     # "img-alt" or "pre-line" for blocks the segmenter made up; None for text nodes.
     artificial: str | None = None
+    # What a browser shows between the previous block and this one: "" when they touch (inline
+    # elements between two text nodes add nothing: `Speech<a>,</a>`, `i<span>n</span>`), " " for
+    # whitespace (collapsed as CSS `white-space: normal` does) or an image, "\n" for a line break
+    # (`<br>`, the edge of a block element). The assembly joins the kept blocks with it.
+    gap: str = "\n"
+    # The text as shown when that differs from `text`: a line of a <pre> keeps its indentation and
+    # its runs of spaces (`text`, which the features read, is whitespace-normalised like every block's).
+    shown: str | None = None
 
 
 @dataclass(slots=True)
@@ -108,6 +118,9 @@ def normalise_space(text: str) -> str:
 _AUTO_CLOSED = frozenset(
     "p li dt dd tr td th option optgroup thead tbody tfoot rb rt rp colgroup caption".split()
 )
+# Dropped elements that a browser does not display at all; any other dropped element (a button, an
+# iframe, an svg icon) is a box between its neighbours' words, and so separates them like a space.
+_UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
 
@@ -190,6 +203,8 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
     max_blocks = int(limits["max_blocks"])
     max_chars = int(cfg["max_block_chars"])
     alt_min = int(cfg["img_alt_min_chars"])
+    # Elements that end a line as displayed: a text on either side of one is on a line of its own.
+    line_tags = frozenset(cfg["block_tags"])
 
     tree, capped = parsed.tree, parsed.nesting_capped
     title = page_title(tree)
@@ -212,16 +227,23 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
     append_block = blocks.append
     push = stack.append
     pop = stack.pop
+    # What lies between the last block and the next one as displayed (Block.gap): whitespace, a line break.
+    space = False
+    line_break = True
 
-    def emit(text: str, artificial: str | None = None) -> None:
-        nonlocal opened, closed
+    def emit(text: str, artificial: str | None = None, shown: str | None = None) -> None:
+        nonlocal opened, closed, space, line_break
         if len(text) > max_chars:
             text = text[:max_chars]
+            shown = shown[:max_chars] if shown is not None else None
         top = stack[-1]
+        gap = "\n" if line_break else " " if space else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
-                           len(stack) - 1, artificial))
+                           len(stack) - 1, artificial, gap, shown))
         opened = {}
         closed = {}
+        space = False
+        line_break = False
 
     # Iterative pre-order walk over the parser's own pointers.
     node: LexborNode | None = root
@@ -231,16 +253,32 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
         tag = node.tag
         if tag == "-text":  # (tag is None for some malformed nodes)
             raw = node.text_content
-            if raw and not raw.isspace():
-                if stack[-1][6]:  # inside pre: every line is a block
-                    for line in raw.split("\n"):
-                        line = normalise_space(line)
+            if not raw:
+                pass
+            elif stack[-1][6]:  # inside pre: every line is a block, shown with its own spaces
+                for k, line in enumerate(raw.split("\n")):
+                    if k:
+                        line_break = True
+                    text = normalise_space(line)
+                    if not text:
                         if line:
-                            if len(blocks) >= max_blocks:
-                                break
-                            emit(line, "pre-line")
-                else:
-                    emit(normalise_space(raw))
+                            space = True
+                        continue
+                    if len(blocks) >= max_blocks:
+                        break
+                    shown = line.rstrip()
+                    if not line_break and shown[0].isspace():  # spaces inside a line another node began
+                        space = True
+                        shown = shown.lstrip()
+                    emit(text, "pre-line", None if shown == text else shown)
+                    space = line[-1].isspace()
+            elif raw.isspace():
+                space = True
+            else:
+                if raw[0].isspace():
+                    space = True
+                emit(normalise_space(raw))
+                space = raw[-1].isspace()
         elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
             # (comments, doctype and other non-element nodes carry no visible text)
             # -- open the element --
@@ -282,18 +320,25 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
             opened[tag] = opened.get(tag, 0) + 1
             if len(stack) > max_depth:
                 max_depth = len(stack)
-            if tag == "img" and attrs:
-                alt = attrs.get("alt")
+            if tag in line_tags:
+                line_break = True
+            elif tag == "img":
+                # An image stands between the words on either side (its alt text, a block of its own, too).
+                space = True
+                alt = attrs.get("alt") if attrs else None
                 if alt:
                     alt = normalise_space(alt)
                     if len(alt) >= alt_min and len(blocks) < max_blocks:
                         emit(alt, "img-alt")
+                        space = True
             child = node.child
             if child is not None:
                 node = child
                 continue
             tag = pop()[0]  # an empty element: opened and closed at once
             closed[tag] = closed.get(tag, 0) + 1
+        elif tag and tag in drop and tag not in _UNDISPLAYED:
+            space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
         # Climb until a next sibling exists, closing elements on the way.
         while node is not None:
             if node.mem_id == root_id:
@@ -308,6 +353,8 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
                 break
             tag = pop()[0]
             closed[tag] = closed.get(tag, 0) + 1
+            if tag in line_tags:
+                line_break = True
             if node.mem_id == root_id:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None

@@ -57,6 +57,10 @@ class PreparedDoc:
     note: str = ""
     blocks: list | None = None  # the segmenter's blocks, kept only when asked (experiments)
     layout: list[BlockLayout] | None = None  # what the marker typer reads of each block (cleaner.markers)
+    # How the blocks are joined as shown (Block.gap) and the blocks shown otherwise than their text
+    # (Block.shown, {index: text}): the assembly of the output, not the features.
+    gaps: list[str] | None = None
+    shown: dict[int, str] | None = None
 
 
 @dataclass
@@ -102,6 +106,8 @@ def _prepare_one(page: Page) -> PreparedDoc:
         note=al.note,
         blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
         layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
+        gaps=[b.gap for b in seg.blocks],
+        shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
     )
 
 
@@ -292,7 +298,7 @@ def predict(
     labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
                             layout=layout, texts=doc.texts)
     labels = labelling.labels
-    out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content)
+    out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
         out.cleaneval, doc.coverage, labelling.p_other, out.stats.expected_f1,

@@ -72,7 +72,8 @@ def cache(args) -> int:
             folds[k] = part
     # The features are what the block CRF read; the typer reads blocks, texts and words.
     pages_out = {d.key: {"dataset": d.dataset, "fold": d.fold, "blocks": d.blocks, "texts": d.texts,
-                         "word_counts": d.word_counts, "gold": d.gold, "gold_labels": d.labels} for d in docs}
+                         "gaps": d.gaps, "shown": d.shown, "word_counts": d.word_counts, "gold": d.gold,
+                         "gold_labels": d.labels} for d in docs}
     with open(args.out, "wb") as fh:
         pickle.dump({"pages": pages_out, "folds": folds}, fh, protocol=pickle.HIGHEST_PROTOCOL)
     print(f"written {args.out}", file=sys.stderr)
@@ -106,7 +107,8 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
         _, labels, p_content, marginal, layout = inputs(key)
         if typer is not None:
             labels = typer.retype(labels, marginal, layout, p["texts"], p["word_counts"])
-        text = assemble(p["texts"], labels, None, p["word_counts"], p_content).cleaneval
+        text = assemble(p["texts"], labels, None, p["word_counts"], p_content, p.get("gaps"),
+                        p.get("shown")).cleaneval
         out.append((key, p["dataset"], fold, score_document(text, p["gold"])))
     return out
 

@@ -169,7 +169,8 @@ class Lab:
                     if y == "other" and q[i] > t:
                         y = "paragraph" if not labels or labels[-1] == "other" else "continuation"
                     labels.append(y)
-                labelled.append((d, score_document(assemble(d.texts, labels, None, d.word_counts).cleaneval, d.gold)))
+                text = assemble(d.texts, labels, None, d.word_counts, None, d.gaps, d.shown).cleaneval
+                labelled.append((d, score_document(text, d.gold)))
             return labelled
         elif name == "style":
             prefixes_arg, _, infer = arg.rpartition(":")
@@ -196,11 +197,12 @@ class Lab:
                 train = trainable([d for d in self.train if convention(d.dataset) == conv], self.min_alignment)
                 by_conv[conv] = self.dragnet_probs(train, [d for d in self.val if convention(d.dataset) == conv])
             return [(d, score_document(assemble(d.texts, run_labels(list(by_conv[convention(d.dataset)][d.key] >= 0.5)),
-                                                None, d.word_counts).cleaneval, d.gold)) for d in self.val]
+                                                None, d.word_counts, None, d.gaps, d.shown).cleaneval, d.gold))
+                    for d in self.val]
         elif name == "dragnet":
             probs = self.dragnet_val()
             return [(d, score_document(assemble(d.texts, run_labels(list(probs[d.key] >= 0.5)), None,
-                                           d.word_counts).cleaneval, d.gold)) for d in self.val]
+                                           d.word_counts, None, d.gaps, d.shown).cleaneval, d.gold)) for d in self.val]
         else:
             raise SystemExit(f"unknown variant {variant!r}")
         return [(d, r.score) for d, r in zip(self.val, res)]

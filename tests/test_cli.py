@@ -41,6 +41,8 @@ def test_clean_json_gives_blocks_labels_and_probabilities(tmp_path, data_dir, sm
     b = doc["blocks"][0]
     assert b["label"] in ("header", "paragraph", "list", "continuation", "other")
     assert abs(sum(b["marginals"].values()) - 1) < 1e-3 and 0 < b["probability"] <= 1
+    # How each block is joined to the one before, as a browser shows it (this page has all three).
+    assert {x["gap"] for x in doc["blocks"]} == {"", " ", "\n"}
 
 
 @pytest.mark.parametrize(

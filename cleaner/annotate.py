@@ -149,26 +149,17 @@ class _Cached:
 
 
 def _segment_only(data: bytes, config) -> PageAnalysis:
-    """Blocks without a model (--no-model): every block starts as `other`."""
-    from .decode import decode_html
-    from .segment import segment_blocks
+    """Blocks without a model (--no-model), read as the cleaner reads them: every block starts as `other`."""
+    from .pipeline import PageRejected, read_page
 
-    if not data.strip():
-        return PageAnalysis("error", "empty", reason_message("empty"))
     try:
-        decoded = decode_html(data, config=config)
-    except Exception as exc:
-        return PageAnalysis("error", "decode_failed", reason_message("decode_failed", str(exc)))
-    share = undecodable_share(decoded.text)
+        read = read_page(data, config)
+    except PageRejected as rejected:
+        return PageAnalysis("error", rejected.reason, reason_message(rejected.reason, rejected.error))
+    share = undecodable_share(read.decoded.text)
     if share > UNDECODABLE_SHARE:
         return PageAnalysis("error", "undecodable", reason_message("undecodable", share=share))
-    try:
-        seg = segment_blocks(decoded.text, config)
-    except Exception as exc:
-        return PageAnalysis("error", "parse_error", reason_message("parse_error", f"{type(exc).__name__}: {exc}"))
-    if not seg.blocks:
-        return PageAnalysis("error", "no_text", reason_message("no_text"))
-    return PageAnalysis("ok", blocks=seg.blocks, labels=[OTHER] * len(seg.blocks))
+    return PageAnalysis("ok", blocks=read.blocks, labels=[OTHER] * len(read.blocks))
 
 
 class Annotator:

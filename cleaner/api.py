@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from .assemble import LabelStats, assemble
 from .config import Config, load_config
 from .decide import DecisionSettings
-from .decode import decode_html
+from .decode import DecodedPage
 from .model import CrfModel, load_model
-from .segment import Block, parse_html, segment_tree
+from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
+from .segment import Block, Segmentation
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
@@ -121,37 +122,6 @@ def _deadline(seconds: float):
         signal.signal(_SIGNAL, previous)
 
 
-class _Budget:
-    """Between-stage budget checks, in the calling thread's CPU time: the only limit where the
-    alarm cannot be used (clean_html called from a thread other than the main one)."""
-
-    def __init__(self, seconds: float):
-        self.deadline = time.thread_time() + seconds if seconds > 0 else None
-
-    def expired(self) -> bool:
-        return self.deadline is not None and time.thread_time() > self.deadline
-
-
-_CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
-_NO_CONTROL = bytes.maketrans(b"", b"")
-
-
-def _looks_binary(data: bytes, http_charset: str | None) -> bool:
-    """More than 5 % C0 control bytes (not tab, newlines, form feed, escape) in the first
-    64 KiB: no text encoding of HTML produces that, except UTF-16/32 (exempt when a BOM or
-    the HTTP charset says so, or when NULs alternate like UTF-16 ASCII)."""
-    head = bytes(data[:65536])
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in (b"\x00\x00\xfe\xff",):
-        return False
-    if http_charset and ("16" in http_charset or "32" in http_charset):
-        return False
-    control = len(head) - len(head.translate(_NO_CONTROL, _CONTROL))
-    if control * 20 <= len(head):
-        return False
-    even, odd = head[0::2], head[1::2]  # UTF-16 without a BOM: NULs in every other byte
-    return not (even.count(0) > len(even) * 0.4 or odd.count(0) > len(odd) * 0.4)
-
-
 def _sanitize(text: str) -> tuple[str, int]:
     """Replace lone surrogates (unencodable in UTF-8, fatal for Arrow) with U+FFFD."""
     try:
@@ -189,61 +159,33 @@ def clean_html(
         return CleanResult("rejected", "internal_error", error=f"{type(exc).__name__}: {exc}"[:500])
 
 
-def read_page(data, http_charset, config: Config, segment_config: Config, result: CleanResult, budget: "_Budget"):
-    """The stages every labeller shares: input checks, decode, parse, segment.
-
-    Fills `result` (reason, encoding, timings, block counts) and returns (page, segmentation),
-    or None when the page is rejected. Used by clean_html and by the seed systems' pipeline.
-    """
-    limits = config["limits"]
-    timings = result.timings_ms
-    if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
-        result.reason, result.error = "internal_error", f"expected bytes, got {type(data).__name__}"
-        return None
-    if len(data) > int(limits["max_html_bytes"]):
-        result.reason = "too_large"
-        return None
-    if not bytes(data[:4096]).strip() and not bytes(data).strip():
-        result.reason = "empty"
-        return None
-    if _looks_binary(data, http_charset):
-        result.reason = "not_text"
-        return None
-
-    t = time.perf_counter()
+def read_into(result: CleanResult, data, http_charset, config: Config, segment_config: Config,
+              budget: CpuBudget) -> PageBlocks | None:
+    """`cleaner.pipeline.read_page` for a `CleanResult`: the page's blocks, or None with the result
+    rejected for the reason read_page gave. Either way the result gets what was read (encoding,
+    URL of a CleanEval wrapper, block count, title, truncation) and the stages' timings. Shared by
+    clean_html and the seed systems' pipeline (cleaner.systems.pipeline)."""
     try:
-        page = decode_html(bytes(data), http_charset=http_charset, config=config)
-    except Exception as exc:
-        result.reason, result.error = "decode_failed", f"{type(exc).__name__}: {exc}"[:500]
+        read = read_page(data, config, http_charset=http_charset, segment_config=segment_config,
+                         budget=budget, timings=result.timings_ms)
+    except PageRejected as rejected:
+        result.reason, result.error = rejected.reason, rejected.error
+        _record_read(result, rejected.decoded, rejected.segmentation)
         return None
-    timings["decode"] = (time.perf_counter() - t) * 1000
-    result.encoding, result.encoding_source, result.replacements = page.encoding, page.source, page.replacements
-    if page.wrapper:
-        result.url = page.wrapper.get("id")
-    if budget.expired():
-        result.reason = "timeout"
-        return None
+    _record_read(result, read.decoded, read.segmentation)
+    return read
 
-    t = time.perf_counter()
-    try:
-        parsed = parse_html(page.text, segment_config)
-        timings["parse"] = (time.perf_counter() - t) * 1000
-        t = time.perf_counter()
-        seg = segment_tree(parsed, segment_config)
-    except Exception as exc:
-        result.reason, result.error = "parse_error", f"{type(exc).__name__}: {exc}"[:500]
-        return None
-    timings["segment"] = (time.perf_counter() - t) * 1000
-    result.n_blocks = len(seg.blocks)
-    result.title, result.sanitized_chars = _sanitize(seg.title)  # (the features read seg.title itself)
-    result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
-    if not seg.blocks:
-        result.reason = "no_text"
-        return None
-    if budget.expired():
-        result.reason = "timeout"
-        return None
-    return page, seg
+
+def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmentation | None) -> None:
+    if decoded is not None:
+        result.encoding, result.encoding_source, result.replacements = (decoded.encoding, decoded.source,
+                                                                        decoded.replacements)
+        if decoded.wrapper:
+            result.url = decoded.wrapper.get("id")
+    if seg is not None:
+        result.n_blocks = len(seg.blocks)
+        result.title, result.sanitized_chars = _sanitize(seg.title)  # (the features read seg.title itself)
+        result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
 
 
 def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> CleanResult:
@@ -251,11 +193,11 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     model = model or load_model()
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"]["time_budget_s"]))
-    read = read_page(data, http_charset, config, model.feature_config(config), result, budget)
+    budget = CpuBudget(float(config["limits"]["time_budget_s"]))
+    read = read_into(result, data, http_charset, config, model.feature_config(config), budget)
     if read is None:
         return result
-    page, seg = read
+    seg = read.segmentation
 
     t = time.perf_counter()
     stats = model.extractor().stats(seg.blocks)

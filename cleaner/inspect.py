@@ -41,6 +41,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 REASON_MESSAGES = {
     "unreadable": "The file cannot be read.",
     "empty": "The file is empty (no bytes, or only whitespace).",
+    "not_text": "The bytes are binary (an image, a PDF stream, random data), not an HTML page.",
     "too_large": "The page is larger than the size limit ([limits] max_html_bytes).",
     "undecodable": "The file does not decode as text: {share:.0%} of its characters are undecodable or "
     "control characters (a binary file, or an encoding the decoder does not recognise).",

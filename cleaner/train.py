@@ -23,7 +23,6 @@ from .config import Config, load_config
 from .convention import Conventions
 from .data import Page, without_sites_of
 from .decide import DecisionSettings
-from .decode import decode_html
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from .gold import parse_segments, read_gold
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
@@ -36,8 +35,8 @@ from .model import (
     open_tagger,
     train_crf,
 )
+from .pipeline import read_page_to_score
 from .score import DocScore, score_document
-from .segment import segment_blocks
 from .stacking import StackingSettings, inner_fold
 
 
@@ -84,8 +83,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     config: Config = _PREP_STATE["config"]
     extractor: FeatureExtractor = _PREP_STATE["extractor"]
     folds: dict = _PREP_STATE["folds"]
-    decoded = decode_html(page.html_path.read_bytes(), config=config)
-    seg = segment_blocks(decoded.text, config)
+    seg = read_page_to_score(page.html_path.read_bytes(), config).segmentation
     stats = extractor.stats(seg.blocks)
     feats = extractor.extract(seg.blocks, stats, title=seg.title)
     gold = read_gold(page.gold_path) if page.gold_path else ""

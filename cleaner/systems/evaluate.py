@@ -30,11 +30,10 @@ from ..align import align_blocks
 from ..assemble import assemble
 from ..config import Config, load_config
 from ..data import without_sites_of
-from ..decode import decode_html
+from ..pipeline import read_page_to_score
 from ..gold import read_gold
 from ..labels import CONTENT_LABELS
 from ..score import DocScore, aggregate, score_document
-from ..segment import segment_blocks
 from . import make_system
 from .base import PageInput
 
@@ -81,8 +80,8 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
     docs = []
     for p in tqdm(pages, desc="prepare", unit="page", disable=not progress, file=sys.stderr):
         t = time.thread_time()
-        decoded = decode_html(p.html_path.read_bytes(), config=config)
-        seg = segment_blocks(decoded.text, config)
+        read = read_page_to_score(p.html_path.read_bytes(), config)
+        decoded, seg = read.decoded, read.segmentation
         ms = (time.thread_time() - t) * 1000
         gold = read_gold(p.gold_path) if p.gold_path else ""
         al = align_blocks(seg.blocks, gold)

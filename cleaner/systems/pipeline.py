@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
-from ..api import CleanResult, _Budget, finish, read_page
+from ..api import CleanResult, finish, read_into
 from ..config import Config, load_config
+from ..pipeline import CpuBudget
 from .base import BlockLabeller, PageInput
 
 
@@ -30,11 +31,11 @@ def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     config = config or load_config()
     result = CleanResult("rejected", model_hash=system.kind, decision=system.kind)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"]["time_budget_s"]))
-    read = read_page(data, http_charset, config, config, result, budget)
+    budget = CpuBudget(float(config["limits"]["time_budget_s"]))
+    read = read_into(result, data, http_charset, config, config, budget)
     if read is None:
         return result
-    page, seg = read
+    page, seg = read.decoded, read.segmentation
     t = time.perf_counter()
     labels = system.predict(PageInput(seg.blocks, page.text))
     timings["system"] = (time.perf_counter() - t) * 1000

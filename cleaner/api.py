@@ -121,7 +121,7 @@ def _deadline(seconds: float):
         signal.signal(_SIGNAL, previous)
 
 
-class _Budget:
+class Budget:
     """Between-stage budget checks, in the calling thread's CPU time: the only limit where the
     alarm cannot be used (clean_html called from a thread other than the main one)."""
 
@@ -189,7 +189,7 @@ def clean_html(
         return CleanResult("rejected", "internal_error", error=f"{type(exc).__name__}: {exc}"[:500])
 
 
-def read_page(data, http_charset, config: Config, segment_config: Config, result: CleanResult, budget: "_Budget"):
+def read_page(data, http_charset, config: Config, segment_config: Config, result: CleanResult, budget: Budget):
     """The stages every labeller shares: input checks, decode, parse, segment.
 
     Fills `result` (reason, encoding, timings, block counts) and returns (page, segmentation),
@@ -251,7 +251,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
     model = model or load_model()
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"]["time_budget_s"]))
+    budget = Budget(float(config["limits"]["time_budget_s"]))
     read = read_page(data, http_charset, config, model.feature_config(config), result, budget)
     if read is None:
         return result

@@ -139,7 +139,7 @@ def _burn_cpu(seconds: float) -> None:
 def test_the_time_budget_counts_cpu_not_waiting(where):
     # A page's outcome must not depend on the machine's load: time the process spends waiting for a
     # core does not count against the budget, only the CPU the page uses. Sleeping stands in for waiting.
-    from cleaner.api import _Budget, _deadline, _DeadlineExceeded
+    from cleaner.api import Budget, _deadline, _DeadlineExceeded
 
     if where == "alarm":
         with _deadline(0.05):
@@ -147,7 +147,7 @@ def test_the_time_budget_counts_cpu_not_waiting(where):
         with pytest.raises(_DeadlineExceeded), _deadline(0.05):
             _burn_cpu(1.0)
     else:
-        budget = _Budget(0.05)
+        budget = Budget(0.05)
         time.sleep(0.2)
         assert not budget.expired()
         _burn_cpu(0.06)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..api import CleanResult, _Budget, finish, read_page
+from ..api import Budget, CleanResult, finish, read_page
 from ..config import Config, load_config
 from .base import BlockLabeller, PageInput
 
@@ -30,7 +30,7 @@ def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     config = config or load_config()
     result = CleanResult("rejected", model_hash=system.kind, decision=system.kind)
     timings = result.timings_ms
-    budget = _Budget(float(config["limits"]["time_budget_s"]))
+    budget = Budget(float(config["limits"]["time_budget_s"]))
     read = read_page(data, http_charset, config, config, result, budget)
     if read is None:
         return result

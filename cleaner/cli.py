@@ -39,8 +39,10 @@ from .cli_common import fail as _fail
 from .cli_common import gold_pages_from_args as _pages
 from .cli_common import sites_from_args as _sites
 
-# Each module defines add_parser(subparsers) and sets `func` on its sub-parser.
-EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate")
+# Each module defines add_parser(subparsers) and sets `func` on its sub-parser. jobs.local_job is
+# `clean-warc`, the WARC job on local processes: named, not imported, so that cleaner/ depends on no job
+# code (a cleaner without jobs/ beside it just has no clean-warc).
+EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate", "jobs.local_job")
 # --model-kind choices (cleaner/systems; kept here so that --help needs no heavy import)
 MODEL_KINDS = ("crf", "dragnet", "mss", "mss-baseline", "mss-hr", "fiasco", "everything", "largest-group", "all")
 
@@ -561,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             importlib.import_module(module).add_parser(sub)
         except ModuleNotFoundError as exc:
-            if exc.name != module:
+            if exc.name not in (module, module.partition(".")[0]):
                 raise
     return parser
 

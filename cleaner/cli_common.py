@@ -28,7 +28,7 @@ def config_from_args(args):
     try:
         config = load_config(getattr(args, "config", None))
     except ConfigError as exc:
-        raise SystemExit(fail(EXIT_MODEL, str(exc)))
+        raise SystemExit(fail(EXIT_MODEL, str(exc))) from exc
     tune_gc(config)  # every command that reads a config cleans pages ([runtime], cleaner/runtime.py)
     return config
 
@@ -74,8 +74,8 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
             if not res.ok:
                 rejected[res.reason] = rejected.get(res.reason, 0) + 1
                 if not quiet:
-                    print(f"cleaner: {prefix}{page.shown}: rejected ({res.reason}{': ' + res.error if res.error else ''})",
-                          file=sys.stderr)
+                    why = f"{res.reason}{': ' + res.error if res.error else ''}"
+                    print(f"cleaner: {prefix}{page.shown}: rejected ({why})", file=sys.stderr)
             if res.blocks_truncated:
                 truncated += 1
                 limit = f"first {max_blocks} " if max_blocks else "first "
@@ -85,7 +85,7 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
     except OutputRefused as exc:
         return fail(EXIT_OUTPUT, str(exc))
     except BrokenPipeError:  # `cleaner clean ... | head`: the reader is gone, nothing more to say
-        sys.stdout = open(os.devnull, "w")
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stands in for stdout until the process exits)
         return EXIT_OUTPUT
     finally:
         sink.close()
@@ -120,7 +120,7 @@ def gold_pages_from_args(args):
         try:
             pages.extend(find_pages(d, args.datasets))
         except FileNotFoundError as exc:
-            raise SystemExit(fail(EXIT_INPUT, str(exc)))
+            raise SystemExit(fail(EXIT_INPUT, str(exc))) from exc
         folds.update(load_folds(d))
     pages = [p for p in pages if p.gold_path is not None]
     if not pages:

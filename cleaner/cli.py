@@ -18,35 +18,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
-# Each module defines add_parser(subparsers) and sets `func` on its sub-parser.
-EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate")
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+from .cli_common import (  # noqa: F401 (EXIT_*, DEFAULT_DATA: the command line's constants, read from here too)
+    DEFAULT_DATA,
+    EXIT_INPUT,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    UNSEEN_SITES_NOTE,
+    clean_files,
+    report_skipped,
+)
+from .cli_common import config_from_args as _config
+from .cli_common import fail as _fail
+from .cli_common import gold_pages_from_args as _pages
+from .cli_common import sites_from_args as _sites
+
+# Each module defines add_parser(subparsers) and sets `func` on its sub-parser. jobs.local_job is
+# `clean-warc`, the WARC job on local processes: named, not imported, so that cleaner/ depends on no job
+# code (a cleaner without jobs/ beside it just has no clean-warc).
+EXTRA_COMMAND_MODULES = ("cleaner.inspect", "cleaner.annotate", "jobs.local_job")
 # --model-kind choices (cleaner/systems; kept here so that --help needs no heavy import)
 MODEL_KINDS = ("crf", "dragnet", "mss", "mss-baseline", "mss-hr", "fiasco", "everything", "largest-group", "all")
-
-
-def _fail(code: int, message: str) -> int:
-    print(f"cleaner: error: {message}", file=sys.stderr)
-    return code
-
-
-def _config(args):
-    """The config named on the command line (--config overlay); a bad one ends the command."""
-    from .config import ConfigError, load_config
-    from .runtime import tune_gc
-
-    try:
-        config = load_config(getattr(args, "config", None))
-    except ConfigError as exc:
-        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
-    tune_gc(config)  # every command that reads a config cleans pages ([runtime], cleaner/runtime.py)
-    return config
 
 
 def _load(args):
@@ -88,7 +86,7 @@ def cmd_clean(args) -> int:
     if getattr(args, "model_kind", "crf") != "crf":
         from .systems.cli import clean as clean_with_system
 
-        return clean_with_system(args, pages, skipped)
+        return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
     from .api import clean_html
 
     config, model = _load(args)
@@ -101,108 +99,7 @@ def cmd_clean(args) -> int:
     )
 
 
-def report_skipped(skipped, *, quiet: bool) -> None:
-    """One line per path not cleaned: always when the user asked for it (named it), else unless -q."""
-    for s in skipped:
-        if s.failed:
-            print(f"cleaner: {s.shown}: not cleaned ({s.reason})", file=sys.stderr)
-        elif not quiet:
-            print(f"cleaner: {s.shown}: skipped ({s.reason})", file=sys.stderr)
-
-
-def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
-                overwrite: bool, max_blocks: int | None = None, label: str = "") -> int:
-    """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.outputs);
-    report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
-    whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
-    is refused (nothing written) or fails."""
-    from tqdm import tqdm
-
-    from .outputs import OutputRefused, output_for, render
-
-    sink = output_for(out, fmt, overwrite=overwrite)
-    try:
-        sink.check(pages)
-    except OutputRefused as exc:
-        return _fail(EXIT_OUTPUT, str(exc))
-    report_skipped(skipped, quiet=quiet)
-    rejected: dict[str, int] = {}
-    truncated = 0
-    prefix = f"{label}: " if label else ""
-    show_bar = (sys.stderr.isatty() if progress is None else progress) and not quiet and len(pages) > 1
-    try:
-        for page in tqdm(pages, desc=f"clean {label}".strip(), unit="page", disable=not show_bar, file=sys.stderr):
-            try:
-                data = page.read()
-            except OSError as exc:
-                print(f"cleaner: {page.shown}: not cleaned (cannot read: {exc.strerror or exc})", file=sys.stderr)
-                rejected["unreadable"] = rejected.get("unreadable", 0) + 1
-                continue
-            res = clean_one(data)
-            if not res.ok:
-                rejected[res.reason] = rejected.get(res.reason, 0) + 1
-                if not quiet:
-                    print(f"cleaner: {prefix}{page.shown}: rejected ({res.reason}{': ' + res.error if res.error else ''})",
-                          file=sys.stderr)
-            if res.blocks_truncated:
-                truncated += 1
-                limit = f"first {max_blocks} " if max_blocks else "first "
-                print(f"cleaner: warning: {prefix}{page.shown}: truncated: only its {limit}blocks were cleaned "
-                      f"(raise [limits] max_blocks with --config)", file=sys.stderr)
-            sink.write(page, render(res, page, fmt))
-    except OutputRefused as exc:
-        return _fail(EXIT_OUTPUT, str(exc))
-    except BrokenPipeError:  # `cleaner clean ... | head`: the reader is gone, nothing more to say
-        sys.stdout = open(os.devnull, "w")
-        return EXIT_OUTPUT
-    finally:
-        sink.close()
-    n_bad = sum(rejected.values())
-    failed = {}
-    for s in skipped:
-        failed[s.outcome] = failed.get(s.outcome, 0) + s.failed
-    failed = {k: v for k, v in failed.items() if v}
-    code = EXIT_PARTIAL if n_bad or truncated or failed else EXIT_OK
-    # Piped to standard output, a run that went well says nothing (`cat page.html | cleaner clean -`).
-    if not quiet and not (code == EXIT_OK and out in (None, "-") and not skipped):
-        parts = []
-        if rejected:
-            parts.append("rejected: " + ", ".join(f"{k}={v}" for k, v in sorted(rejected.items())))
-        if truncated:
-            parts.append(f"truncated: {truncated}")
-        if failed:
-            parts.append("not cleaned: " + ", ".join(f"{k}={v}" for k, v in sorted(failed.items())))
-        n_skip = sum(not s.failed for s in skipped)
-        if n_skip:
-            parts.append(f"skipped: {n_skip} files (listed above)")
-        print(f"{prefix}cleaned {len(pages) - n_bad}/{len(pages)} pages into {sink.shown}"
-              + (f" ({'; '.join(parts)})" if parts else ""), file=sys.stderr)
-    return code
-
-
 # -- train / eval -------------------------------------------------------------------------
-
-
-def _pages(args):
-    from .data import find_pages, load_folds
-
-    pages, folds = [], {}
-    for d in args.data_dirs or [str(DEFAULT_DATA)]:
-        try:
-            pages.extend(find_pages(d, args.datasets))
-        except FileNotFoundError as exc:
-            raise SystemExit(_fail(EXIT_INPUT, str(exc)))
-        folds.update(load_folds(d))
-    pages = [p for p in pages if p.gold_path is not None]
-    if not pages:
-        raise SystemExit(_fail(EXIT_INPUT, "no pages with a gold file found in " + ", ".join(args.data_dirs or [])))
-    if args.limit:
-        pages = pages[: args.limit]
-    if not folds:  # user folders: deterministic folds by key
-        import zlib
-
-        folds = {p.key: zlib.crc32(p.key.encode()) % 6 + 1 for p in pages}
-    return pages, folds
 
 
 def _families(args):
@@ -237,7 +134,7 @@ def cmd_train(args) -> int:
     if getattr(args, "model_kind", "crf") != "crf":
         from .systems.cli import train as train_system
 
-        return train_system(args)
+        return train_system(args, crf_train=cmd_train)
     from .data import manifest_hash
     from .train import cross_validate, model_meta, prepare, train_model, trainable, with_typer
 
@@ -305,24 +202,6 @@ def cmd_train(args) -> int:
     print(f"model written to {path} ({size / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)
     return EXIT_OK
-
-
-def _sites(args, pages):
-    """Page key -> site for `--cv --unseen-sites` (None: split by document only)."""
-    if not (getattr(args, "cv", False) and getattr(args, "unseen_sites", False)):
-        return None
-    from .data import page_sites
-
-    return page_sites(pages)
-
-
-UNSEEN_SITES_NOTE = (
-    " **Unseen sites** (`--unseen-sites`): each fold's model is trained without the pages of every site that occurs "
-    "in the fold (the site of a page is inferred from its HTML: canonical link, og:url, `<base>`, else the host its "
-    "links point to most often), so every held-out page is from a site the model never saw, as most pages of a new "
-    "crawl are. The training sets are smaller than in the split by document (CleanPortalEval's four sites leave "
-    "no CleanPortalEval page to train on)."
-)
 
 
 def _passes(stacking) -> str:
@@ -478,9 +357,9 @@ def _trained_on(model, pages) -> str:
 
 def packaged_models() -> list[Path]:
     """The models shipped in the package (cleaner/models), the default first."""
-    from .model import _COMPANIONS, DEFAULT_MODEL_PATH
+    from .model import COMPANIONS, DEFAULT_MODEL_PATH
 
-    companions = tuple(suffix for _, suffix, _, _ in _COMPANIONS)
+    companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
     found = sorted(p for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
     return sorted(found, key=lambda p: p != DEFAULT_MODEL_PATH)
 
@@ -684,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             importlib.import_module(module).add_parser(sub)
         except ModuleNotFoundError as exc:
-            if exc.name != module:
+            if exc.name not in (module, module.partition(".")[0]):
                 raise
     return parser
 

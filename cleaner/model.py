@@ -364,7 +364,7 @@ class CrfModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = dict(self.meta, model_hash=self.hash)
         _atomic_write(path, self.data)
-        for key, suffix, attr, _ in _COMPANIONS:
+        for key, suffix, attr, _ in COMPANIONS:
             data = getattr(self, attr)
             if data and meta.get(key):
                 _atomic_write(_companion_path(path, suffix), data)
@@ -426,7 +426,7 @@ def sidecar_path(path: Path) -> Path:
 
 
 # The files a model may have beside its CRF: (sidecar key, file suffix, CrfModel field, what it is).
-_COMPANIONS = (
+COMPANIONS = (
     ("markers", ".markers.crfsuite", "markers", "marker typer"),
     ("stacking", ".pass1.crfsuite", "first_pass", "first-pass CRF"),
 )
@@ -452,7 +452,7 @@ def _model_files(path: Path) -> list[tuple[Path, str]]:
     """(file, its name relative to the model's stem) of every file of the saved model."""
     meta = json.loads(sidecar_path(path).read_text())
     files = [(path, path.suffix), (sidecar_path(path), path.suffix + ".json")]
-    return files + [(_companion_path(path, suffix), suffix) for key, suffix, _, _ in _COMPANIONS if meta.get(key)]
+    return files + [(_companion_path(path, suffix), suffix) for key, suffix, _, _ in COMPANIONS if meta.get(key)]
 
 
 def model_files(path: str | Path) -> list[Path]:
@@ -494,7 +494,7 @@ _LOADED: dict[str, CrfModel] = {}
 
 def packaged_model_names() -> list[str]:
     """The names of the models shipped in cleaner/models (`default`, `onepass`, ...)."""
-    companions = tuple(suffix for _, suffix, _, _ in _COMPANIONS)
+    companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
     return sorted(p.stem for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
 
 
@@ -537,7 +537,7 @@ def load_model(path: str | Path | None = None) -> CrfModel:
     except json.JSONDecodeError as exc:
         raise ModelError(f"model sidecar {side} is not valid JSON: {exc}") from exc
     parts = {attr: _read_part(_companion_path(path, suffix), path, what, meta[key]) if meta.get(key) else None
-             for key, suffix, attr, what in _COMPANIONS}
+             for key, suffix, attr, what in COMPANIONS}
     model = CrfModel(data, meta, markers=parts["markers"], first_pass=parts["first_pass"])
     expected = meta.get("model_hash")
     if expected and expected != model.hash:

@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _setup_logging() -> None:
+def setup_logging() -> None:
     if not any(getattr(h, "_clean_warc", False) for h in log.handlers):
         h = logging.StreamHandler(sys.stderr)
         h.setFormatter(logging.Formatter("%(asctime)s clean_warc: %(message)s", "%H:%M:%S"))
@@ -237,6 +237,7 @@ class CleanWarcJob:
     """cc-pyspark-style job: parse arguments, validate, run on a SparkSession."""
 
     name = "clean_warc"
+    command = "jobs/clean_warc.py"  # how the run record names the command that made it
 
     def __init__(self, argv: list[str] | None = None):
         self.argv = list(sys.argv[1:] if argv is None else argv)
@@ -441,16 +442,88 @@ class CleanWarcJob:
             return m.group(1) if m.groups() else m.group(0)
         return self.job["default_crawl"]
 
-    def _run(self, spark) -> dict:
+    # --- what the engine does: Spark here; jobs/pool.py does the same on local processes (cleaner clean-warc) ---
+
+    def _start_engine(self, spark) -> None:
+        self._ship_code(spark.sparkContext)
+
+    def _cores(self, spark) -> int:
+        return max(1, spark.sparkContext.defaultParallelism)
+
+    def _scan_offsets(self, spark, run_id: str, specs: list[dict]) -> list[dict]:
+        """jobs.worker.index_file of each spec, on the executors."""
+        from jobs.worker import index_file
+
+        sc = spark.sparkContext
+        sc.setJobDescription(f"clean_warc {run_id}: offset pre-scan of {len(specs)} files")
+        return sc.parallelize(specs, len(specs)).map(functools.partial(index_file, settings={})).collect()
+
+    def _clean_pieces(self, spark, run_id: str, pieces: list[dict], task_specs: list[dict], fs, staging: str,
+                      n_files: int) -> dict[str, dict]:
+        """Clean every task's pieces (jobs.worker) into Parquet files under `staging`: {piece key: counters}."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        from jobs.worker import PieceStatsParam, index_file, marker_root, process_partition_arrow
+        from jobs.worker import PieceStatsParam, marker_root, process_partition_arrow
 
+        j = self.job
+        part_cols = list(j["partition_by"])
+        sc = spark.sparkContext
+        bc = sc.broadcast(self._worker_payload())
+        acc = sc.accumulator({}, PieceStatsParam())
+        worker_settings = self._worker_settings(run_id)
+        # One task spec per partition: task ids from spark.range, rows back as Arrow batches.
+        specs_bc = sc.broadcast(task_specs)
+        n_tasks = len(task_specs)
+        ids = spark.range(0, n_tasks, 1, n_tasks).selectExpr("CAST(id AS INT) AS task")
+        df = ids.mapInArrow(
+            functools.partial(process_partition_arrow, bc=bc, acc=acc, settings=worker_settings, specs_bc=specs_bc),
+            from_arrow_schema(SCHEMA),
+        )
+        df = df.hint("rebalance", *part_cols)
+        sc.setJobDescription(f"clean_warc {run_id}: {n_files} WARC files")
+        progress = ProgressLogger(acc, pieces)
+        progress.start()
+        try:
+            writer = df.write.mode("errorifexists").option("compression", j["compression"])
+            if part_cols:
+                writer = writer.partitionBy(*part_cols)
+            writer.parquet(fs.spark_path(staging))
+        except Exception as exc:
+            raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
+        finally:
+            progress.stop()
+            sc.setJobDescription(None)
+        piece_stats = dict(acc.value)
+        bc.unpersist()
+        shutil.rmtree(marker_root(worker_settings), ignore_errors=True)  # this node's, if any
+        return piece_stats
+
+    def _worker_payload(self) -> dict:
+        """What every worker builds its model and config from (jobs.worker._state), sent once."""
+        config_key = self.config.section_hash(tuple(self.config.data), self.model.meta.get("families", ()))
+        return {
+            "key": f"{self.model.hash}:{config_key}",
+            "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
+            "first_pass": self.model.first_pass,
+            "config": self.config.to_json(), "config_source": self.config.source,
+        }
+
+    def _worker_settings(self, run_id: str) -> dict:
+        j = self.job
+        return {"max_payload_bytes": int(j["max_payload_bytes"]), "run_id": run_id,
+                "marker_dir": str(j["marker_dir"] or "")}
+
+    def _engine_record(self, spark) -> dict:
+        """The engine's part of the run record."""
+        sc = spark.sparkContext
+        return {"spark": {"version": spark.version, "master": sc.master, "app_id": sc.applicationId,
+                          "default_parallelism": sc.defaultParallelism}}
+
+    def _run(self, spark) -> dict:
         a, j = self.args, self.job
         started = datetime.now(timezone.utc)
         t0 = time.perf_counter()
-        sc = spark.sparkContext
-        self._ship_code(sc)
+        self._start_engine(spark)
 
         # inputs
         files = list(self.local_files)
@@ -508,7 +581,7 @@ class CleanWarcJob:
 
         # plan
         settings = plan.PlanSettings.from_config(j)
-        cores = max(1, sc.defaultParallelism)
+        cores = self._cores(spark)
         target = plan.piece_target(todo, cores, settings)
         crawl_of = {f.uri: self.crawl_name(f.uri) for f in todo}
         cands = plan.split_candidates(todo, target, settings)
@@ -516,12 +589,10 @@ class CleanWarcJob:
         index_info = {"files": len(cands), "split": 0, "seconds": 0.0, "wall_seconds": 0.0}
         if cands:
             ti = time.perf_counter()
-            sc.setJobDescription(f"clean_warc {run_id}: offset pre-scan of {len(cands)} files")
             specs = [{"uri": f.uri, "size": f.size, "pieces": plan.pieces_wanted(f, target, settings)}
                      for f in cands]
             try:
-                results = sc.parallelize(specs, len(specs)).map(
-                    functools.partial(index_file, settings={})).collect()
+                results = self._scan_offsets(spark, run_id, specs)
             except Exception as exc:  # an optimisation only: read those files whole
                 log.warning("offset pre-scan failed (%s): big files are read whole", _short(exc))
                 results = []
@@ -542,42 +613,8 @@ class CleanWarcJob:
                  settings.mode)
 
         # run
-        config_key = self.config.section_hash(tuple(self.config.data), self.model.meta.get("families", ()))
-        bc = sc.broadcast({
-            "key": f"{self.model.hash}:{config_key}",
-            "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
-            "first_pass": self.model.first_pass,
-            "config": self.config.to_json(), "config_source": self.config.source,
-        })
-        acc = sc.accumulator({}, PieceStatsParam())
-        worker_settings = {"max_payload_bytes": int(j["max_payload_bytes"]),
-                           "run_id": run_id, "marker_dir": str(j["marker_dir"] or "")}
-        # One task spec per partition: task ids from spark.range, rows back as Arrow batches.
-        specs_bc = sc.broadcast(task_specs)
-        n_tasks = len(task_specs)
-        ids = spark.range(0, n_tasks, 1, n_tasks).selectExpr("CAST(id AS INT) AS task")
-        df = ids.mapInArrow(
-            functools.partial(process_partition_arrow, bc=bc, acc=acc, settings=worker_settings, specs_bc=specs_bc),
-            from_arrow_schema(SCHEMA),
-        )
-        df = df.hint("rebalance", *part_cols)
         staging = out.staging_dir(run_id)
-        sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
-        progress = ProgressLogger(acc, pieces)
-        progress.start()
-        try:
-            writer = df.write.mode("errorifexists").option("compression", j["compression"])
-            if part_cols:
-                writer = writer.partitionBy(*part_cols)
-            writer.parquet(fs.spark_path(staging))
-        except Exception as exc:
-            raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
-        finally:
-            progress.stop()
-            sc.setJobDescription(None)
-        piece_stats = dict(acc.value)
-        bc.unpersist()
-        shutil.rmtree(marker_root(worker_settings), ignore_errors=True)  # this node's, if any
+        piece_stats = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
         for st in piece_stats.values():
             for rec_key in st.get("poison_candidates") or ():
                 log.warning("poison record in %s at %s (offset:record id): it crashed the "
@@ -607,7 +644,7 @@ class CleanWarcJob:
         elapsed = time.perf_counter() - t0
         record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
                               per_file, piece_stats, dist, out, staging, parquet_files,
-                              rows_written, spark)
+                              rows_written, self._engine_record(spark))
         try:
             out.publish(run_id, record, crash_at=a.simulate_crash)
         except SimulatedCrash:
@@ -622,7 +659,7 @@ class CleanWarcJob:
         return record
 
     def _record(self, run_id, started, elapsed, files, todo, skipped_done, crawl_of, per_file,
-                piece_stats, dist, out, staging, parquet_files, rows_written, spark) -> dict:
+                piece_stats, dist, out, staging, parquet_files, rows_written, engine: dict) -> dict:
         j = self.job
         size_of = {f.uri: f.size for f in todo}
         file_records = {}
@@ -700,7 +737,6 @@ class CleanWarcJob:
         staged_root = staging.rstrip("/") + "/"
         out_files = [{"path": p[len(staged_root):] if p.startswith(staged_root) else p, "bytes": n}
                      for p, n in parquet_files]
-        sc = spark.sparkContext
         return {
             "run_id": run_id,
             "job": self.name,
@@ -710,9 +746,8 @@ class CleanWarcJob:
             "elapsed_s": round(elapsed, 3),
             "docs_per_s": round(totals["html_records"] / elapsed, 2) if elapsed > 0 else None,
             "code_version": code_version(),
-            "command": ["jobs/clean_warc.py", *self.argv],
-            "spark": {"version": spark.version, "master": sc.master, "app_id": sc.applicationId,
-                      "default_parallelism": sc.defaultParallelism},
+            "command": [self.command, *self.argv],
+            **engine,
             "config_source": self.config.source,
             "config": dict(self.config.data, job=j),
             "model": {"path": self.model_path, "hash": self.model.hash,
@@ -826,7 +861,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
 
 def main(argv: list[str] | None = None, spark=None) -> int:
     """Run the job; returns the exit code. `spark`: reuse an existing session."""
-    _setup_logging()
+    setup_logging()
     job = CleanWarcJob(argv)
     try:
         job.prepare()

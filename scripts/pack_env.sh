@@ -19,7 +19,7 @@ echo "[pack] creating a fresh virtualenv with $("$PY" --version 2>&1)" >&2
 "$PY" -m venv "$BUILD/env"
 "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
 # Not editable: the archive must hold the package itself (with its model), not a link to this checkout.
-"$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check ".[pack]" 2>&1 | grep -v "is ignored" >&2 || true
+"$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock ".[pack]" 2>&1 | grep -v "is ignored" >&2 || true
 "$BUILD/env/bin/python" -c "import cleaner, selectolax, pycrfsuite, pyarrow, warcio, venv_pack" \
     || { echo "[pack] install failed" >&2; exit 1; }
 # The compiled stages (cleaner/__init__.py), built by this interpreter into the source tree, then

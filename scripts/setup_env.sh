@@ -22,12 +22,14 @@ if [ ! -x .venv/bin/python ]; then
     echo "[setup] creating .venv" >&2
     "$PY" -m venv .venv
 fi
-# Reinstall only when pyproject.toml changed since the last install.
-stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+# Reinstall only when pyproject.toml or the lock file changed since the last install.
+stamp=.venv/.installed-$(cat pyproject.toml requirements.lock | sha1sum | cut -c1-12)
 if [ ! -f "$stamp" ]; then
-    echo "[setup] installing the project and its pinned dependencies" >&2
+    echo "[setup] installing the project and its dependencies at the versions of requirements.lock" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]" 2>&1 | grep -v "is ignored" >&2 || true
+    # -c: the exact versions of requirements.lock (scripts/lock_deps.sh), within pyproject.toml's ranges
+    .venv/bin/python -m pip install -q --disable-pip-version-check -c requirements.lock -e ".[dev]" 2>&1 \
+        | grep -v "is ignored" >&2 || true
     .venv/bin/python -c "import cleaner, selectolax, pycrfsuite, pyspark" || { echo "[setup] install failed" >&2; exit 1; }
     rm -f .venv/.installed-*; touch "$stamp"
 fi

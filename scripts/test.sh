@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python"
+# No import circles and no private names taken across modules (a second: reads the source with ast)
+.venv/bin/python scripts/check_imports.py
 # -n 2: the machine has 2 cores. --dist loadfile keeps each file on one worker, so the
 # Spark tests of a file share one JVM and never run beside each other.
 exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -40,6 +40,7 @@ def _source_copy(dst: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "cleaner", dst / "cleaner", symlinks=True, ignore=ignore)  # cleaner/conf -> ../conf
     shutil.copytree(ROOT / "conf", dst / "conf", ignore=ignore)
+    shutil.copytree(ROOT / "jobs", dst / "jobs", ignore=ignore)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, dst / name)
     return dst
@@ -85,3 +86,79 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
     assert got["status"] == here.status == "cleaned"
     assert got["cleaneval"] == here.cleaneval
     assert got["native"] == (sorted(cleaner.NATIVE_MODULES) if built else [])
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    src = _source_copy(tmp_path / "src")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
+         "-w", str(tmp_path / "dist"), str(src)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("webcleaner-*.whl")
+    return wheel
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp_path, data_dir):
+    """`pip install` of the wheel into a fresh virtualenv: `cleaner` (models, clean from stdin) and the
+    Spark job's command run from a folder far from any checkout, on the package's own models and config.
+    The dependencies come from this project's .venv (its site-packages on the new venv's path), so no
+    registry is needed; the package itself is only the wheel's."""
+    wheel = _build_wheel(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    # this venv's pip installs into the new one (pip --python): --no-deps, the dependencies are on the path
+    inst = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
+         "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert inst.returncode == 0, inst.stderr[-2000:]
+    site_new = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    import sysconfig
+
+    # A plain path line: the project venv's own .pth files (its editable `cleaner`) are not read from it.
+    (Path(site_new) / "deps_of_the_project_venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def run(*argv, stdin=None):
+        return subprocess.run([*argv], cwd=away, env=env, input=stdin, capture_output=True, timeout=300)
+
+    where = run(str(py), "-c", "import cleaner, jobs.clean_warc; print(cleaner.__file__); print(jobs.__file__)")
+    assert where.returncode == 0, where.stderr.decode()[-2000:]
+    for line in where.stdout.decode().split():
+        assert Path(line).is_relative_to(Path(site_new)), line  # the installed package, not this checkout
+
+    models = run(str(venv / "bin" / "cleaner"), "models", "--json")
+    assert models.returncode == 0, models.stderr.decode()[-2000:]
+    described = json.loads(models.stdout)
+    default = next(d for d in described if d["default"])
+    assert Path(default["path"]).is_relative_to(Path(site_new))
+    assert default["hash"] == load_model().hash
+    assert {Path(d["path"]).stem for d in described} >= {"default", "onepass", "conventions"}
+
+    page = next(p for p in find_pages(data_dir, ["cleaneval-final"]) if p.gold_path is not None).html_path
+    cleaned = run(str(venv / "bin" / "cleaner"), "clean", "-", stdin=page.read_bytes())
+    assert cleaned.returncode == 0, cleaned.stderr.decode()[-2000:]
+    # byte for byte what this checkout's command prints
+    here = subprocess.run([sys.executable, "-m", "cleaner.cli", "clean", "-"], cwd=ROOT, input=page.read_bytes(),
+                          capture_output=True, timeout=300)
+    assert here.returncode == 0 and here.stdout.strip(), here.stderr.decode()[-2000:]
+    assert cleaned.stdout == here.stdout
+    by_name = run(str(venv / "bin" / "cleaner"), "clean", "-", "--model", "onepass", stdin=page.read_bytes())
+    assert by_name.returncode == 0, by_name.stderr.decode()[-2000:]
+    assert by_name.stdout.strip()
+
+    job = run(str(venv / "bin" / "cleaner-spark-job"), "--help")
+    assert job.returncode == 0, job.stderr.decode()[-2000:]
+    assert b"--input" in job.stdout and b"--output" in job.stdout
+    # A usage mistake is answered before any JVM starts, with the job's documented code.
+    no_input = run(str(venv / "bin" / "cleaner-spark-job"), "--output", str(tmp_path / "out"))
+    assert no_input.returncode == 2, no_input.stderr.decode()[-2000:]
+    assert b"no input" in no_input.stderr

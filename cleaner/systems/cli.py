@@ -1,6 +1,8 @@
 """`--model-kind` for `cleaner train | eval | clean`: the seed systems on the command line.
 
-`cleaner.cli` hands a command over to these functions when `--model-kind` is not `crf`.
+`cleaner.cli` hands a command over to these functions when `--model-kind` is not `crf`, with its own
+command for the CRF (`crf_train`, `crf_clean`: `all` runs the CRF too), so this module never imports
+`cleaner.cli`; what both use is in `cleaner.cli_common`.
 With `all`, `train` writes OUT/<kind>.npz for every system (and OUT/crf.crfsuite),
 `clean` writes OUT/<kind>/ from the systems in the directory --model (training-free kinds
 need no file), and `eval --cv` cross-validates every system and writes the comparison
@@ -17,17 +19,12 @@ import sys
 import time
 from pathlib import Path
 
+from .. import cli_common as common
 from . import KINDS, SystemError_, is_training_free, load_system, make_system
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_REPORT = ROOT / "docs" / "systems.md"
 CRF_FILE = "crf.crfsuite"
-
-
-def _cli():
-    from .. import cli
-
-    return cli
 
 
 def _kinds(kind: str) -> list[str]:
@@ -47,33 +44,33 @@ def _system_path(model: str | None, kind: str, many: bool) -> str | None:
 # -- train ------------------------------------------------------------------------------------
 
 
-def train(args) -> int:
-    cli = _cli()
+def train(args, crf_train) -> int:
+    """`cleaner train --model-kind KIND`; `crf_train(args)` is the CRF's `cleaner train`."""
     from ..data import manifest_hash
-    from .evaluate import _trainable, prepare_docs
+    from .evaluate import prepare_docs, trainable_docs
 
-    config = cli._config(args)
+    config = common.config_from_args(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
     out = Path(args.out)
-    pages, folds = cli._pages(args)
+    pages, folds = common.gold_pages_from_args(args)
     docs = None
     t0 = time.time()
     for kind in kinds:
         if kind == "crf":
             sub = copy.copy(args)
             sub.model_kind, sub.out = "crf", str(out / CRF_FILE)
-            code = cli.cmd_train(sub)
-            if code != cli.EXIT_OK:
+            code = crf_train(sub)
+            if code != common.EXIT_OK:
                 return code
             continue
         system = make_system(kind)
         if system.trainable:
             if docs is None:
                 docs = prepare_docs(pages, config, folds, progress=not args.quiet)
-            train_docs = _trainable(docs, float(config["train"]["min_alignment"]))
+            train_docs = trainable_docs(docs, float(config["train"]["min_alignment"]))
             if not train_docs:
-                return cli._fail(cli.EXIT_INPUT, "no page has a gold file that aligns with it")
+                return common.fail(common.EXIT_INPUT, "no page has a gold file that aligns with it")
             system.fit([d.page for d in train_docs], [d.labels for d in train_docs])
         path = system.save(out / f"{kind}.npz" if many else out)
         info = getattr(system, "info", None)
@@ -81,24 +78,24 @@ def train(args) -> int:
               + (f", trained on {len(train_docs)} pages of {manifest_hash(pages)}" if system.trainable else
                  " (training-free)"), file=sys.stderr)
     print(f"done in {time.time() - t0:.0f}s", file=sys.stderr)
-    return cli.EXIT_OK
+    return common.EXIT_OK
 
 
 # -- clean ------------------------------------------------------------------------------------
 
 
-def clean(args, pages, skipped) -> int:
-    """`cleaner clean --model-kind KIND`: `pages` and `skipped` as cleaner.inputs.collect found them."""
-    cli = _cli()
+def clean(args, pages, skipped, crf_clean) -> int:
+    """`cleaner clean --model-kind KIND`: `pages` and `skipped` as cleaner.inputs.collect found them;
+    `crf_clean(args)` is the CRF's `cleaner clean`."""
     from .pipeline import clean_page
 
-    config = cli._config(args)
+    config = common.config_from_args(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
     if many and "-" in args.paths:
-        return cli._fail(cli.EXIT_USAGE, "--model-kind all reads each input once per system: standard input "
+        return common.fail(common.EXIT_USAGE, "--model-kind all reads each input once per system: standard input "
                                          "(-) can be read only once, save it to a file")
-    worst = cli.EXIT_OK
+    worst = common.EXIT_OK
     for kind in kinds:
         out = str(Path(args.out) / kind) if many else args.out
         if kind == "crf":
@@ -106,15 +103,15 @@ def clean(args, pages, skipped) -> int:
             sub.model_kind, sub.out = "crf", out
             if many:
                 sub.model = _crf_path(args.model)
-            code = cli.cmd_clean(sub)
+            code = crf_clean(sub)
             worst = max(worst, code)
             continue
         try:
             system = load_system(_system_path(args.model, kind, many), kind)
         except SystemError_ as exc:
-            return cli._fail(cli.EXIT_MODEL, str(exc))
+            return common.fail(common.EXIT_MODEL, str(exc))
         as_json = args.format == "json"
-        code = cli.clean_files(
+        code = common.clean_files(
             pages, skipped, out, args.format,
             lambda data, system=system: clean_page(data, system, config=config, keep_blocks=as_json),
             quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
@@ -180,7 +177,6 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
 
 
 def evaluate(args) -> int:
-    cli = _cli()
     from .evaluate import (
         apply_system,
         crf_cross_validate,
@@ -196,14 +192,14 @@ def evaluate(args) -> int:
         time_crf,
     )
 
-    config = cli._config(args)
+    config = common.config_from_args(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
-    pages, folds = cli._pages(args)
+    pages, folds = common.gold_pages_from_args(args)
     results_path = Path(args.results) if getattr(args, "results", None) else None
     results = load_results(results_path) if results_path else {}
     notes: dict = load_notes(results_path) if results_path else {}
-    sites = cli._sites(args, pages)  # None unless --cv --unseen-sites
+    sites = common.sites_from_args(args, pages)  # None unless --cv --unseen-sites
     unseen = sites is not None
     if results and (notes.get("cv", True) != bool(args.cv) or notes.get("unseen_sites", False) != unseen):
         results, notes = {}, {}  # results of another protocol: not reusable
@@ -234,7 +230,7 @@ def evaluate(args) -> int:
                 if many and not is_training_free(kind):
                     log(f"{kind}: skipped ({exc})")
                     continue
-                return cli._fail(cli.EXIT_MODEL, str(exc))
+                return common.fail(common.EXIT_MODEL, str(exc))
     docs = prepare_docs(pages, config, folds, progress=not args.quiet)
     log(f"prepared {len(docs)} pages (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     keys = {d.key for d in docs}
@@ -283,7 +279,7 @@ def evaluate(args) -> int:
         print(f"report written to {report}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps({k: figs[k] for k in order}, indent=2) + "\n")
-    return cli.EXIT_OK
+    return common.EXIT_OK
 
 
 def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str], unseen_sites: bool = False) -> None:
@@ -292,7 +288,7 @@ def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: lis
         "system is trained on the other five folds (pages whose gold aligns below `[train] min_alignment` are left "
         "out of training, as for the CRF) and labels the held-out pages; the six test folds are pooled per set."
         if cv else "Systems applied to every page as trained (no cross-validation)."
-    ) + (_cli().UNSEEN_SITES_NOTE if unseen_sites else "")
+    ) + (common.UNSEEN_SITES_NOTE if unseen_sites else "")
     text = f"""# The seed systems side by side
 
 {how} Every system labels the project's own blocks (`cleaner.segment`), and every figure comes from

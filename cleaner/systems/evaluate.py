@@ -90,7 +90,7 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
     return docs
 
 
-def _trainable(docs: list[SysDoc], min_alignment: float) -> list[SysDoc]:
+def trainable_docs(docs: list[SysDoc], min_alignment: float) -> list[SysDoc]:
     return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.page.blocks]
 
 
@@ -122,7 +122,7 @@ def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None =
         for k in tqdm(fold_ids, desc=f"cv {kind}", unit="fold", disable=not progress, file=sys.stderr):
             system = make_system(kind)
             if system.trainable:
-                train = without_sites_of(_trainable([d for d in docs if d.fold != k], min_al),
+                train = without_sites_of(trainable_docs([d for d in docs if d.fold != k], min_al),
                                          [d for d in docs if d.fold == k], sites)
                 t = time.process_time()
                 system.fit([d.page for d in train], [d.labels for d in train])

@@ -1,0 +1,173 @@
+"""`cleaner clean-warc`: the WARC job on local processes, without Java or Spark (jobs/local_job.py, jobs/pool.py).
+
+Real WARCs built from the shared pages with scripts/make_warc.py (and a damaged one of the shared samples),
+the real command in a subprocess, the real Spark job on the same files for the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+MAKE_WARC = ROOT / "scripts" / "make_warc.py"
+DATE = "2024-05-06T07:08:09Z"
+KEY = ("warc_file", "warc_offset", "record_id")
+
+
+def _make_warc(out: Path, *args: str) -> Path:
+    subprocess.run([sys.executable, str(MAKE_WARC), *args, "--date", DATE, "--out", str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("warcs")
+    return {
+        "a": _make_warc(d / "a.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "25",
+                        "--with-requests"),
+        "b": _make_warc(d / "b.warc", str(data_dir / "dragnet" / "html"), "--limit", "15", "--no-gzip"),
+        "c": _make_warc(d / "c.warc.gz", str(data_dir / "cleanportaleval" / "html"), "--limit", "8"),
+        "damaged": data_dir / "warc" / "example-trunc.warc",
+    }
+
+
+@pytest.fixture(scope="module")
+def no_spark(tmp_path_factory) -> dict[str, str]:
+    """An environment where pyspark cannot be imported and no Java is on the PATH: what a machine without
+    Spark looks like to the command."""
+    d = tmp_path_factory.mktemp("nospark")
+    (d / "pyspark.py").write_text('raise ImportError("no Spark on this machine")\n')
+    path = ":".join(p for p in os.environ.get("PATH", "").split(":") if not (Path(p) / "java").exists())
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME", "PYTHONPATH")}
+    return env | {"PYTHONPATH": str(d), "PATH": path}
+
+
+def clean_warc(*args, env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cleaner.cli", "clean-warc", *map(str, args)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+
+
+def rows_of(out: Path) -> list[dict]:
+    """Every published row, partition columns back from the folder names; timing and run aside."""
+    rows = pq.read_table(out).to_pylist()  # pyarrow leaves out _staging and _runs
+    for r in rows:
+        r.pop("processing_ms")
+        r.pop("run")
+    return sorted(rows, key=lambda r: tuple(r[k] for k in KEY))
+
+
+def published(out: Path) -> list[Path]:
+    return sorted(out.glob("run=*"))
+
+
+def counts(record: dict) -> dict:
+    """What a run counted, per file and in total, without times and paths."""
+    per_file = {}
+    for f in record["files"].values():
+        per_file[f["name"]] = {k: f[k] for k in ("status", "records_read", "html_records", "cleaned", "rejected",
+                                                 "expected_f1", "skipped", "accounted", "completed",
+                                                 "truncated_payloads", "blocks_truncated")}
+        per_file[f["name"]]["errors"] = [{k: e[k] for k in ("offset", "error")} for e in f["errors"]]
+    return {"totals": record["totals"], "files": per_file, "rows": record["output"]["rows_written"],
+            "partition_by": record["output"]["partition_by"], "model": record["model"]["hash"]}
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_the_same_rows_and_counts_as_the_spark_job_without_java_or_spark(warcs, no_spark, tmp_path):
+    inputs = [warcs["a"], warcs["b"], warcs["damaged"]]
+    local = tmp_path / "local"
+    r = clean_warc(*inputs, "--out", local, "--jobs", "2", "--crawl", "CC-TEST", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    # the summary table, as the Spark job prints it
+    assert "a.warc.gz" in r.stdout and "TOTAL" in r.stdout and "rows written:" in r.stdout
+    assert "WARC 3/3 done" in r.stderr
+    (run_dir,) = published(local)
+    record = json.loads((run_dir / "_run.json").read_text())
+    assert record == json.loads((local / "_run.json").read_text())
+    assert record["status"] == "published" and record["spark"] is None
+    assert record["processes"]["workers"] == 2
+    assert record["command"][:2] == ["cleaner clean-warc", str(warcs["a"])]
+    # the same layout: Hive partitions by crawl, zstd Parquet files named part-*
+    files = sorted(p.relative_to(run_dir) for p in run_dir.rglob("*.parquet"))
+    assert files and all(p.parts[0] == "crawl=CC-TEST" and p.name.startswith("part-") for p in files)
+    assert sum(pq.ParquetFile(run_dir / p).metadata.num_rows for p in files) == record["output"]["rows_written"]
+    assert all(pq.ParquetFile(run_dir / p).metadata.row_group(0).column(0).compression == "ZSTD" for p in files)
+
+    # The Spark job on the same files: the same rows, column for column, and the same counts.
+    from jobs.clean_warc import main
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark_out = tmp_path / "spark"
+    assert main(["--input", *map(str, inputs), "--output", str(spark_out), "--crawl", "CC-TEST",
+                 "--master", "local[2]", "--no-progress"]) == 0
+    spark_record = json.loads((spark_out / "_run.json").read_text())
+    assert counts(record) == counts(spark_record)
+    assert record["totals"]["html_records"] == 41 and record["totals"]["errors"] == 1  # 25 + 15 + the damaged one's
+    local_rows, spark_rows = rows_of(local), rows_of(spark_out)
+    assert len(local_rows) == len(spark_rows) == record["output"]["rows_written"]
+    assert local_rows == spark_rows
+    assert pq.read_schema(next(run_dir.rglob("*.parquet"))).names == \
+        pq.read_schema(next(published(spark_out)[0].rglob("*.parquet"))).names
+
+
+def test_skip_done_overwrite_and_refusals_work_as_in_the_job(warcs, no_spark, tmp_path):
+    out = tmp_path / "out"
+    first = clean_warc(warcs["a"], "--out", out, "--jobs", "2", env=no_spark)
+    assert first.returncode == 0, first.stderr[-3000:]
+    # an output with a run in it is refused without --skip-done / --overwrite, before any work (exit 5)
+    again = clean_warc(warcs["a"], warcs["c"], "--out", out, env=no_spark)
+    assert again.returncode == 5, again.stderr[-3000:]
+    assert "--skip-done" in again.stderr and len(published(out)) == 1
+    # --skip-done: only the file no published run has done
+    more = clean_warc(warcs["a"], warcs["c"], "--out", out, "--jobs", "2", "--skip-done", env=no_spark)
+    assert more.returncode == 0, more.stderr[-3000:]
+    assert "1 of 2 input files already done" in more.stderr
+    runs = published(out)
+    assert len(runs) == 2
+    second = json.loads((runs[1] / "_run.json").read_text())
+    assert list(second["skipped_done"]) == [str(warcs["a"])]
+    assert [f["name"] for f in second["files"].values()] == ["c.warc.gz"]
+    rows = rows_of(out)  # every record once over both runs
+    assert len(rows) == len({tuple(r[k] for k in KEY) for r in rows}) == 25 + 8
+    # nothing left to do: said, exit 0, nothing published
+    idle = clean_warc(warcs["a"], warcs["c"], "--out", out, "--skip-done", env=no_spark)
+    assert idle.returncode == 0 and "nothing to do" in idle.stderr
+    assert len(published(out)) == 2
+    # --overwrite: the earlier runs are replaced by this one
+    over = clean_warc(warcs["c"], "--out", out, "--overwrite", "--jobs", "1", env=no_spark)
+    assert over.returncode == 0, over.stderr[-3000:]
+    assert len(published(out)) == 1 and len(rows_of(out)) == 8
+
+
+def test_bad_input_gets_the_jobs_exit_codes_before_any_work(warcs, no_spark, tmp_path):
+    out = tmp_path / "out"
+    missing = clean_warc(tmp_path / "nope.warc.gz", "--out", out, env=no_spark)
+    assert missing.returncode == 3 and "nope.warc.gz" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    nothing = clean_warc("--out", out, env=no_spark)
+    assert nothing.returncode == 2 and "no input" in nothing.stderr
+    hdfs = clean_warc(warcs["a"], "--out", "hdfs:///cleaned/", env=no_spark)
+    assert hdfs.returncode == 2 and "local folder" in hdfs.stderr
+    bad_conf = tmp_path / "bad.toml"
+    bad_conf.write_text('[limits]\nmax_blocks = "lots"\n')
+    conf = clean_warc(warcs["a"], "--out", out, "--config", bad_conf, env=no_spark)
+    assert conf.returncode == 4 and "max_blocks" in conf.stderr
+    jobs = clean_warc(warcs["a"], "--out", out, "--jobs", "0", env=no_spark)
+    assert jobs.returncode == 2
+    assert not out.exists() or not published(out)
+    # a folder of other files is refused, not written into (exit 5)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    refused = clean_warc(warcs["a"], "--out", foreign, env=no_spark)
+    assert refused.returncode == 5 and (foreign / "notes.txt").read_text() == "mine"

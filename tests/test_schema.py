@@ -95,6 +95,12 @@ def test_build_row_fits_the_schema(records, small_model):
         assert row_values(row) == tuple(row[c] for c in COLUMNS)
         assert row["record_id"] == rec.record_id and row["warc_offset"] == rec.offset
         assert row["cleaneval"] == result.cleaneval and row["plain"] == result.plain
+        # the names corpus tools read: id is the WARC-Record-ID, text the plain text (`--format txt`)
+        assert row["id"] == rec.record_id and row["text"] == result.plain
+        if result.status == "rejected":
+            assert row["language"] == "und" and row["text_hash"] is None and row["minhash_bands"] is None
+        else:
+            assert row["text_chars"] == len(result.plain) and row["text_hash"] is not None
         assert row["title"] == result.title
         assert row["status"] == result.status and row["reason"] == result.reason
         assert row["host"] == "example.test" and row["fetch_day"] == "2024-01-02"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dedup import MinHasher, text_hash
+from .dedup import MinHasher, hash_normalised, normalise, words_of
 from .langid import UNDETERMINED, LanguageIdentifier
 from .signals import TextSignals, text_signals
 
@@ -42,12 +42,13 @@ class CorpusColumns:
     def columns(self, text: str) -> dict:
         """The corpus columns of a page whose clean plain text is `text` ('' for a rejected page)."""
         lang = self.langid.identify(text) if text else None
-        keys = self.minhash.keys(text) if text else None
+        norm = normalise(text) if text else ""  # once for both dedup keys
+        keys = self.minhash.keys_of_words(words_of(norm)) if norm else None
         signals = text_signals(text)
         out = {
             "language": lang.code if lang else UNDETERMINED,
             "language_score": lang.score if lang else 0.0,
-            "text_hash": text_hash(text) if text else None,
+            "text_hash": hash_normalised(norm),
             "minhash": keys.signature if keys else None,
             "minhash_bands": keys.bands if keys else None,
         }

@@ -4,19 +4,21 @@
   one space), so that two pages differing only in case, punctuation or spacing share it. Exact
   duplicates are one GROUP BY on it.
 * `minhash`: the MinHash signature of the text's word shingles (`shingle_words` consecutive words of
-  the normalised text; a text shorter than that is one shingle). Each of the `permutations` hash
-  functions is multiply-add-shift over the shingle's 64-bit xxh3 hash: ((a * x + b) mod 2^64) >> 32
-  with odd a (Dietzfelbinger's universal family), drawn once from `seed`, so the same text gives the
-  same signature on every machine and in every run with the same settings. The share of equal
-  positions of two signatures estimates the Jaccard similarity of their shingle sets.
+  the normalised text; a text shorter than that is one shingle). A shingle's 64-bit hash combines its
+  words' xxh3 hashes (each times an odd multiplier of its position, summed modulo 2^64: every word is
+  hashed once, not once per shingle it is in). Each of the `permutations` hash functions is
+  multiply-add-shift over it, ((a * x + b) mod 2^64) >> 32 with odd a (Dietzfelbinger's universal
+  family), all drawn once from `seed`, so the same text gives the same signature on every machine and in
+  every run with the same settings. The share of equal positions of two signatures estimates the
+  Jaccard similarity of their shingle sets.
 * `minhash_bands`: LSH (Broder; the banding of Leskovec et al., "Mining of Massive Datasets", 3.4):
   the signature cut into `bands` bands of permutations / bands rows, each band hashed with its
   index into one int64 key. Two texts of Jaccard similarity s share at least one key with
   probability 1 - (1 - s^r)^b; with 14 bands of 8 (FineWeb's setting) that is 0.92 at s = 0.8 and
   0.08 at s = 0.5. Near-duplicate candidates are one join (or GROUP BY) on the unnested keys.
 
-Words are the normalised text's `\\w+` runs, except that each Han or kana character is a word of its own,
-as the scorer counts them (Chinese and Japanese put no spaces between words).
+Words are the normalised text's space-separated runs, except that each Han or kana character is a word of
+its own (Chinese and Japanese put no spaces between words).
 An empty text (a rejected page) has no keys: None, so that empty pages are not all one duplicate group.
 """
 
@@ -30,24 +32,34 @@ import numpy as np
 import xxhash
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_WORD_RX = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+_CJK_RX = re.compile(f"[{_CJK}]")
+_CJK_WORD_RX = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 _NON_WORD_RX = re.compile(r"[\W_]+")
-_CHUNK = 4096  # shingles hashed at once: bounds the (shingles x permutations) matrix to 3.7 MB
+_CHUNK = 4096  # shingles hashed at once: bounds the (permutations x shingles) matrix to 3.7 MB
 
 
 def normalise(text: str) -> str:
-    """The text as the exact hash sees it: NFKC, casefolded, runs of non-word characters one space."""
+    """The text as the dedup keys see it: NFKC, casefolded, every run of non-word characters one space."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return _NON_WORD_RX.sub(" ", folded).strip()
 
 
+def words_of(norm: str) -> list[bytes]:
+    """The UTF-8 words of a normalised text: its space-separated runs, each Han or kana character one word."""
+    if _CJK_RX.search(norm):
+        return [w.encode("utf-8", "replace") for w in _CJK_WORD_RX.findall(norm)]
+    return norm.encode("utf-8", "replace").split()  # "replace": a lone surrogate is no crash
+
+
+def hash_normalised(norm: str) -> int | None:
+    """xxh3_64 of a normalised text as a signed int64 (what Parquet, Spark and DuckDB all store); None
+    when it is empty."""
+    return _signed(xxhash.xxh3_64_intdigest(norm.encode("utf-8", "replace"))) if norm else None
+
+
 def text_hash(text: str) -> int | None:
-    """xxh3_64 of the normalised text as a signed int64 (what Parquet, Spark and DuckDB all store);
-    None when the normalised text is empty."""
-    norm = normalise(text)
-    if not norm:
-        return None
-    return _signed(xxhash.xxh3_64_intdigest(norm.encode("utf-8")))
+    """The exact-duplicate key of `text` (see hash_normalised)."""
+    return hash_normalised(normalise(text))
 
 
 def _signed(value: int) -> int:
@@ -70,35 +82,45 @@ class MinHasher:
         self.rows = permutations // bands
         rng = np.random.default_rng(seed)
         top = np.iinfo(np.uint64).max
-        self._a = rng.integers(0, top, size=permutations, dtype=np.uint64, endpoint=True) | np.uint64(1)
-        self._b = rng.integers(0, top, size=permutations, dtype=np.uint64, endpoint=True)
+        # column vectors: the (permutations x shingles) matrix is reduced along its contiguous rows
+        self._a = (rng.integers(0, top, size=permutations, dtype=np.uint64, endpoint=True) | np.uint64(1))[:, None]
+        self._b = rng.integers(0, top, size=permutations, dtype=np.uint64, endpoint=True)[:, None]
+        # a shingle's hash: its words' xxh3 hashes times one odd multiplier per position, summed mod 2^64
+        self._positions = rng.integers(0, top, size=shingle_words, dtype=np.uint64, endpoint=True) | np.uint64(1)
 
-    def shingle_hashes(self, text: str) -> np.ndarray:
-        """64-bit hashes of the distinct word shingles of `text` (empty when it has no word)."""
-        words = _WORD_RX.findall(unicodedata.normalize("NFKC", text).casefold())
-        if not words:
+    def shingle_hashes(self, words: list[bytes]) -> np.ndarray:
+        """The 64-bit hashes of the word shingles of `words`, in text order, a repeated shingle as often as it
+        occurs (the minimum does not change); empty when there is no word."""
+        n, k = len(words), self.shingle_words
+        if n == 0:
             return np.empty(0, dtype=np.uint64)
-        k = self.shingle_words
-        if len(words) <= k:
-            shingles = {" ".join(words)}
-        else:
-            shingles = {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}
-        h = xxhash.xxh3_64_intdigest
-        return np.fromiter((h(s.encode("utf-8")) for s in shingles), dtype=np.uint64, count=len(shingles))
+        word_hashes = np.array(list(map(xxhash.xxh3_64_intdigest, words)), dtype=np.uint64)
+        span = min(n, k)  # a text shorter than a shingle is one shingle of what it has
+        count = n - span + 1
+        with np.errstate(over="ignore"):  # products and sums wrap modulo 2^64 by design
+            shingles = word_hashes[:count] * self._positions[0]
+            for j in range(1, span):
+                shingles += word_hashes[j:j + count] * self._positions[j]
+        return shingles
 
     def keys(self, text: str) -> MinHashKeys | None:
         """The signature and band keys of `text`; None when it has no word."""
-        hashes = self.shingle_hashes(text)
+        return self.keys_of_words(words_of(normalise(text)))
+
+    def keys_of_words(self, words: list[bytes]) -> MinHashKeys | None:
+        """The signature and band keys of a normalised text's words (words_of); None when there are none."""
+        hashes = self.shingle_hashes(words)
         if hashes.size == 0:
             return None
-        # (shingles x permutations) products wrap modulo 2^64 by design; the top 32 bits are the hash.
+        # h_i(x) = ((a_i x + b_i) mod 2^64) >> 32; the shift commutes with the minimum, so it is taken last.
         # In chunks of shingles: a long page's whole matrix would take 900 bytes per shingle.
         signature = np.full(self.permutations, np.iinfo(np.uint64).max, dtype=np.uint64)
         with np.errstate(over="ignore"):
             for start in range(0, hashes.size, _CHUNK):
-                part = hashes[start:start + _CHUNK, None]
-                mixed = (part * self._a[None, :] + self._b[None, :]) >> np.uint64(32)
-                np.minimum(signature, mixed.min(axis=0), out=signature)
+                mixed = self._a * hashes[None, start:start + _CHUNK]
+                mixed += self._b
+                np.minimum(signature, mixed.min(axis=1), out=signature)
+        signature >>= np.uint64(32)
         rows = self.rows
         bands = []
         for band in range(self.bands):

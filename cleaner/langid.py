@@ -46,11 +46,13 @@ class LanguageIdentifier:
         letters = sum(1 for _ in islice(_LETTER_RX.finditer(text), self.min_letters))  # stops at enough
         if letters < self.min_letters:
             return Language(UNDETERMINED, 0.0)
-        clean = _CONTROL_RX.sub(" ", text)
         try:
-            reliable, _, details = pycld2.detect(clean)
-        except pycld2.error:  # text CLD2 cannot read: no answer rather than a guess
-            return Language(UNDETERMINED, 0.0)
+            reliable, _, details = pycld2.detect(text)
+        except (pycld2.error, UnicodeEncodeError):  # control characters or surrogates: once more without them
+            try:
+                reliable, _, details = pycld2.detect(_CONTROL_RX.sub(" ", text))
+            except pycld2.error:  # text CLD2 cannot read: no answer rather than a guess
+                return Language(UNDETERMINED, 0.0)
         _, code, percent, _ = details[0]
         share = percent / 100.0
         if not reliable or code == "un" or share < self.min_share:

@@ -10,7 +10,7 @@ import xxhash
 
 from cleaner.config import load_config
 from cleaner.corpus import SIGNAL_COLUMNS, CorpusColumns
-from cleaner.dedup import MinHasher, estimated_jaccard, normalise, text_hash
+from cleaner.dedup import MinHasher, estimated_jaccard, normalise, text_hash, words_of
 from cleaner.langid import LanguageIdentifier
 from cleaner.schema import SCHEMA
 from cleaner.signals import text_signals
@@ -97,17 +97,27 @@ def test_keys_are_the_same_in_every_process_with_the_same_seed(golds):
     assert _hasher().keys(text) == _hasher().keys(text)
     assert _hasher(seed=SETTINGS.minhash_seed + 1).keys(text).bands != _hasher().keys(text).bands
     # Japanese has no spaces: each kana/kanji is a word, so its shingles are not the whole text
-    assert _hasher().shingle_hashes(text).size > 100
+    assert _hasher().shingle_hashes(words_of(normalise(text))).size > 100
+    assert words_of("東京 では abc") == [w.encode() for w in ["東", "京", "で", "は", "abc"]]
 
 
 def test_signature_of_a_long_text_is_the_minimum_over_all_shingles():
     mh = _hasher()
     text = " ".join(f"w{i}" for i in range(9000))  # more shingles than one chunk
-    hashes = mh.shingle_hashes(text)
+    hashes = mh.shingle_hashes(words_of(text))
     assert hashes.size > 4096
     with np.errstate(over="ignore"):
-        want = ((hashes[:, None] * mh._a[None, :] + mh._b[None, :]) >> np.uint64(32)).min(axis=0)
+        want = ((mh._a * hashes[None, :] + mh._b) >> np.uint64(32)).min(axis=1)
     assert mh.keys(text).signature == want.tolist()
+
+
+def test_shingles_are_ordered_word_sequences():
+    mh = _hasher()
+    one = mh.shingle_hashes(b"a b c d e".split())
+    assert one.size == 1
+    assert mh.shingle_hashes(b"b a c d e".split())[0] != one[0]  # word order counts
+    assert set(mh.shingle_hashes(b"a b c d e a b c d e".split())) == set(mh.shingle_hashes(b"a b c d e a b c d".split()))
+    assert mh.keys("a b c d e a b c d e") == mh.keys("A b c d e, a b c d.")  # a repeated shingle adds nothing
 
 
 def test_text_without_words_has_no_keys():
@@ -157,3 +167,9 @@ def test_corpus_columns_are_the_schema_columns(golds):
     assert {c for c, _ in SIGNAL_COLUMNS} <= set(full)
     assert full["language"] == "de" and full["text_hash"] == text_hash(golds["de"])
     assert empty["language"] == "und" and empty["text_hash"] is None and empty["minhash"] is None
+
+
+def test_a_lone_surrogate_is_no_crash(golds):
+    cols = CorpusColumns.from_settings(SETTINGS)
+    out = cols.columns(golds["en"][:500] + "\ud800 end")
+    assert out["language"] == "en" and out["text_hash"] is not None and out["minhash"] is not None

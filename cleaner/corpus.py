@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dedup import MinHasher, hash_normalised, normalise, words_of
+from .dedup import MinHasher, hash_words, words_of
 from .langid import UNDETERMINED, LanguageIdentifier
 from .signals import TextSignals, text_signals
 
@@ -31,25 +31,27 @@ assert {f for _, f in SIGNAL_COLUMNS} == set(TextSignals.__dataclass_fields__), 
 class CorpusColumns:
     langid: LanguageIdentifier
     minhash: MinHasher
+    keep_signature: bool  # the signature's 112 numbers are 17 % of the Parquet bytes; the band keys find the pairs
 
     @classmethod
     def from_settings(cls, corpus) -> "CorpusColumns":
         """From the [corpus] settings (cleaner.settings.Corpus)."""
         return cls(LanguageIdentifier.from_settings(corpus),
                    MinHasher(shingle_words=corpus.shingle_words, permutations=corpus.minhash_permutations,
-                             bands=corpus.minhash_bands, seed=corpus.minhash_seed))
+                             bands=corpus.minhash_bands, seed=corpus.minhash_seed),
+                   corpus.minhash_signature)
 
     def columns(self, text: str) -> dict:
         """The corpus columns of a page whose clean plain text is `text` ('' for a rejected page)."""
         lang = self.langid.identify(text) if text else None
-        norm = normalise(text) if text else ""  # once for both dedup keys
-        keys = self.minhash.keys_of_words(words_of(norm)) if norm else None
+        words = words_of(text) if text else []  # once for both dedup keys
+        keys = self.minhash.keys_of_words(words) if words else None
         signals = text_signals(text)
         out = {
             "language": lang.code if lang else UNDETERMINED,
             "language_score": lang.score if lang else 0.0,
-            "text_hash": hash_normalised(norm),
-            "minhash": keys.signature if keys else None,
+            "text_hash": hash_words(words),
+            "minhash": keys.signature if keys and self.keep_signature else None,
             "minhash_bands": keys.bands if keys else None,
         }
         out.update((col, getattr(signals, field)) for col, field in SIGNAL_COLUMNS)

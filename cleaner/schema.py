@@ -23,7 +23,8 @@ from .corpus import CorpusColumns, default_corpus_columns
 from .labels import LABELS
 
 # 2: expected_precision / expected_recall / expected_f1 added; 3: title added; 4: the corpus columns added (id,
-# text, language, language_score, text_hash, minhash, minhash_bands, the quality signals; docs/corpus_columns.md)
+# language, language_score, text_hash, minhash, minhash_bands, the quality signals; docs/corpus_columns.md) and
+# plain renamed text (the name corpus tools read; both would store the largest column twice: +38 % Parquet bytes)
 SCHEMA_VERSION = "4"
 
 # Columns the job may partition its output directory by (low cardinality only).
@@ -86,10 +87,9 @@ SCHEMA = pa.schema([
        nullable=False),
     _f("cleaneval", pa.string(), "CleanEval text: each segment starts a line with <h>/<p>/<l>; a line "
        "break the page makes inside a segment (<br>, a block element's edge) goes on unmarked", nullable=False),
-    _f("plain", pa.string(), "the same segments without markers, the text as a browser shows it",
-       nullable=False),
-    _f("text", pa.string(), "the clean plain text, no markers: as plain, and as `cleaner clean --format txt` "
-       "writes it ('' for a rejected page); the column corpus tools read", nullable=False),
+    _f("text", pa.string(), "the same segments without markers, the text as a browser shows it: the clean plain text "
+       "as `cleaner clean --format txt` writes it ('' for a rejected page), the column corpus tools read (named "
+       "plain until schema 3)", nullable=False),
     _f("n_blocks", pa.int32(), "text blocks found in the page", nullable=False),
     _f("blocks_truncated", pa.bool_(), "more than [limits] max_blocks blocks: the rest ignored",
        nullable=False),
@@ -114,7 +114,7 @@ SCHEMA = pa.schema([
        "signed int64: exact duplicates share it; null for an empty text"),
     _f("minhash", pa.list_(pa.int64()), "MinHash signature of the text's word shingles ([corpus] "
        "minhash_permutations values in [0, 2^32)): the share of equal positions estimates Jaccard similarity; "
-       "null for a text without words"),
+       "null unless [corpus] minhash_signature = true, and for a text without words"),
     _f("minhash_bands", pa.list_(pa.int64()), "LSH keys of the signature's [corpus] minhash_bands bands "
        "(band index included): near-duplicate candidates share one; null for a text without words"),
     _f("text_chars", pa.int32(), "characters of text", nullable=False),
@@ -244,7 +244,6 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None,
         "error": result.error,
         "title": result.title or "",
         "cleaneval": result.cleaneval or "",
-        "plain": text,
         "text": text,
         "n_blocks": int(result.n_blocks or 0),
         "blocks_truncated": bool(result.blocks_truncated),

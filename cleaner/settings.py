@@ -195,6 +195,7 @@ class Corpus:
     minhash_permutations: int = setting(**POSITIVE)
     minhash_bands: int = setting(**POSITIVE)
     minhash_seed: int = setting(ge=0)
+    minhash_signature: bool = setting()
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,7 @@ END_PUNCTUATION = (".", "!", "?", '"', "'", "\u201d", "\u2019", "\u00bb", "\u202
 BULLETS = ("\u2022", "\u25cf", "\u25cb", "\u25aa", "\u25a0", "\u2023", "\u2043", "-", "*", "\u2013", "\u2014")
 ELLIPSES = ("...", "\u2026")
 SHORT_LINE_CHARS = 30  # FineWeb's short line
-# A whitespace-separated word holding a letter: one regex pass over the text instead of a test per word.
-_ALPHA_WORD_RX = re.compile(r"\S*[^\W\d_]\S*")
+_LETTER_RX = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,8 @@ def text_signals(text: str) -> TextSignals:
             bullet += 1
         if line.endswith(ELLIPSES):
             ellipsis_end += 1
-    alpha = len(_ALPHA_WORD_RX.findall(text))
+    # a word is alphabetic at once (most are), or holds a letter beside digits or punctuation
+    alpha = n_words - sum(1 for w in words if not w.isalpha() and not _LETTER_RX.search(w))
     word_chars = len("".join(words))  # one C call, not a length per word
     symbols = text.count("#") + text.count("...") + text.count("\u2026")
     return TextSignals(

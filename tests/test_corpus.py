@@ -69,6 +69,7 @@ def test_exact_hash_ignores_case_punctuation_and_spacing_only(golds):
     assert text_hash("") is None and text_hash(" ... !! ") is None
     norm = normalise("Hello,  WORLD!\nStraße")
     assert norm == "hello world strasse"
+    assert normalise("\u201cQuoted\u201d \u2014 text\u2026 \u00abzitiert\u00bb_x") == "quoted text zitiert x"
     want = xxhash.xxh3_64_intdigest(norm.encode())
     assert text_hash("Hello,  WORLD!\nStraße") % (1 << 64) == want  # the signed int64 of xxh3_64
 
@@ -97,8 +98,8 @@ def test_keys_are_the_same_in_every_process_with_the_same_seed(golds):
     assert _hasher().keys(text) == _hasher().keys(text)
     assert _hasher(seed=SETTINGS.minhash_seed + 1).keys(text).bands != _hasher().keys(text).bands
     # Japanese has no spaces: each kana/kanji is a word, so its shingles are not the whole text
-    assert _hasher().shingle_hashes(words_of(normalise(text))).size > 100
-    assert words_of("東京 では abc") == [w.encode() for w in ["東", "京", "で", "は", "abc"]]
+    assert _hasher().shingle_hashes(words_of(text)).size > 100
+    assert words_of("東京 では abc。") == [w.encode() for w in ["東", "京", "で", "は", "abc"]]
 
 
 def test_signature_of_a_long_text_is_the_minimum_over_all_shingles():
@@ -172,4 +173,14 @@ def test_corpus_columns_are_the_schema_columns(golds):
 def test_a_lone_surrogate_is_no_crash(golds):
     cols = CorpusColumns.from_settings(SETTINGS)
     out = cols.columns(golds["en"][:500] + "\ud800 end")
-    assert out["language"] == "en" and out["text_hash"] is not None and out["minhash"] is not None
+    assert out["language"] == "en" and out["text_hash"] is not None and out["minhash_bands"] is not None
+
+
+def test_signature_is_stored_only_when_asked(golds):
+    import dataclasses
+
+    text = golds["fr"]
+    off = CorpusColumns.from_settings(SETTINGS).columns(text)
+    on = CorpusColumns.from_settings(dataclasses.replace(SETTINGS, minhash_signature=True)).columns(text)
+    assert off["minhash"] is None and on["minhash"] == _hasher().keys(text).signature
+    assert off["minhash_bands"] == on["minhash_bands"] == _hasher().keys(text).bands

@@ -19,9 +19,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from .corpus import CorpusColumns, default_corpus_columns
 from .labels import LABELS
 
-SCHEMA_VERSION = "3"  # 2: expected_precision / expected_recall / expected_f1 added; 3: title added
+# 2: expected_precision / expected_recall / expected_f1 added; 3: title added; 4: the corpus columns added (id,
+# language, language_score, text_hash, minhash, minhash_bands, the quality signals; docs/corpus_columns.md) and
+# plain renamed text (the name corpus tools read; both would store the largest column twice: +38 % Parquet bytes)
+SCHEMA_VERSION = "4"
 
 # Columns the job may partition its output directory by (low cardinality only).
 PARTITION_COLUMNS = ("crawl", "fetch_month", "fetch_day", "status")
@@ -40,6 +44,9 @@ LABEL_STATS = pa.struct([_f(label, LABEL_COUNT, f"blocks labelled {label}", null
                          for label in LABELS])
 
 SCHEMA = pa.schema([
+    # --- the names corpus tools read (datasets, datatrove): id and text -------------------
+    _f("id", pa.string(), "the document's id: its WARC-Record-ID, as record_id (the name Hugging Face datasets and "
+       "datatrove read)", nullable=False),
     # --- where the record came from -------------------------------------------------------
     _f("record_id", pa.string(), "WARC-Record-ID (or '<file>:<offset>' for ARC records)",
        nullable=False),
@@ -80,8 +87,9 @@ SCHEMA = pa.schema([
        nullable=False),
     _f("cleaneval", pa.string(), "CleanEval text: each segment starts a line with <h>/<p>/<l>; a line "
        "break the page makes inside a segment (<br>, a block element's edge) goes on unmarked", nullable=False),
-    _f("plain", pa.string(), "the same segments without markers, the text as a browser shows it",
-       nullable=False),
+    _f("text", pa.string(), "the same segments without markers, the text as a browser shows it: the clean plain text "
+       "as `cleaner clean --format txt` writes it ('' for a rejected page), the column corpus tools read (named "
+       "plain until schema 3)", nullable=False),
     _f("n_blocks", pa.int32(), "text blocks found in the page", nullable=False),
     _f("blocks_truncated", pa.bool_(), "more than [limits] max_blocks blocks: the rest ignored",
        nullable=False),
@@ -96,6 +104,41 @@ SCHEMA = pa.schema([
     _f("expected_recall", pa.float64(), "word recall the CRF expects of this page's output (likewise)"),
     _f("expected_f1", pa.float64(), "word F1 the CRF expects of this page's output: ranks pages by their real "
        "F1, a filter for pages the cleaner is unsure of (docs/confidence.md)"),
+    # --- corpus columns of the text (cleaner/corpus.py, docs/corpus_columns.md) ------------
+    _f("language", pa.string(), "ISO 639-1 code of the text's language (CLD2), or 'und': fewer than [corpus] "
+       "langid_min_letters letters, mixed (top language under langid_min_share of it), unreliable, rejected",
+       nullable=False),
+    _f("language_score", pa.float64(), "share of the text CLD2 gives to its top language, 0-1 (0 for a short "
+       "or empty text)", nullable=False),
+    _f("text_hash", pa.int64(), "xxh3_64 of the normalised text (NFKC, casefolded, non-word runs one space) as "
+       "signed int64: exact duplicates share it; null for an empty text"),
+    _f("minhash", pa.list_(pa.int64()), "MinHash signature of the text's word shingles ([corpus] "
+       "minhash_permutations values in [0, 2^32)): the share of equal positions estimates Jaccard similarity; "
+       "null unless [corpus] minhash_signature = true, and for a text without words"),
+    _f("minhash_bands", pa.list_(pa.int64()), "LSH keys of the signature's [corpus] minhash_bands bands "
+       "(band index included): near-duplicate candidates share one; null for a text without words"),
+    _f("text_chars", pa.int32(), "characters of text", nullable=False),
+    _f("text_words", pa.int32(), "whitespace-separated words of text", nullable=False),
+    _f("text_lines", pa.int32(), "non-empty lines of text", nullable=False),
+    _f("mean_word_length", pa.float64(), "mean characters per word (Gopher: 3-10)", nullable=False),
+    _f("alpha_word_share", pa.float64(), "share of words with an alphabetic character (Gopher: >= 0.8)",
+       nullable=False),
+    _f("end_punct_line_share", pa.float64(), "share of lines ending in terminal punctuation (C4, FineWeb)",
+       nullable=False),
+    _f("short_line_share", pa.float64(), "share of lines of at most 30 characters (FineWeb: <= 0.67)",
+       nullable=False),
+    _f("bullet_line_share", pa.float64(), "share of lines starting with a bullet (Gopher: <= 0.9)",
+       nullable=False),
+    _f("ellipsis_line_share", pa.float64(), "share of lines ending with an ellipsis (Gopher: <= 0.3)",
+       nullable=False),
+    _f("symbol_word_ratio", pa.float64(), "('#' + ellipses) per word (Gopher: <= 0.1)", nullable=False),
+    _f("dup_line_share", pa.float64(), "share of lines repeating an earlier line (Gopher: <= 0.3)",
+       nullable=False),
+    _f("dup_line_char_share", pa.float64(), "characters in repeated lines / characters in lines (Gopher: <= 0.2)",
+       nullable=False),
+    _f("has_curly_bracket", pa.bool_(), "the text holds '{' (C4 drops such pages: code, templates)",
+       nullable=False),
+    _f("has_lorem_ipsum", pa.bool_(), "the text holds 'lorem ipsum' (C4 drops placeholder text)", nullable=False),
     # --- provenance -----------------------------------------------------------------------
     _f("model_hash", pa.string(), "hash of the CRF model used"),
     _f("feature_version", pa.string(), "feature extractor version of the model"),
@@ -162,15 +205,19 @@ def _label_stats(stats) -> dict | None:
     return out
 
 
-def build_row(record, result, *, crawl: str, processing_ms: float | None = None) -> dict[str, Any]:
+def build_row(record, result, *, crawl: str, processing_ms: float | None = None,
+              corpus: CorpusColumns | None = None) -> dict[str, Any]:
     """One output row from an HtmlRecord and the CleanResult of its payload.
 
-    `processing_ms` defaults to the sum of the result's stage timings."""
+    `processing_ms` defaults to the sum of the result's stage timings; `corpus` computes the corpus columns
+    (default: conf/default.toml's [corpus] settings)."""
     stats = result.stats
     fetch = parse_warc_date(record.warc_date)
     if processing_ms is None:
         processing_ms = float(sum(result.timings_ms.values()))
+    text = result.plain or ""
     row = {
+        "id": record.record_id,
         "record_id": record.record_id,
         "warc_file": record.warc_file,
         "warc_offset": int(record.offset),
@@ -197,7 +244,7 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None)
         "error": result.error,
         "title": result.title or "",
         "cleaneval": result.cleaneval or "",
-        "plain": result.plain or "",
+        "text": text,
         "n_blocks": int(result.n_blocks or 0),
         "blocks_truncated": bool(result.blocks_truncated),
         "label_stats": _label_stats(stats),
@@ -207,6 +254,7 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None)
         "kept_word_share": float(stats.kept_word_share) if stats else None,
         **{k: _optional_float(stats, k)
            for k in ("mean_confidence", "expected_precision", "expected_recall", "expected_f1")},
+        **(corpus or default_corpus_columns()).columns(text),
         "model_hash": result.model_hash,
         "feature_version": result.feature_version,
         "processing_ms": float(processing_ms),

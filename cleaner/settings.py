@@ -188,6 +188,17 @@ class Markers:
 
 
 @dataclass(frozen=True)
+class Corpus:
+    langid_min_letters: int = setting(ge=0)
+    langid_min_share: float = setting(**SHARE)
+    shingle_words: int = setting(**POSITIVE)
+    minhash_permutations: int = setting(**POSITIVE)
+    minhash_bands: int = setting(**POSITIVE)
+    minhash_seed: int = setting(ge=0)
+    minhash_signature: bool = setting()
+
+
+@dataclass(frozen=True)
 class Settings:
     limits: Limits = setting()
     decode: Decode = setting()
@@ -200,6 +211,7 @@ class Settings:
     decision: Decision = setting()
     stacking: Stacking = setting()
     markers: Markers = setting()
+    corpus: Corpus = setting()
 
     @classmethod
     def from_mapping(cls, data: dict, source: str) -> "Settings":

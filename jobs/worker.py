@@ -38,6 +38,7 @@ import time
 import cleaner
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
+from cleaner.corpus import CorpusColumns
 from cleaner.model import CrfModel
 from cleaner.runtime import tune_gc
 from cleaner.schema import build_row, row_values
@@ -53,6 +54,7 @@ except ImportError:  # pragma: no cover - workers always have pyspark
 
 _STATE: dict[str, tuple[CrfModel, Config]] = {}
 _MODEL_LOADS = 0
+_CORPUS: dict[str, CorpusColumns] = {}  # by the [corpus] section's hash: MinHash parameters drawn once
 
 
 class PieceStatsParam(_AccumulatorParam):
@@ -215,9 +217,20 @@ def expected_f1_band(value: float | None) -> str:
     return next(name for low, name in EXPECTED_F1_BANDS if value >= low)
 
 
+def corpus_columns(config: Config) -> CorpusColumns:
+    """The corpus columns of `config`'s [corpus] settings, built once per process."""
+    key = config.section_hash(("corpus",))
+    hit = _CORPUS.get(key)
+    if hit is None:
+        _CORPUS.clear()
+        hit = _CORPUS[key] = CorpusColumns.from_settings(config.settings.corpus)
+    return hit
+
+
 def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, out: dict):
     """Yield the row tuples of one piece; fill `out` with its counters when done."""
     uri = piece["uri"]
+    corpus = corpus_columns(config)
     t0 = time.perf_counter()
     c0 = time.process_time()
     stats = WarcFileStats()
@@ -263,12 +276,12 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                 ms = (time.perf_counter() - t) * 1000.0
                 clean_s += ms / 1000.0
                 try:
-                    row = build_row(rec, result, crawl=piece["crawl"], processing_ms=ms)
+                    row = build_row(rec, result, crawl=piece["crawl"], processing_ms=ms, corpus=corpus)
                 except Exception as exc:  # defensive: a row must exist for every record
                     bad = CleanResult("rejected", "internal_error",
                                       error=f"row: {type(exc).__name__}: {exc}"[:500],
                                       model_hash=model.hash, feature_version=model.feature_version)
-                    row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms)
+                    row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms, corpus=corpus)
                 if row["blocks_truncated"]:
                     truncated += 1
                 if row["status"] == "cleaned":

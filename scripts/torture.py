@@ -261,7 +261,7 @@ def build(tmp: Path) -> list[Case]:
     gen("lone-surrogates.warc.gz", "lone-surrogate entities and bytes, invalid code points",
         "replaced; the row is stored in Parquet",
         lambda f, rows: len(rows) == 1 and _rows_ok(rows)
-        and "\ud800" not in (rows[0]["plain"] or ""),
+        and "\ud800" not in (rows[0]["text"] or ""),
         record(http(surrogate, [("Content-Type", "text/html; charset=utf-8")])))
     rnd = random.Random(4)
     gen("binary-as-html.warc.gz", "300 KB of random bytes labelled text/html",
@@ -311,7 +311,7 @@ def build(tmp: Path) -> list[Case]:
 # ------------------------------------------------------------------------------------------
 
 COLUMNS = ["warc_file", "url", "status", "reason", "error", "reader_notes", "payload_bytes",
-           "payload_truncated", "blocks_truncated", "sanitized_chars", "plain", "processing_ms"]
+           "payload_truncated", "blocks_truncated", "sanitized_chars", "text", "processing_ms"]
 
 
 def _outcome(f: dict, rows: list[dict]) -> str:

@@ -327,7 +327,7 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
         for rec in recs:
             row = by_key[(str(path), rec.offset, rec.record_id)]
             res = clean_html(rec.payload, http_charset=rec.http_charset, model=model, config=config)
-            assert row["cleaneval"] == res.cleaneval and row["plain"] == res.plain
+            assert row["cleaneval"] == res.cleaneval and row["text"] == res.plain
             assert (row["status"], row["reason"]) == (res.status, res.reason)
             assert row["n_blocks"] == res.n_blocks and row["encoding"] == res.encoding
             assert row["url"] == rec.url and row["crawl"] == "testcrawl"

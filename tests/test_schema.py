@@ -47,8 +47,12 @@ def test_schema_has_the_required_fields():
     required = {
         "record_id", "warc_file", "warc_offset", "warc_date", "url", "host", "http_status",
         "content_type", "http_charset", "encoding", "encoding_source", "status", "reason",
-        "title", "cleaneval", "plain", "n_blocks", "label_stats", "kept_word_share", "mean_confidence",
+        "title", "cleaneval", "n_blocks", "label_stats", "kept_word_share", "mean_confidence",
         "expected_precision", "expected_recall", "expected_f1", "model_hash", "feature_version", "processing_ms",
+        # the corpus columns (schema 4; plain became text)
+        "id", "text", "language", "language_score", "text_hash", "minhash", "minhash_bands", "text_chars",
+        "text_words", "text_lines", "mean_word_length", "alpha_word_share", "end_punct_line_share",
+        "dup_line_share", "dup_line_char_share",
     }
     assert required <= set(SCHEMA.names)
     assert set(PARTITION_COLUMNS) <= set(SCHEMA.names)
@@ -94,7 +98,13 @@ def test_build_row_fits_the_schema(records, small_model):
         assert tuple(row) == COLUMNS
         assert row_values(row) == tuple(row[c] for c in COLUMNS)
         assert row["record_id"] == rec.record_id and row["warc_offset"] == rec.offset
-        assert row["cleaneval"] == result.cleaneval and row["plain"] == result.plain
+        assert row["cleaneval"] == result.cleaneval
+        # the names corpus tools read: id is the WARC-Record-ID, text the plain text (`--format txt`)
+        assert row["id"] == rec.record_id and row["text"] == result.plain
+        if result.status == "rejected":
+            assert row["language"] == "und" and row["text_hash"] is None and row["minhash_bands"] is None
+        else:
+            assert row["text_chars"] == len(result.plain) and row["text_hash"] is not None
         assert row["title"] == result.title
         assert row["status"] == result.status and row["reason"] == result.reason
         assert row["host"] == "example.test" and row["fetch_day"] == "2024-01-02"

@@ -30,7 +30,6 @@ The page and all its data are served by this process: no network.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import sys

@@ -141,7 +141,7 @@ class AnnotateApp:
     def _error_body(path: str, message: str) -> tuple[bytes, str]:
         if path.startswith("/api/"):
             return json.dumps({"error": message}).encode("utf-8"), "application/json; charset=utf-8"
-        return (f"cleaner annotate: {message}\n").encode("utf-8"), "text/plain; charset=utf-8"
+        return (f"cleaner annotate: {message}\n").encode(), "text/plain; charset=utf-8"
 
     # -- the checks, in order -------------------------------------------------------------------
 

@@ -34,8 +34,9 @@ from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
 from .segment import Block, Segmentation
 
 REJECTION_REASONS = (
-    "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout", "internal_error",
-)  # fmt: skip
+    "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout",
+    "internal_error",
+)
 # first_pass: only stacked models (cleaner.stacking); markers: only with a typer
 STAGES = ("decode", "parse", "segment", "features", "first_pass", "crf", "markers", "assemble")
 

@@ -229,7 +229,7 @@ def _name(found: list[tuple[Path | None, Path | None, str]]) -> list[Page]:
         counts[s] = counts.get(s, 0) + 1
     names = [stem if counts[stem] == 1 else r for r, stem in zip(rel, stems)]
     taken: set[str] = set()
-    for i, n in enumerate(names):  # a stem equal to another page's whole name (a.html.htm, a.html + a.htm)
+    for i in range(len(names)):  # a stem equal to another page's whole name (a.html.htm, a.html + a.htm)
         while names[i] in taken:
             names[i] += "~"
         taken.add(names[i])

@@ -100,7 +100,7 @@ class FolderOutput:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise OutputRefused(f"cannot create the folder {self.root}: {exc.strerror or exc}")
+            raise OutputRefused(f"cannot create the folder {self.root}: {exc.strerror or exc}") from exc
 
     def write(self, page: Page, text: str) -> None:
         t = self.target(page)
@@ -108,7 +108,7 @@ class FolderOutput:
             t.parent.mkdir(parents=True, exist_ok=True)
             t.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise OutputRefused(f"cannot write {t}: {exc.strerror or exc}")
+            raise OutputRefused(f"cannot write {t}: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
         pass
@@ -137,7 +137,7 @@ class StreamOutput:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = self.path.open("w", encoding="utf-8")
         except OSError as exc:
-            raise OutputRefused(f"cannot write {self.path}: {exc.strerror or exc}")
+            raise OutputRefused(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 
     def write(self, page: Page, text: str) -> None:
         assert self.fh is not None, "check() opens the output"
@@ -148,7 +148,7 @@ class StreamOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise OutputRefused(f"cannot write {self.shown}: {exc.strerror or exc}")
+            raise OutputRefused(f"cannot write {self.shown}: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
         if self.fh is not None and self.path is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -167,13 +167,13 @@ def parse_warc_date(value: str | None) -> datetime | None:
     try:
         if m:
             y, mo, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
-            return datetime(y, mo, d, h, mi, s, tzinfo=timezone.utc)
+            return datetime(y, mo, d, h, mi, s, tzinfo=UTC)
         m = _WARC_DATE_RX.match(value)
         if not m:
             return None
         y, mo, d, h, mi, s, frac, tz = m.groups()
         dt = datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0),
-                      int((frac or "0").ljust(6, "0")[:6]), tzinfo=timezone.utc)
+                      int((frac or "0").ljust(6, "0")[:6]), tzinfo=UTC)
         if tz and tz != "Z":
             sign = 1 if tz[0] == "+" else -1
             hh, mm = int(tz[1:3]), int(tz[-2:])

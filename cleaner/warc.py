@@ -40,10 +40,11 @@ import time
 import urllib.parse
 import uuid
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
@@ -817,9 +818,9 @@ def _clean_url(value: str | None) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return "".join(chr(b) if 0x20 < b < 0x7F else "%%%02X" % b for b in raw)
+        return "".join(chr(b) if 0x20 < b < 0x7F else f"%{b:02X}" for b in raw)
     return "".join(c if (ord(c) > 0x20 and ord(c) != 0x7F and not 0x80 <= ord(c) <= 0x9F)
-                   else "".join("%%%02X" % b for b in c.encode("utf-8")) for c in text)
+                   else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in text)
 
 
 def _http_status(http_headers) -> int | None:
@@ -1249,14 +1250,14 @@ _ID_NAMESPACE = uuid.UUID("6f1c3f5e-1d2b-5c55-9a86-7a4b8d1f0e21")
 
 def _as_datetime(value) -> datetime:
     if value is None:
-        return datetime(2000, 1, 1, tzinfo=timezone.utc)
+        return datetime(2000, 1, 1, tzinfo=UTC)
     if isinstance(value, (int, float)):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        return datetime.fromtimestamp(value, tz=UTC)
     if isinstance(value, str):
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).replace(microsecond=0)
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(microsecond=0)
 
 
 def _warc_date(dt: datetime) -> str:
@@ -1264,7 +1265,7 @@ def _warc_date(dt: datetime) -> str:
 
 
 def _record_id(*parts) -> str:
-    return "<urn:uuid:%s>" % uuid.uuid5(_ID_NAMESPACE, "\x1f".join(str(p) for p in parts))
+    return f"<urn:uuid:{uuid.uuid5(_ID_NAMESPACE, chr(0x1F).join(str(p) for p in parts))}>"
 
 
 def write_html_warc(pages: Iterable[tuple], out_path, *, charset: str | None = None,

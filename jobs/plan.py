@@ -40,7 +40,7 @@ class PlanSettings:
     plain_byte_weight: float = 0.3
 
     @classmethod
-    def from_config(cls, job: dict, **overrides) -> "PlanSettings":
+    def from_config(cls, job: dict, **overrides) -> PlanSettings:
         s = cls(**{k: job[k] for k in ("task_bytes", "min_task_bytes", "tasks_per_core",
                                        "split_factor", "plain_byte_weight") if k in job},
                 mode=job["distribution"])

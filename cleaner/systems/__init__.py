@@ -41,7 +41,7 @@ def make_system(kind: str) -> BlockLabeller:
     try:
         return SYSTEMS[kind]()
     except KeyError:
-        raise SystemError_(f"unknown system kind {kind!r}; known: {', '.join(SYSTEMS)}")
+        raise SystemError_(f"unknown system kind {kind!r}; known: {', '.join(SYSTEMS)}") from None
 
 
 def is_training_free(kind: str) -> bool:
@@ -61,7 +61,7 @@ def load_system(path: str | Path | None, kind: str | None = None) -> BlockLabell
     try:
         system.set_state(doc.get("state", {}), arrays)
     except (KeyError, ValueError, TypeError) as exc:
-        raise SystemError_(f"{path}: invalid {doc['kind']} system ({type(exc).__name__}: {exc})")
+        raise SystemError_(f"{path}: invalid {doc['kind']} system ({type(exc).__name__}: {exc})") from exc
     return system
 
 

@@ -113,7 +113,7 @@ def clean(args, pages, skipped, crf_clean) -> int:
         as_json = args.format == "json"
         code = common.clean_files(
             pages, skipped, out, args.format,
-            lambda data, system=system: clean_page(data, system, config=config, keep_blocks=as_json),
+            lambda data, system=system, as_json=as_json: clean_page(data, system, config=config, keep_blocks=as_json),
             quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
             max_blocks=int(config["limits"]["max_blocks"]), label=kind,
         )
@@ -282,7 +282,8 @@ def evaluate(args) -> int:
     return common.EXIT_OK
 
 
-def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str], unseen_sites: bool = False) -> None:
+def write_report(path: Path, summary: str, detail: str, cv: bool, log_lines: list[str],
+                 unseen_sites: bool = False) -> None:
     how = (
         "6-fold cross-validation by document on `folds.tsv`: fold k of all four sets is held out together, every "
         "system is trained on the other five folds (pages whose gold aligns below `[train] min_alignment` are left "

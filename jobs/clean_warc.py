@@ -44,9 +44,13 @@ from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
-from jobs import inputs, plan  # noqa: E402
+from jobs import inputs, plan, tempdirs  # noqa: E402
+from jobs.lease import Lease, LeaseHeld, LeaseLost, LeaseSettings  # noqa: E402
 from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
-from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
+from jobs.runs import (  # noqa: E402
+    OutputDir, OutputError, PublishError, SimulatedCrash, done_files, new_run_id, newest_versions, overlap,
+    same_version,
+)
 from jobs.storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local  # noqa: E402
 
 log = logging.getLogger("clean_warc")
@@ -58,6 +62,10 @@ SYSTEMATIC_REASONS = ("internal_error", "parse_error", "decode_failed", "timeout
 # ... when the run has at least this many HTML records: fewer pages that all fail may just be bad pages, and
 # a run of them held back would be held back again by every --skip-done run, never done.
 SYSTEMATIC_MIN_RECORDS = 5
+
+
+# --simulate-crash: the points where the test hook stops the driver as if it was killed there.
+CRASH_POINTS = ("before_staging", "during_write", "before_publish", "after_publish")
 
 
 class JobError(Exception):
@@ -107,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra Spark setting for a session started by this script (repeatable)")
     ap.add_argument("--no-progress", action="store_true", help="no Spark progress bar")
-    ap.add_argument("--simulate-crash", choices=("before_publish", "after_publish"),
+    ap.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
+                    help="when another run holds the output directory, wait for it (at most SECONDS; no "
+                         "number: as long as it runs) instead of refusing with exit 5")
+    ap.add_argument("--simulate-crash", choices=CRASH_POINTS,
                     help=argparse.SUPPRESS)  # test hook: stop as if killed at that point
     return ap
 
@@ -148,9 +159,10 @@ def code_version() -> dict:
 # ------------------------------------------------------------------------------------------
 
 class ProgressLogger(threading.Thread):
-    def __init__(self, acc, pieces: list[dict], interval: float = 1.0):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when_one_done: bool = False):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
+        self.crash_when_one_done = crash_when_one_done  # test hook --simulate-crash during_write
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -173,6 +185,10 @@ class ProgressLogger(threading.Thread):
             snap = self.acc.value
         except Exception:
             return
+        if self.crash_when_one_done and snap:  # a piece is done, the write is under way: die as a kill would
+            sys.stderr.write("clean_warc: simulated crash during_write\n")
+            sys.stderr.flush()
+            os._exit(70)
         by_file: dict[str, list[dict]] = {}
         for st in snap.values():
             by_file.setdefault(st["file"], []).append(st)
@@ -287,13 +303,44 @@ class CleanWarcJob:
             log.warning("input left out: %s: %s", s["path"], s["reason"])
         self.inputs_given = items
         self.output_local = is_local(a.output)
+        self.lease = None
+        if a.wait is not None and a.wait < 0:
+            raise JobError(2, "--wait SECONDS must be 0 or more")
         if self.output_local:
             root = os.path.abspath(local_path(a.output))
-            if os.path.exists(root) and not os.path.isdir(root):
-                raise JobError(5, f"output is not a directory: {root}")
+            try:
+                probe_output(root)
+            except OSError as exc:
+                raise JobError(5, f"output directory {root} is not usable: {exc.strerror or exc}") from exc
             out = OutputDir(LocalFS(), root)
-            self._check_output(out)
+            self._take_lease(out)
+            try:
+                self._check_output(out)
+            except JobError:
+                self.release()
+                raise
         self.prepared = True
+
+    def _take_lease(self, out: OutputDir) -> None:
+        """Hold the output directory for this run (jobs/lease.py); exit 5 naming the holder."""
+        self.lease = Lease(out.fs, out.root, new_run_id(), LeaseSettings.from_config(self.job),
+                           new_run_id=new_run_id)
+        try:
+            self.lease.acquire(self.args.wait)
+        except LeaseHeld as exc:
+            self.lease = None
+            raise JobError(5, str(exc)) from exc
+        except OSError as exc:
+            self.lease = None
+            raise JobError(5, f"output directory {out.root}: cannot take its lease: {exc}") from exc
+
+    def release(self, crashed: bool = False) -> None:
+        """Give the output directory back (a simulated crash leaves the lease behind, as a kill would)."""
+        if self.lease is not None:
+            if crashed:
+                self.lease.abandon()
+            else:
+                self.lease.release()
 
     def _check_job_settings(self) -> None:
         j, src = self.job, self.config.source
@@ -319,6 +366,9 @@ class CleanWarcJob:
                     "shuffle_bytes_per_output_byte"):
             if not isinstance(j[key], (int, float)) or j[key] <= 0:
                 raise JobError(4, f"invalid config: [job] {key} in {src} must be a positive number")
+        if j["lease_stale_s"] < 2 * j["lease_renew_s"]:
+            raise JobError(4, f"invalid config: [job] lease_stale_s in {src} must be at least twice "
+                              "lease_renew_s (a live run renews its lease several times before it goes stale)")
         try:
             re.compile(j["crawl_pattern"])
         except re.error as exc:
@@ -346,6 +396,7 @@ class CleanWarcJob:
                 log.warning("--master %s ignored: spark-submit's --master decides", a.master)
         else:
             master = a.master or j["master"]
+            master = with_local_retries(master, j["local_max_failures"])
             builder = builder.master(master)
             if master.startswith("local"):
                 # Local mode needs no network, and its workers must be this Python.
@@ -371,6 +422,16 @@ class CleanWarcJob:
         of its own (stopped at the end). Returns the run record."""
         if not self.prepared:
             self.prepare()
+        crashed = False
+        try:
+            return self._run_on(spark)
+        except SimulatedCrash:
+            crashed = True
+            raise
+        finally:
+            self.release(crashed)
+
+    def _run_on(self, spark) -> dict:
         own = spark is None
         if own:
             spark = self.create_session()
@@ -424,7 +485,7 @@ class CleanWarcJob:
         key = sc.applicationId
         if key in _SHIPPED:
             return
-        tmp = tempfile.mkdtemp(prefix="clean_warc-code-")
+        tmp = tempfile.mkdtemp(prefix=f"{tempdirs.CODE_PREFIX}{os.getpid()}-")  # the pid: swept once it is gone
         atexit.register(shutil.rmtree, tmp, True)
         zpath = os.path.join(tmp, f"clean_warc_jobs_{key.replace('-', '_')}.zip")
         with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -464,10 +525,10 @@ class CleanWarcJob:
             skipped_inputs += left
             for s in left:
                 log.warning("input left out: %s: %s", s["path"], s["reason"])
-        files = list({f.uri: f for f in files}.values())
+        files = list({f.uri: f for f in files}.values())  # canonical uris (realpath): one file by two paths once
         self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
 
-        # output directory: recover, decide what is to do
+        # output directory: take it (the lease), recover, decide what is to do
         if self.output_local:
             fs = LocalFS()
             root = os.path.abspath(local_path(a.output))
@@ -476,6 +537,12 @@ class CleanWarcJob:
             root = a.output
         out = OutputDir(fs, root)
         try:
+            if self.lease is None:  # a remote output: taken now that its file system is at hand
+                try:
+                    fs.mkdirs(root)
+                except Exception as exc:
+                    raise JobError(5, f"output directory {root} is not usable: {_short(exc)}") from exc
+                self._take_lease(out)
             self._check_output(out)
             if a.overwrite:
                 out.clear()
@@ -483,6 +550,9 @@ class CleanWarcJob:
             published = out.recover()
         except OutputError as exc:
             raise JobError(5, str(exc)) from exc
+        except OSError as exc:
+            raise JobError(5, f"output directory {root} is not usable: {exc}") from exc
+        tempdirs.sweep(self.job["marker_dir"])
         part_cols = list(j["partition_by"])
         for rid, rec in sorted(published.items()):
             earlier = (rec.get("output") or {}).get("partition_by")
@@ -491,9 +561,19 @@ class CleanWarcJob:
                                   f"{','.join(earlier) or '(nothing)'} (run {rid}); this run would "
                                   f"use {','.join(part_cols) or '(nothing)'}: pass --partition-by "
                                   f"'{','.join(earlier)}' or use another output directory")
-        done = done_files(published) if a.skip_done else {}
+        done = done_files(published, files) if a.skip_done else {}
         todo = [f for f in files if f.uri not in done]
         skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}
+        self.superseded = superseded_files(published, todo) if a.skip_done else {}
+        for uri, (rid, info) in self.superseded.items():
+            log.info("%s changed since run %s (%s): cleaned again, its rows in this run supersede those of %s",
+                     base_name(uri), rid, info.get("status"), rid)
+        for uri, rid in skipped_done.items():
+            info = published[rid]["files"][uri]
+            if info.get("status") == "incomplete":
+                log.warning("%s ended early at byte %s in run %s and has not changed since: not read again "
+                            "(it is cleaned again once its size or modification time changes)",
+                            base_name(uri), info.get("incomplete_at"), rid)
         if skipped_done:
             log.info("--skip-done: %d of %d input files already done by earlier runs",
                      len(skipped_done), len(files))
@@ -502,7 +582,10 @@ class CleanWarcJob:
             return {"status": "nothing_to_do", "inputs": [f.uri for f in files],
                     "inputs_skipped": skipped_inputs, "skipped_done": skipped_done, "rows_written": 0}
 
-        run_id = new_run_id()
+        run_id = ordered_run_id(self.lease.run_id, published)
+        planned = set(published)
+        if a.simulate_crash == "before_staging":
+            raise SimulatedCrash("before_staging")
         log.info("run %s: %d WARC files (%.1f MB) -> %s", run_id, len(todo),
                  sum(f.size for f in todo) / 1e6, root)
 
@@ -563,7 +646,9 @@ class CleanWarcJob:
         df = df.hint("rebalance", *part_cols)
         staging = out.staging_dir(run_id)
         sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
-        progress = ProgressLogger(acc, pieces)
+        progress = ProgressLogger(acc, pieces, crash_when_one_done=a.simulate_crash == "during_write")
+        markers = marker_root(worker_settings)
+        tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
         progress.start()
         try:
             writer = df.write.mode("errorifexists").option("compression", j["compression"])
@@ -575,9 +660,9 @@ class CleanWarcJob:
         finally:
             progress.stop()
             sc.setJobDescription(None)
+            shutil.rmtree(markers, ignore_errors=True)  # this node's, on every way out
         piece_stats = dict(acc.value)
         bc.unpersist()
-        shutil.rmtree(marker_root(worker_settings), ignore_errors=True)  # this node's, if any
         for st in piece_stats.values():
             for rec_key in st.get("poison_candidates") or ():
                 log.warning("poison record in %s at %s (offset:record id): it crashed the "
@@ -608,12 +693,30 @@ class CleanWarcJob:
         record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
                               per_file, piece_stats, dist, out, staging, parquet_files,
                               rows_written, spark)
+        def before_commit() -> None:  # the last checks before the rename that publishes
+            try:
+                self.lease.check()
+            except (LeaseLost, OSError) as exc:
+                raise PublishError(str(exc)) from exc
+            clash = overlap(todo, out.published_since(planned))
+            if clash:
+                uri, other = clash[0]
+                raise PublishError(f"run {other} published {len(clash)} of this run's files since it planned "
+                                   f"(e.g. {base_name(uri)}): publishing would duplicate their rows")
         try:
-            out.publish(run_id, record, crash_at=a.simulate_crash)
+            note = out.publish(run_id, record, crash_at=a.simulate_crash, before_commit=before_commit)
         except SimulatedCrash:
             raise
+        except PublishError as exc:
+            try:
+                out.fs.delete(staging)
+            except Exception:
+                pass
+            raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
         except Exception as exc:
-            raise JobError(5, f"cannot publish run {run_id} in {root}: {exc}") from exc
+            raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
+        if note:
+            log.warning("%s", note)
         print_summary(record, sys.stdout)
         failed = [u for u, f in record["files"].items() if f["status"] == "failed"]
         if failed:
@@ -625,10 +728,11 @@ class CleanWarcJob:
                 piece_stats, dist, out, staging, parquet_files, rows_written, spark) -> dict:
         j = self.job
         size_of = {f.uri: f.size for f in todo}
+        mtime_of = {f.uri: f.mtime_ns for f in todo}
         file_records = {}
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
-                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0, "incomplete_files": 0,
                   "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
@@ -639,10 +743,11 @@ class CleanWarcJob:
                 # nothing in it could be read as a WARC/ARC record: failed, not done (not an empty file)
                 m["open_error"] = f"no WARC/ARC record could be read: {m['errors'][0]['error']}"[:500]
                 m["errors"] = []
-            status = "failed" if m["open_error"] else "done"
+            ended_at = ended_early(m)
+            status = "failed" if m["open_error"] else "incomplete" if ended_at is not None else "done"
             file_records[uri] = {
-                "name": base_name(uri), "size": size_of[uri], "crawl": crawl_of[uri],
-                "status": status, "open_error": m["open_error"],
+                "name": base_name(uri), "size": size_of[uri], "mtime_ns": mtime_of[uri], "crawl": crawl_of[uri],
+                "status": status, "open_error": m["open_error"], "incomplete_at": ended_at,
                 "records_read": m["records_read"], "html_records": m["html_records"],
                 "cleaned": m["cleaned"], "rejected": m["rejected"], "expected_f1": _bands(m["expected_f1"]),
                 "skipped": m["skipped"],
@@ -668,6 +773,7 @@ class CleanWarcJob:
             totals["errors"] += len(m["errors"])
             totals["blocks_truncated"] += m["blocks_truncated"]
             totals["failed_files"] += status == "failed"
+            totals["incomplete_files"] += status == "incomplete"
             totals["damaged_files"] += bool(m["errors"])
             if m["open_error"]:
                 errors.append({"file": uri, "offset": None, "error": m["open_error"]})
@@ -721,6 +827,8 @@ class CleanWarcJob:
             "inputs": [f.uri for f in files],
             "inputs_skipped": getattr(self, "skipped_inputs", []),
             "skipped_done": skipped_done,
+            # files cleaned again because they changed: {uri: the run whose rows of it this run supersedes}
+            "supersedes": {u: rid for u, (rid, _) in getattr(self, "superseded", {}).items()},
             "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
                        "compression": j["compression"], "target_file_mb": j["target_file_mb"],
                        "rows_written": rows_written, "parquet_files": len(out_files),
@@ -731,6 +839,68 @@ class CleanWarcJob:
             "errors": errors,
             "workers": workers,
         }
+
+
+# The errors of the WARC reader (cleaner/warc.py) that say the input ended inside a gzip member or a record.
+_EOF_ERRORS = ("gzip member truncated", "record truncated:")
+
+
+def ended_early(merged: dict) -> int | None:
+    """The byte offset where a file ended early (its last error is the input ending inside a gzip member or a
+    record: a copy still in progress, a cut download), else None. Damage in the middle of a file, after
+    which the reader found the next record and read to the end, is not ending early."""
+    errors = merged.get("errors") or []
+    if not errors or merged.get("open_error"):
+        return None
+    last = max(errors, key=lambda e: e.get("offset", -1))
+    if str(last.get("error", "")).startswith(_EOF_ERRORS) and last.get("resync_offset") is None:
+        return int(last["offset"])
+    return None
+
+
+def superseded_files(published: dict, todo) -> dict:
+    """{uri: (run id, files entry)} of this run's files that an earlier run recorded in another version."""
+    newest = newest_versions(published)
+    return {f.uri: newest[f.uri] for f in todo
+            if f.uri in newest and newest[f.uri][1].get("status") in ("done", "incomplete")
+            and not same_version(newest[f.uri][1], f.size, f.mtime_ns)}
+
+
+def probe_output(root: str) -> None:
+    """Create the output directory if needed and prove it writable (a probe file written and removed), so
+    an unusable output stops the run before any work. Raises OSError."""
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise NotADirectoryError(20, "not a directory")
+    os.makedirs(root, exist_ok=True)
+    probe = os.path.join(root, f".probe-{os.getpid()}-{os.urandom(3).hex()}")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, b"probe\n")
+    finally:
+        os.close(fd)
+        os.unlink(probe)
+
+
+_LOCAL_MASTER_RX = re.compile(r"^local(?:\[([^,\]]+)\])?$")
+
+
+def with_local_retries(master: str, max_failures: int) -> str:
+    """local / local[N] / local[*] -> local[N,F]: in local mode Spark retries a failed task only when the
+    master says so, so one killed Python worker would fail the run ([job] local_max_failures). A master
+    that names F already, and every other master, is kept."""
+    m = _LOCAL_MASTER_RX.match(master.strip())
+    if not m or max_failures < 2:
+        return master
+    return f"local[{m.group(1) or '1'},{int(max_failures)}]"
+
+
+def ordered_run_id(run_id: str, published: dict) -> str:
+    """`run_id`, or an id after every published one when the clock says otherwise (ids sort by time, and the
+    newest run of a file is the one with the greatest id)."""
+    latest = max(published, default="")
+    if run_id > latest:
+        return run_id
+    return f"{latest}-{os.urandom(2).hex()}"
 
 
 def systematic_failure(piece_stats) -> str | None:
@@ -833,6 +1003,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         record = job.run(spark)
     except JobError as exc:
         log.error("error: %s", exc)
+        job.release()
         return exc.code
     if (record.get("totals") or {}).get("failed_files"):
         return 1  # published without them; they are not done (logged by run, listed in _run.json)

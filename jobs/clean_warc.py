@@ -855,6 +855,8 @@ def ended_early(merged: dict) -> int | None:
     last = max(errors, key=lambda e: e.get("offset", -1))
     if str(last.get("error", "")).startswith(_EOF_ERRORS) and last.get("resync_offset") is None:
         return int(last["offset"])
+    if "resync_offset" in last and last["resync_offset"] is None:
+        return int(last["offset"])  # unreadable from there on: no next record up to the end (cut in a header)
     return None
 
 

@@ -136,7 +136,6 @@ class OutputDir:
         raised as it is."""
         staging = self.staging_dir(run_id)
         try:
-            _fault("publish_record")
             self.fs.write_text(self.fs.join(staging, RUN_JSON), json_dumps(record))
         except Exception as exc:  # OSError locally, a py4j error through Hadoop
             raise PublishError(f"cannot write the run record: {exc}") from exc
@@ -146,14 +145,12 @@ class OutputDir:
             before_commit()
         final = self.run_dir(run_id)
         try:
-            _fault("publish_rename")
             self.fs.rename(staging, final)  # the commit point
         except Exception as exc:
             raise PublishError(f"cannot rename {staging} to {final}: {exc}") from exc
         if crash_at == "after_publish":
             raise SimulatedCrash("after_publish")
         try:
-            _fault("publish_index")
             self.fs.write_text(self.index_path(run_id), json_dumps(record))
             self.fs.write_text(self.fs.join(self.root, RUN_JSON), json_dumps(record))
         except Exception as exc:
@@ -235,18 +232,6 @@ def _is_index_temp(name: str) -> bool:
     # the temporary names of LocalFS.write_text (`.<run_id>.json.<random>`, `._run.json.<random>`) and of
     # HadoopFS.write_text (`.<name>.tmp`)
     return name.startswith(".") and (".json." in name or name.endswith(".json.tmp"))
-
-
-# Test hook: CLEAN_WARC_FAULT=publish_index raises ENOSPC at that step of publish (disk full at publish).
-FAULT_ENV = "CLEAN_WARC_FAULT"
-
-
-def _fault(step: str) -> None:
-    import errno
-    import os
-
-    if os.environ.get(FAULT_ENV) == step:
-        raise OSError(errno.ENOSPC, f"No space left on device (injected at {step})")
 
 
 class PublishError(Exception):

@@ -311,6 +311,7 @@ class LocalFS:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 os.fchmod(fh.fileno(), 0o666 & ~current_umask())
                 fh.write(text)
+                _injected_write_fault(path)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -462,6 +463,19 @@ class HadoopFS:
 
     def spark_path(self, path: str) -> str:
         return path
+
+
+# Test hook: CLEAN_WARC_FAULT="write:<path substring>" makes LocalFS.write_text of a matching path fail with
+# ENOSPC after its temporary file was created and written to (a disk filling up while publishing).
+WRITE_FAULT_ENV = "CLEAN_WARC_FAULT"
+
+
+def _injected_write_fault(path: str) -> None:
+    kind, sep, needle = os.environ.get(WRITE_FAULT_ENV, "").partition(":")
+    if kind == "write" and sep and needle and needle in path:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device (injected)", path)
 
 
 def current_umask() -> int:

@@ -159,10 +159,10 @@ def code_version() -> dict:
 # ------------------------------------------------------------------------------------------
 
 class ProgressLogger(threading.Thread):
-    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when_one_done: bool = False):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
-        self.crash_when_one_done = crash_when_one_done  # test hook --simulate-crash during_write
+        self.crash_when = crash_when  # test hook --simulate-crash during_write: a predicate
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -185,7 +185,7 @@ class ProgressLogger(threading.Thread):
             snap = self.acc.value
         except Exception:
             return
-        if self.crash_when_one_done and snap:  # a piece is done, the write is under way: die as a kill would
+        if self.crash_when is not None and self.crash_when():  # the write is under way: die as a kill would
             sys.stderr.write("clean_warc: simulated crash during_write\n")
             sys.stderr.flush()
             os._exit(70)
@@ -646,7 +646,10 @@ class CleanWarcJob:
         df = df.hint("rebalance", *part_cols)
         staging = out.staging_dir(run_id)
         sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
-        progress = ProgressLogger(acc, pieces, crash_when_one_done=a.simulate_crash == "during_write")
+        crash_when = None
+        if a.simulate_crash == "during_write":  # once Spark has written into the staging directory
+            crash_when = functools.partial(_has_files, fs, staging)
+        progress = ProgressLogger(acc, pieces, interval=0.2 if crash_when else 1.0, crash_when=crash_when)
         markers = marker_root(worker_settings)
         tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
         progress.start()
@@ -866,6 +869,13 @@ def superseded_files(published: dict, todo) -> dict:
     return {f.uri: newest[f.uri] for f in todo
             if f.uri in newest and newest[f.uri][1].get("status") in ("done", "incomplete")
             and not same_version(newest[f.uri][1], f.size, f.mtime_ns)}
+
+
+def _has_files(fs, path: str) -> bool:
+    try:
+        return fs.kind == "local" and any(files for _, _, files in os.walk(path))
+    except Exception:
+        return False
 
 
 def probe_output(root: str) -> None:

@@ -162,7 +162,7 @@ class ProgressLogger(threading.Thread):
     def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
-        self.crash_when = crash_when  # test hook --simulate-crash during_write: a predicate
+        self.crash_when = crash_when  # test hook --simulate-crash during_write: (when, crash)
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -185,10 +185,9 @@ class ProgressLogger(threading.Thread):
             snap = self.acc.value
         except Exception:
             return
-        if self.crash_when is not None and self.crash_when():  # the write is under way: die as a kill would
-            sys.stderr.write("clean_warc: simulated crash during_write\n")
-            sys.stderr.flush()
-            os._exit(70)
+        if self.crash_when is not None and self.crash_when[0]():  # the write is under way: stop the job
+            self.crash_when[1]()
+            self.crash_when = None
         by_file: dict[str, list[dict]] = {}
         for st in snap.values():
             by_file.setdefault(st["file"], []).append(st)
@@ -433,6 +432,7 @@ class CleanWarcJob:
 
     def _run_on(self, spark) -> dict:
         own = spark is None
+        self.own_session = own
         if own:
             spark = self.create_session()
         saved = self._apply_sql_conf(spark)
@@ -647,8 +647,18 @@ class CleanWarcJob:
         staging = out.staging_dir(run_id)
         sc.setJobDescription(f"clean_warc {run_id}: {len(todo)} WARC files")
         crash_when = None
+        crashed_during_write = []
         if a.simulate_crash == "during_write":  # once Spark has written into the staging directory
-            crash_when = functools.partial(_has_files, fs, staging)
+
+            def crash() -> None:
+                if self.own_session:  # the process exits at once, as a killed driver would
+                    sys.stderr.write("clean_warc: simulated crash during_write\n")
+                    sys.stderr.flush()
+                    os._exit(70)
+                crashed_during_write.append(True)  # a session of the caller's: the job stops, the run ends
+                sc.cancelAllJobs()
+
+            crash_when = (functools.partial(_has_files, fs, staging), crash)
         progress = ProgressLogger(acc, pieces, interval=0.2 if crash_when else 1.0, crash_when=crash_when)
         markers = marker_root(worker_settings)
         tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
@@ -659,11 +669,16 @@ class CleanWarcJob:
                 writer = writer.partitionBy(*part_cols)
             writer.parquet(fs.spark_path(staging))
         except Exception as exc:
+            if crashed_during_write:
+                raise SimulatedCrash("during_write") from exc
             raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
         finally:
             progress.stop()
             sc.setJobDescription(None)
-            shutil.rmtree(markers, ignore_errors=True)  # this node's, on every way out
+            if not crashed_during_write:
+                shutil.rmtree(markers, ignore_errors=True)  # this node's, on every way out
+        if crashed_during_write:
+            raise SimulatedCrash("during_write")
         piece_stats = dict(acc.value)
         bc.unpersist()
         for st in piece_stats.values():

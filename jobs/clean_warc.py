@@ -14,7 +14,8 @@ output is published atomically with a run record (jobs/runs.py).
 Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed, the run was
 not published because every page failed for one reason of the cleaner's (not of the pages'), or input
 files could not be read (recorded as failed, not done: --skip-done retries them), 2 bad usage, 3 input
-missing, 4 invalid model or config, 5 output directory unusable.
+missing, 4 invalid model or config, 5 output directory unusable, held by another run (the message names it;
+--wait queues behind it) or the run could not be published (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Clean the HTML records of WARC files with Spark and write Parquet.",
         epilog="Exit codes: 0 ok, 1 Spark job failed, run not published (every page failed for one reason "
                "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
-               "4 invalid model or config, 5 output directory unusable.")
+               "4 invalid model or config, 5 output directory unusable, held by another run (--wait) "
+               "or run not published.")
     ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
                     help="WARC/ARC files (plain, .gz, .zst), directories, globs or URIs (hdfs://, s3a://, "
                          "s3://, https://, ...)")

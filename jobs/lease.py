@@ -132,7 +132,7 @@ class Lease:
             age = max(0.0, time.time() - self.fs.mtime(self.path))
         except FileNotFoundError:
             return None
-        except OSError as exc:
+        except Exception as exc:  # OSError locally, a py4j error through Hadoop
             if not self.fs.exists(self.path):
                 return None
             raise OSError(f"cannot read the lease {self.path}: {exc}") from exc
@@ -170,7 +170,8 @@ class Lease:
                 return self._start()
             current = self._read()
             if current is None:
-                continue  # given back between our create and our read: try again at once
+                time.sleep(0.05)
+                continue  # given back between our create and our read: try again
             holder, age = current
             why = self.dead_reason(holder, age)
             if why is not None and self._take_over(holder, why):

@@ -505,3 +505,27 @@ def test_temporary_directories_of_dead_drivers_are_swept(tmp_path):
     finally:
         shutil.rmtree(code_dead, ignore_errors=True)
         shutil.rmtree(code_live, ignore_errors=True)
+
+
+@pytest.mark.spark
+def test_the_lease_through_a_hadoop_filesystem(spark, tmp_path):
+    """The lease as hdfs:// and s3a:// outputs take it (the JVM's FileSystem), on a file:// URI."""
+    from jobs.lease import Lease, LeaseHeld, LeaseSettings
+    from jobs.storage import HadoopFS
+
+    root = f"file://{tmp_path}/out"
+    fs = HadoopFS(spark, root)
+    fs.mkdirs(root)
+    settings = LeaseSettings(renew_s=1, stale_s=30)
+    first = Lease(fs, root, "run-1", settings)
+    first.acquire()
+    second = Lease(fs, root, "run-2", settings)
+    with pytest.raises(LeaseHeld) as err:
+        second.acquire()
+    assert "run run-1" in str(err.value) and f"pid {os.getpid()}" in str(err.value)
+    first.renew()
+    first.release()
+    assert not fs.exists(first.path)
+    second.acquire()
+    assert json.loads(fs.read_text(second.path))["run_id"] == "run-2"
+    second.release()

@@ -154,6 +154,9 @@ class Job:
     crawl_pattern: str = setting(regexp=True)
     default_crawl: str = setting(nonempty=True)
     marker_dir: str = setting()
+    local_max_failures: int = setting(ge=1)
+    lease_renew_s: float = setting(**POSITIVE)
+    lease_stale_s: float = setting(**POSITIVE)  # more than lease_renew_s: checked by the job
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ output is published atomically with a run record (jobs/runs.py).
 Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed, the run was
 not published because every page failed for one reason of the cleaner's (not of the pages'), or input
 files could not be read (recorded as failed, not done: --skip-done retries them), 2 bad usage, 3 input
-missing, 4 invalid model or config, 5 output directory unusable.
+missing, 4 invalid model or config, 5 output directory unusable, held by another run (the message names it;
+--wait queues behind it) or the run could not be published (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -44,9 +45,13 @@ from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
-from jobs import inputs, plan  # noqa: E402
+from jobs import inputs, plan, tempdirs  # noqa: E402
+from jobs.lease import Lease, LeaseHeld, LeaseLost, LeaseSettings  # noqa: E402
 from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
-from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
+from jobs.runs import (  # noqa: E402
+    OutputDir, OutputError, PublishError, SimulatedCrash, done_files, new_run_id, newest_versions, overlap,
+    same_version,
+)
 from jobs.storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local  # noqa: E402
 
 log = logging.getLogger("clean_warc")
@@ -58,6 +63,10 @@ SYSTEMATIC_REASONS = ("internal_error", "parse_error", "decode_failed", "timeout
 # ... when the run has at least this many HTML records: fewer pages that all fail may just be bad pages, and
 # a run of them held back would be held back again by every --skip-done run, never done.
 SYSTEMATIC_MIN_RECORDS = 5
+
+
+# --simulate-crash: the points where the test hook stops the driver as if it was killed there.
+CRASH_POINTS = ("before_staging", "during_write", "before_publish", "after_publish")
 
 
 class JobError(Exception):
@@ -74,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Clean the HTML records of WARC files with Spark and write Parquet.",
         epilog="Exit codes: 0 ok, 1 Spark job failed, run not published (every page failed for one reason "
                "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
-               "4 invalid model or config, 5 output directory unusable.")
+               "4 invalid model or config, 5 output directory unusable, held by another run (--wait) "
+               "or run not published.")
     ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
                     help="WARC/ARC files (plain, .gz, .zst), directories, globs or URIs (hdfs://, s3a://, "
                          "s3://, https://, ...)")
@@ -107,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra Spark setting for a session started by this script (repeatable)")
     ap.add_argument("--no-progress", action="store_true", help="no Spark progress bar")
-    ap.add_argument("--simulate-crash", choices=("before_publish", "after_publish"),
+    ap.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
+                    help="when another run holds the output directory, wait for it (at most SECONDS; no "
+                         "number: as long as it runs) instead of refusing with exit 5")
+    ap.add_argument("--simulate-crash", choices=CRASH_POINTS,
                     help=argparse.SUPPRESS)  # test hook: stop as if killed at that point
     return ap
 
@@ -148,9 +161,10 @@ def code_version() -> dict:
 # ------------------------------------------------------------------------------------------
 
 class ProgressLogger(threading.Thread):
-    def __init__(self, acc, pieces: list[dict], interval: float = 1.0):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
+        self.crash_when = crash_when  # test hook --simulate-crash during_write: (when, crash)
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -173,6 +187,9 @@ class ProgressLogger(threading.Thread):
             snap = self.acc.value
         except Exception:
             return
+        if self.crash_when is not None and self.crash_when[0]():  # the write is under way: stop the job
+            self.crash_when[1]()
+            self.crash_when = None
         by_file: dict[str, list[dict]] = {}
         for st in snap.values():
             by_file.setdefault(st["file"], []).append(st)
@@ -288,13 +305,44 @@ class CleanWarcJob:
             log.warning("input left out: %s: %s", s["path"], s["reason"])
         self.inputs_given = items
         self.output_local = is_local(a.output)
+        self.lease = None
+        if a.wait is not None and a.wait < 0:
+            raise JobError(2, "--wait SECONDS must be 0 or more")
         if self.output_local:
             root = os.path.abspath(local_path(a.output))
-            if os.path.exists(root) and not os.path.isdir(root):
-                raise JobError(5, f"output is not a directory: {root}")
+            try:
+                probe_output(root)
+            except OSError as exc:
+                raise JobError(5, f"output directory {root} is not usable: {exc.strerror or exc}") from exc
             out = OutputDir(LocalFS(), root)
-            self._check_output(out)
+            self._take_lease(out)
+            try:
+                self._check_output(out)
+            except JobError:
+                self.release()
+                raise
         self.prepared = True
+
+    def _take_lease(self, out: OutputDir) -> None:
+        """Hold the output directory for this run (jobs/lease.py); exit 5 naming the holder."""
+        self.lease = Lease(out.fs, out.root, new_run_id(), LeaseSettings.from_config(self.job),
+                           new_run_id=new_run_id)
+        try:
+            self.lease.acquire(self.args.wait)
+        except LeaseHeld as exc:
+            self.lease = None
+            raise JobError(5, str(exc)) from exc
+        except OSError as exc:
+            self.lease = None
+            raise JobError(5, f"output directory {out.root}: cannot take its lease: {exc}") from exc
+
+    def release(self, crashed: bool = False) -> None:
+        """Give the output directory back (a simulated crash leaves the lease behind, as a kill would)."""
+        if self.lease is not None:
+            if crashed:
+                self.lease.abandon()
+            else:
+                self.lease.release()
 
     def _check_job_settings(self) -> None:
         j, src = self.job, self.config.source
@@ -320,6 +368,9 @@ class CleanWarcJob:
                     "shuffle_bytes_per_output_byte"):
             if not isinstance(j[key], (int, float)) or j[key] <= 0:
                 raise JobError(4, f"invalid config: [job] {key} in {src} must be a positive number")
+        if j["lease_stale_s"] < 2 * j["lease_renew_s"]:
+            raise JobError(4, f"invalid config: [job] lease_stale_s in {src} must be at least twice "
+                              "lease_renew_s (a live run renews its lease several times before it goes stale)")
         try:
             re.compile(j["crawl_pattern"])
         except re.error as exc:
@@ -347,6 +398,7 @@ class CleanWarcJob:
                 log.warning("--master %s ignored: spark-submit's --master decides", a.master)
         else:
             master = a.master or j["master"]
+            master = with_local_retries(master, j["local_max_failures"])
             builder = builder.master(master)
             if master.startswith("local"):
                 # Local mode needs no network, and its workers must be this Python.
@@ -372,7 +424,18 @@ class CleanWarcJob:
         of its own (stopped at the end). Returns the run record."""
         if not self.prepared:
             self.prepare()
+        crashed = False
+        try:
+            return self._run_on(spark)
+        except SimulatedCrash:
+            crashed = True
+            raise
+        finally:
+            self.release(crashed)
+
+    def _run_on(self, spark) -> dict:
         own = spark is None
+        self.own_session = own
         if own:
             spark = self.create_session()
         saved = self._apply_sql_conf(spark)
@@ -425,7 +488,7 @@ class CleanWarcJob:
         key = sc.applicationId
         if key in _SHIPPED:
             return
-        tmp = tempfile.mkdtemp(prefix="clean_warc-code-")
+        tmp = tempfile.mkdtemp(prefix=f"{tempdirs.CODE_PREFIX}{os.getpid()}-")  # the pid: swept once it is gone
         atexit.register(shutil.rmtree, tmp, True)
         zpath = os.path.join(tmp, f"clean_warc_jobs_{key.replace('-', '_')}.zip")
         with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -481,7 +544,22 @@ class CleanWarcJob:
         )
         df = df.hint("rebalance", *part_cols)
         sc.setJobDescription(f"clean_warc {run_id}: {n_files} WARC files")
-        progress = ProgressLogger(acc, pieces)
+        crash_when = None
+        crashed_during_write: list[bool] = []
+        if self.args.simulate_crash == "during_write":  # once Spark has written into the staging directory
+
+            def crash() -> None:
+                if self.own_session:  # the process exits at once, as a killed driver would
+                    sys.stderr.write("clean_warc: simulated crash during_write\n")
+                    sys.stderr.flush()
+                    os._exit(70)
+                crashed_during_write.append(True)  # a session of the caller's: the job stops, the run ends
+                sc.cancelAllJobs()
+
+            crash_when = (functools.partial(_has_files, fs, staging), crash)
+        progress = ProgressLogger(acc, pieces, interval=0.2 if crash_when else 1.0, crash_when=crash_when)
+        markers = marker_root(worker_settings)
+        tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
         progress.start()
         try:
             writer = df.write.mode("errorifexists").option("compression", j["compression"])
@@ -489,13 +567,18 @@ class CleanWarcJob:
                 writer = writer.partitionBy(*part_cols)
             writer.parquet(fs.spark_path(staging))
         except Exception as exc:
+            if crashed_during_write:
+                raise SimulatedCrash("during_write") from exc
             raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
         finally:
             progress.stop()
             sc.setJobDescription(None)
+            if not crashed_during_write:
+                shutil.rmtree(markers, ignore_errors=True)  # this node's, on every way out
+        if crashed_during_write:
+            raise SimulatedCrash("during_write")
         piece_stats = dict(acc.value)
         bc.unpersist()
-        shutil.rmtree(marker_root(worker_settings), ignore_errors=True)  # this node's, if any
         return piece_stats
 
     def _worker_payload(self) -> dict:
@@ -537,10 +620,10 @@ class CleanWarcJob:
             skipped_inputs += left
             for s in left:
                 log.warning("input left out: %s: %s", s["path"], s["reason"])
-        files = list({f.uri: f for f in files}.values())
+        files = list({f.uri: f for f in files}.values())  # canonical uris (realpath): one file by two paths once
         self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
 
-        # output directory: recover, decide what is to do
+        # output directory: take it (the lease), recover, decide what is to do
         if self.output_local:
             fs = LocalFS()
             root = os.path.abspath(local_path(a.output))
@@ -549,6 +632,12 @@ class CleanWarcJob:
             root = a.output
         out = OutputDir(fs, root)
         try:
+            if self.lease is None:  # a remote output: taken now that its file system is at hand
+                try:
+                    fs.mkdirs(root)
+                except Exception as exc:
+                    raise JobError(5, f"output directory {root} is not usable: {_short(exc)}") from exc
+                self._take_lease(out)
             self._check_output(out)
             if a.overwrite:
                 out.clear()
@@ -556,6 +645,9 @@ class CleanWarcJob:
             published = out.recover()
         except OutputError as exc:
             raise JobError(5, str(exc)) from exc
+        except OSError as exc:
+            raise JobError(5, f"output directory {root} is not usable: {exc}") from exc
+        tempdirs.sweep(self.job["marker_dir"])
         part_cols = list(j["partition_by"])
         for rid, rec in sorted(published.items()):
             earlier = (rec.get("output") or {}).get("partition_by")
@@ -564,9 +656,19 @@ class CleanWarcJob:
                                   f"{','.join(earlier) or '(nothing)'} (run {rid}); this run would "
                                   f"use {','.join(part_cols) or '(nothing)'}: pass --partition-by "
                                   f"'{','.join(earlier)}' or use another output directory")
-        done = done_files(published) if a.skip_done else {}
+        done = done_files(published, files) if a.skip_done else {}
         todo = [f for f in files if f.uri not in done]
         skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}
+        self.superseded = superseded_files(published, todo) if a.skip_done else {}
+        for uri, (rid, info) in self.superseded.items():
+            log.info("%s changed since run %s (%s): cleaned again, its rows in this run supersede those of %s",
+                     base_name(uri), rid, info.get("status"), rid)
+        for uri, rid in skipped_done.items():
+            info = published[rid]["files"][uri]
+            if info.get("status") == "incomplete":
+                log.warning("%s ended early at byte %s in run %s and has not changed since: not read again "
+                            "(it is cleaned again once its size or modification time changes)",
+                            base_name(uri), info.get("incomplete_at"), rid)
         if skipped_done:
             log.info("--skip-done: %d of %d input files already done by earlier runs",
                      len(skipped_done), len(files))
@@ -575,7 +677,10 @@ class CleanWarcJob:
             return {"status": "nothing_to_do", "inputs": [f.uri for f in files],
                     "inputs_skipped": skipped_inputs, "skipped_done": skipped_done, "rows_written": 0}
 
-        run_id = new_run_id()
+        run_id = ordered_run_id(self.lease.run_id, published)
+        planned = set(published)
+        if a.simulate_crash == "before_staging":
+            raise SimulatedCrash("before_staging")
         log.info("run %s: %d WARC files (%.1f MB) -> %s", run_id, len(todo),
                  sum(f.size for f in todo) / 1e6, root)
 
@@ -645,12 +750,31 @@ class CleanWarcJob:
         record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
                               per_file, piece_stats, dist, out, staging, parquet_files,
                               rows_written, self._engine_record(spark))
+
+        def before_commit() -> None:  # the last checks before the rename that publishes
+            try:
+                self.lease.check()
+            except (LeaseLost, OSError) as exc:
+                raise PublishError(str(exc)) from exc
+            clash = overlap(todo, out.published_since(planned))
+            if clash:
+                uri, other = clash[0]
+                raise PublishError(f"run {other} published {len(clash)} of this run's files since it planned "
+                                   f"(e.g. {base_name(uri)}): publishing would duplicate their rows")
         try:
-            out.publish(run_id, record, crash_at=a.simulate_crash)
+            note = out.publish(run_id, record, crash_at=a.simulate_crash, before_commit=before_commit)
         except SimulatedCrash:
             raise
+        except PublishError as exc:
+            try:
+                out.fs.delete(staging)
+            except Exception:
+                pass
+            raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
         except Exception as exc:
-            raise JobError(5, f"cannot publish run {run_id} in {root}: {exc}") from exc
+            raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
+        if note:
+            log.warning("%s", note)
         print_summary(record, sys.stdout)
         failed = [u for u, f in record["files"].items() if f["status"] == "failed"]
         if failed:
@@ -662,10 +786,11 @@ class CleanWarcJob:
                 piece_stats, dist, out, staging, parquet_files, rows_written, engine: dict) -> dict:
         j = self.job
         size_of = {f.uri: f.size for f in todo}
+        mtime_of = {f.uri: f.mtime_ns for f in todo}
         file_records = {}
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
-                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0, "incomplete_files": 0,
                   "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
@@ -676,10 +801,11 @@ class CleanWarcJob:
                 # nothing in it could be read as a WARC/ARC record: failed, not done (not an empty file)
                 m["open_error"] = f"no WARC/ARC record could be read: {m['errors'][0]['error']}"[:500]
                 m["errors"] = []
-            status = "failed" if m["open_error"] else "done"
+            ended_at = ended_early(m)
+            status = "failed" if m["open_error"] else "incomplete" if ended_at is not None else "done"
             file_records[uri] = {
-                "name": base_name(uri), "size": size_of[uri], "crawl": crawl_of[uri],
-                "status": status, "open_error": m["open_error"],
+                "name": base_name(uri), "size": size_of[uri], "mtime_ns": mtime_of[uri], "crawl": crawl_of[uri],
+                "status": status, "open_error": m["open_error"], "incomplete_at": ended_at,
                 "records_read": m["records_read"], "html_records": m["html_records"],
                 "cleaned": m["cleaned"], "rejected": m["rejected"], "expected_f1": _bands(m["expected_f1"]),
                 "skipped": m["skipped"],
@@ -705,6 +831,7 @@ class CleanWarcJob:
             totals["errors"] += len(m["errors"])
             totals["blocks_truncated"] += m["blocks_truncated"]
             totals["failed_files"] += status == "failed"
+            totals["incomplete_files"] += status == "incomplete"
             totals["damaged_files"] += bool(m["errors"])
             if m["open_error"]:
                 errors.append({"file": uri, "offset": None, "error": m["open_error"]})
@@ -756,6 +883,8 @@ class CleanWarcJob:
             "inputs": [f.uri for f in files],
             "inputs_skipped": getattr(self, "skipped_inputs", []),
             "skipped_done": skipped_done,
+            # files cleaned again because they changed: {uri: the run whose rows of it this run supersedes}
+            "supersedes": {u: rid for u, (rid, _) in getattr(self, "superseded", {}).items()},
             "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
                        "compression": j["compression"], "target_file_mb": j["target_file_mb"],
                        "rows_written": rows_written, "parquet_files": len(out_files),
@@ -766,6 +895,77 @@ class CleanWarcJob:
             "errors": errors,
             "workers": workers,
         }
+
+
+# The errors of the WARC reader (cleaner/warc.py) that say the input ended inside a gzip member or a record.
+_EOF_ERRORS = ("gzip member truncated", "record truncated:")
+
+
+def ended_early(merged: dict) -> int | None:
+    """The byte offset where a file ended early (its last error is the input ending inside a gzip member or a
+    record: a copy still in progress, a cut download), else None. Damage in the middle of a file, after
+    which the reader found the next record and read to the end, is not ending early."""
+    errors = merged.get("errors") or []
+    if not errors or merged.get("open_error"):
+        return None
+    last = max(errors, key=lambda e: e.get("offset", -1))
+    if str(last.get("error", "")).startswith(_EOF_ERRORS) and last.get("resync_offset") is None:
+        return int(last["offset"])
+    if "resync_offset" in last and last["resync_offset"] is None:
+        return int(last["offset"])  # unreadable from there on: no next record up to the end (cut in a header)
+    return None
+
+
+def superseded_files(published: dict, todo) -> dict:
+    """{uri: (run id, files entry)} of this run's files that an earlier run recorded in another version."""
+    newest = newest_versions(published)
+    return {f.uri: newest[f.uri] for f in todo
+            if f.uri in newest and newest[f.uri][1].get("status") in ("done", "incomplete")
+            and not same_version(newest[f.uri][1], f.size, f.mtime_ns)}
+
+
+def _has_files(fs, path: str) -> bool:
+    try:
+        return fs.kind == "local" and any(files for _, _, files in os.walk(path))
+    except Exception:
+        return False
+
+
+def probe_output(root: str) -> None:
+    """Create the output directory if needed and prove it writable (a probe file written and removed), so
+    an unusable output stops the run before any work. Raises OSError."""
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise NotADirectoryError(20, "not a directory")
+    os.makedirs(root, exist_ok=True)
+    probe = os.path.join(root, f".probe-{os.getpid()}-{os.urandom(3).hex()}")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, b"probe\n")
+    finally:
+        os.close(fd)
+        os.unlink(probe)
+
+
+_LOCAL_MASTER_RX = re.compile(r"^local(?:\[([^,\]]+)\])?$")
+
+
+def with_local_retries(master: str, max_failures: int) -> str:
+    """local / local[N] / local[*] -> local[N,F]: in local mode Spark retries a failed task only when the
+    master says so, so one killed Python worker would fail the run ([job] local_max_failures). A master
+    that names F already, and every other master, is kept."""
+    m = _LOCAL_MASTER_RX.match(master.strip())
+    if not m or max_failures < 2:
+        return master
+    return f"local[{m.group(1) or '1'},{int(max_failures)}]"
+
+
+def ordered_run_id(run_id: str, published: dict) -> str:
+    """`run_id`, or an id after every published one when the clock says otherwise (ids sort by time, and the
+    newest run of a file is the one with the greatest id)."""
+    latest = max(published, default="")
+    if run_id > latest:
+        return run_id
+    return f"{latest}-{os.urandom(2).hex()}"
 
 
 def systematic_failure(piece_stats) -> str | None:
@@ -868,6 +1068,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         record = job.run(spark)
     except JobError as exc:
         log.error("error: %s", exc)
+        job.release()
         return exc.code
     if (record.get("totals") or {}).get("failed_files"):
         return 1  # published without them; they are not done (logged by run, listed in _run.json)

@@ -187,7 +187,7 @@ def resolve_jvm(spark, items: list[str]) -> tuple[list[InputFile], list[dict]]:
         uri = st.getPath().toString()
         if uri not in seen:
             seen.add(uri)
-            out.append(InputFile(uri, int(st.getLen())))
+            out.append(InputFile(uri, int(st.getLen()), int(st.getModificationTime()) * 1_000_000))
 
     def walk(fs, dir_status) -> None:
         for c in sorted(fs.listStatus(dir_status.getPath()), key=lambda c: c.getPath().getName()):

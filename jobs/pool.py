@@ -17,6 +17,7 @@ import shutil
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from . import tempdirs
 from .clean_warc import CleanWarcJob, JobError, ProgressLogger
 from .worker import index_file, marker_root, process_partition_arrow
 
@@ -137,6 +138,7 @@ class PoolCleanWarcJob(CleanWarcJob):
         counters = PieceCounters()
         progress = ProgressLogger(counters, pieces)  # polled after each task, not from its thread
         fs.mkdirs(staging)
+        tempdirs.claim(marker_root(settings))  # this driver's pid in it: a sweep removes it once the driver is gone
         # tasks come planned largest first (jobs/plan.py): submitted in that order, as Spark launches them
         running = {self.pool.submit(run_task, task, settings, staging, list(j["partition_by"]), j["compression"],
                                     int(j["compression_level"])): task["task"] for task in task_specs}

@@ -36,6 +36,7 @@ RUN_PREFIX = "run="
 STAGING = "_staging"
 RUNS = "_runs"
 RUN_JSON = "_run.json"
+LEASE_FILES = ("_lease.json", "_lease.takeover")  # jobs/lease.py
 
 
 class OutputError(Exception):
@@ -71,7 +72,7 @@ class OutputDir:
     def is_ours(self) -> bool:
         """Empty, or only holds what this job writes."""
         for e in self.entries():
-            if e.startswith(RUN_PREFIX) or e in (STAGING, RUNS, RUN_JSON) or e.startswith("."):
+            if e.startswith(RUN_PREFIX) or e in (STAGING, RUNS, RUN_JSON, *LEASE_FILES) or e.startswith("."):
                 continue
             return False
         return True
@@ -79,11 +80,18 @@ class OutputDir:
     def recover(self) -> dict[str, dict]:
         """Discard unpublished (crashed) runs, roll forward the index of published ones.
         Returns {run_id: record} of the published runs."""
+        # Called with the lease held (jobs/lease.py): no live run writes here, so every staged run is dead.
         staging_root = self.fs.join(self.root, STAGING)
         for run_id in self.fs.listdir(staging_root):
             log.warning("discarding unpublished run %s (a previous job stopped before "
                         "publishing it; its files were not marked done)", run_id)
             self.fs.delete(self.fs.join(staging_root, run_id))
+        # temporary files of an index write that failed (disk full) or was killed: `.<name>.<random>`
+        for folder in (self.root, self.fs.join(self.root, RUNS)):
+            for name in self.fs.listdir(folder):
+                if _is_index_temp(name):
+                    log.warning("removing a temporary file left by an interrupted write: %s", name)
+                    self.fs.delete(self.fs.join(folder, name))
         records: dict[str, dict] = {}
         for run_id in self.published_ids():
             path = self.fs.join(self.run_dir(run_id), RUN_JSON)
@@ -118,29 +126,116 @@ class OutputDir:
             if e.startswith(RUN_PREFIX) or e in (STAGING, RUNS, RUN_JSON):
                 self.fs.delete(self.fs.join(self.root, e))
 
-    def publish(self, run_id: str, record: dict, crash_at: str | None = None) -> str:
-        """Write the record into the staged run, rename it into place, index it."""
+    def publish(self, run_id: str, record: dict, crash_at: str | None = None, before_commit=None) -> str | None:
+        """Write the record into the staged run, rename it into place (the commit point), index it.
+
+        Raises PublishError when the run is NOT published (nothing of it visible, no file marked done).
+        Once the rename succeeded the run is published whatever follows: a failed index write (disk full)
+        is returned as a message (the next run writes the index: `recover`), never raised as a failure.
+        `before_commit()` runs just before the rename (the lease and overlap checks); what it raises is
+        raised as it is."""
         staging = self.staging_dir(run_id)
-        self.fs.write_text(self.fs.join(staging, RUN_JSON), json_dumps(record))
+        try:
+            self.fs.write_text(self.fs.join(staging, RUN_JSON), json_dumps(record))
+        except Exception as exc:  # OSError locally, a py4j error through Hadoop
+            raise PublishError(f"cannot write the run record: {exc}") from exc
         if crash_at == "before_publish":
             raise SimulatedCrash("before_publish")
+        if before_commit is not None:
+            before_commit()
         final = self.run_dir(run_id)
-        self.fs.rename(staging, final)  # the commit point
+        try:
+            self.fs.rename(staging, final)  # the commit point
+        except Exception as exc:
+            raise PublishError(f"cannot rename {staging} to {final}: {exc}") from exc
         if crash_at == "after_publish":
             raise SimulatedCrash("after_publish")
-        self.fs.write_text(self.index_path(run_id), json_dumps(record))
-        self.fs.write_text(self.fs.join(self.root, RUN_JSON), json_dumps(record))
-        return final
+        try:
+            self.fs.write_text(self.index_path(run_id), json_dumps(record))
+            self.fs.write_text(self.fs.join(self.root, RUN_JSON), json_dumps(record))
+        except Exception as exc:
+            return (f"run {run_id} is published, but its index copies (_runs/{run_id}.json, {RUN_JSON}) could "
+                    f"not be written ({exc}); the next run writes them")
+        return None
+
+    def published_since(self, planned: set[str]) -> dict[str, dict]:
+        """{run id: record} of the runs published after planning (not in `planned`)."""
+        out = {}
+        for run_id in self.published_ids():
+            if run_id in planned:
+                continue
+            try:
+                out[run_id] = json.loads(self.fs.read_text(self.fs.join(self.run_dir(run_id), RUN_JSON)))
+            except Exception:
+                out[run_id] = {"files": {}, "unreadable": True}
+        return out
 
 
-def done_files(records: dict[str, dict]) -> dict[str, str]:
-    """{file uri: run id} of files fully processed by a published run."""
-    done: dict[str, str] = {}
+def same_version(info: dict, size: int, mtime_ns: int | None) -> bool:
+    """Whether a file recorded by a run (`info`: its `files` entry) is the file now seen with `size` and
+    `mtime_ns`. A record or a store without a modification time compares sizes only."""
+    if info.get("size") != size:
+        return False
+    recorded = info.get("mtime_ns")
+    return recorded is None or mtime_ns is None or recorded == mtime_ns
+
+
+def newest_versions(records: dict[str, dict]) -> dict[str, tuple[str, dict]]:
+    """{file uri: (run id, files entry)} of the newest published run that covers each file (run ids sort by
+    time, and runs of one output do not overlap: the lease)."""
+    newest: dict[str, tuple[str, dict]] = {}
     for run_id in sorted(records):
         for uri, info in (records[run_id].get("files") or {}).items():
-            if info.get("status") == "done":
-                done.setdefault(uri, run_id)
+            newest[uri] = (run_id, info)
+    return newest
+
+
+def done_files(records: dict[str, dict], files=None) -> dict[str, str]:
+    """{file uri: run id} of the files a published run has done, in the version now seen.
+
+    `files`: the InputFile list (uri, size, mtime_ns) of this run; without it, a file counts as done when its
+    newest run did it (whatever its version). A file counts as done when its newest run recorded it `done`,
+    or `incomplete` (it ended early) and it has not changed since: reading the same bytes again ends at the
+    same place. A `failed` file (could not be opened) is never done. A file whose size or modification time
+    changed is cleaned again, and its rows in the new run supersede the old ones (docs/faults.md)."""
+    newest = newest_versions(records)
+    done: dict[str, str] = {}
+    seen = {f.uri: f for f in files} if files is not None else None
+    for uri, (run_id, info) in newest.items():
+        status = info.get("status")
+        if status not in ("done", "incomplete"):
+            continue
+        if seen is None:
+            if status == "done":
+                done[uri] = run_id
+            continue
+        f = seen.get(uri)
+        if f is not None and same_version(info, f.size, f.mtime_ns):
+            done[uri] = run_id
     return done
+
+
+def overlap(todo, published: dict[str, dict]) -> list[tuple[str, str]]:
+    """[(file uri, run id)] of this run's files that runs published since it planned also cover (the
+    optimistic check at publish, as Delta Lake and Iceberg commit)."""
+    uris = {f.uri for f in todo}
+    hits = []
+    for run_id, rec in sorted(published.items()):
+        if rec.get("unreadable"):
+            hits.append(("(unreadable record)", run_id))
+            continue
+        hits += [(u, run_id) for u in rec.get("files") or {} if u in uris]
+    return hits
+
+
+def _is_index_temp(name: str) -> bool:
+    # the temporary names of LocalFS.write_text (`.<run_id>.json.<random>`, `._run.json.<random>`) and of
+    # HadoopFS.write_text (`.<name>.tmp`)
+    return name.startswith(".") and (".json." in name or name.endswith(".json.tmp"))
+
+
+class PublishError(Exception):
+    """The run was not published (nothing of it is visible)."""
 
 
 class SimulatedCrash(RuntimeError):

@@ -72,8 +72,9 @@ def is_gzip_name(uri: str) -> bool:
 
 @dataclass
 class InputFile:
-    uri: str          # absolute local path, or the full URI
+    uri: str          # canonical: the real local path (symlinks resolved), or the full URI
     size: int
+    mtime_ns: int | None = None   # modification time where the store gives one: with size, the file's version
 
     @property
     def name(self) -> str:
@@ -110,7 +111,7 @@ def resolve_local(items: Iterable[str]) -> tuple[list[InputFile], list[str]]:
     seen: set[str] = set()
 
     def add(path: str) -> None:
-        path = os.path.abspath(path)
+        path = os.path.realpath(path)  # one file by two paths (a symlinked directory) is one input
         if path in seen:
             return
         try:
@@ -120,7 +121,7 @@ def resolve_local(items: Iterable[str]) -> tuple[list[InputFile], list[str]]:
         if not os.access(path, os.R_OK):
             raise InputError(f"input not readable: {path}")
         seen.add(path)
-        files.append(InputFile(path, st.st_size))
+        files.append(InputFile(path, st.st_size, st.st_mtime_ns))
 
     for item in items:
         if not is_local(item):
@@ -174,7 +175,7 @@ def resolve_remote(spark, items: Iterable[str]) -> list[InputFile]:
                 uri = c.getPath().toString()
                 if uri not in seen:
                     seen.add(uri)
-                    out.append(InputFile(uri, int(c.getLen())))
+                    out.append(InputFile(uri, int(c.getLen()), int(c.getModificationTime()) * 1_000_000))
         if not out:
             raise InputError(f"input matches no WARC file: {item}")
     return out
@@ -300,15 +301,45 @@ class LocalFS:
             return fh.read()
 
     def write_text(self, path: str, text: str) -> None:
-        """Atomic: readers see the old or the new file, never half of one."""
+        """Atomic: readers see the old or the new file, never half of one. The file gets the mode a new
+        file gets (0666 & ~umask, as Spark's Parquet files), not mkstemp's 0600; a failed write (disk
+        full) leaves no temporary file behind."""
         d = os.path.dirname(path) or "."
         os.makedirs(d, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+                fh.write(text)
+                _injected_write_fault(path)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """Create `path` holding `text` unless it exists (O_EXCL): True when this call created it."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            return False
+        try:
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return True
+
+    def mtime(self, path: str) -> float:
+        return os.stat(path).st_mtime
+
+    def touch(self, path: str) -> None:
+        os.utime(path)
 
     def files(self, path: str) -> list[tuple[str, int]]:
         """(path, size) of every visible file below path (not _* / .* names)."""
@@ -388,6 +419,36 @@ class HadoopFS:
         if not self._fs.rename(self._path(tmp), self._path(path)):
             raise OSError(f"cannot write {path}")
 
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """create(overwrite=false): atomic on HDFS; on S3A only with conditional writes (docs/faults.md)."""
+        try:
+            out = self._fs.create(self._path(path), False)
+        except Exception as exc:  # py4j: FileAlreadyExistsException
+            if "AlreadyExists" in str(exc) or self.exists(path):
+                return False
+            raise OSError(f"cannot create {path}: {str(exc).strip().splitlines()[0][:300]}") from exc
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+        finally:
+            out.close()
+        return True
+
+    def mtime(self, path: str) -> float:
+        try:
+            return self._fs.getFileStatus(self._path(path)).getModificationTime() / 1000.0
+        except Exception as exc:
+            if not self.exists(path):
+                raise FileNotFoundError(path) from exc
+            raise OSError(str(exc)[:300]) from exc
+
+    def touch(self, path: str) -> None:
+        import time as _time
+
+        try:
+            self._fs.setTimes(self._path(path), int(_time.time() * 1000), -1)
+        except Exception:  # object stores have no setTimes: rewrite the object (a new modification time)
+            self.write_text(path, self.read_text(path))
+
     def files(self, path: str) -> list[tuple[str, int]]:
         out = []
         it = self._fs.listFiles(self._path(path), True)
@@ -402,6 +463,26 @@ class HadoopFS:
 
     def spark_path(self, path: str) -> str:
         return path
+
+
+# Test hook: CLEAN_WARC_FAULT="write:<path substring>" makes LocalFS.write_text of a matching path fail with
+# ENOSPC after its temporary file was created and written to (a disk filling up while publishing).
+WRITE_FAULT_ENV = "CLEAN_WARC_FAULT"
+
+
+def _injected_write_fault(path: str) -> None:
+    kind, sep, needle = os.environ.get(WRITE_FAULT_ENV, "").partition(":")
+    if kind == "write" and sep and needle and needle in path:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device (injected)", path)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def json_dumps(obj) -> str:

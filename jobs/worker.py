@@ -97,21 +97,31 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
 
 
 POISON_REASON = "poison"
-FAULT_ENV = "CLEANER_FAULT_INJECT"  # tests only: "segfault:<url substring>"
+FAULT_ENV = "CLEANER_FAULT_INJECT"  # tests only: "segfault:<url substring>" or "kill:<url substring>"
 
 
 def _fault_spec() -> str | None:
     spec = os.environ.get(FAULT_ENV, "")
     kind, sep, needle = spec.partition(":")
-    return needle if kind == "segfault" and sep and needle else None
+    return spec if kind in ("segfault", "kill") and sep and needle else None
 
 
-def _inject_fault(url: str | None, needle: str | None) -> None:
-    """Test hook: a real crash of the real Python worker (NULL pointer read)."""
-    if needle and url and needle in url:
+def _inject_fault(url: str | None, spec: str | None) -> None:
+    """Test hook: a real crash of the real Python worker, `segfault` (a NULL pointer read: poison) or
+    `kill` (SIGKILL, in the first attempt of the task only: a worker lost once, as to the OOM killer)."""
+    if not spec:
+        return
+    kind, _, needle = spec.partition(":")
+    if not (url and needle in url):
+        return
+    if kind == "segfault":
         import ctypes
 
         ctypes.string_at(0)
+    elif kind == "kill" and _attempt() == 0:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _attempt() -> int:

@@ -260,6 +260,7 @@ class CleanWarcJob:
         self.argv = list(sys.argv[1:] if argv is None else argv)
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
+        self.lease: Lease | None = None  # taken in prepare() once the inputs are known (released on every way out)
 
     # --- before Spark -------------------------------------------------------------------
 

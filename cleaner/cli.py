@@ -311,17 +311,22 @@ def _sites(args, pages):
     """Page key -> site for `--cv --unseen-sites` (None: split by document only)."""
     if not (getattr(args, "cv", False) and getattr(args, "unseen_sites", False)):
         return None
-    from .data import page_sites
+    from .data import load_sites, page_sites
 
-    return page_sites(pages)
+    listed: dict[str, str] = {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        listed.update(load_sites(d))
+    return page_sites(pages, listed)
 
 
 UNSEEN_SITES_NOTE = (
     " **Unseen sites** (`--unseen-sites`): each fold's model is trained without the pages of every site that occurs "
-    "in the fold (the site of a page is inferred from its HTML: canonical link, og:url, `<base>`, else the host its "
-    "links point to most often), so every held-out page is from a site the model never saw, as most pages of a new "
-    "crawl are. The training sets are smaller than in the split by document (CleanPortalEval's four sites leave "
-    "no CleanPortalEval page to train on)."
+    "in the fold, in any set (a site in chaos and fundus is held out of both), so every held-out page is from a site "
+    "the model never saw, as most pages of a new crawl are. The site of a modern page is the one sites.tsv names "
+    "(its registered domain); an old page's is inferred from its HTML (canonical link, og:url, `<base>`, else the "
+    "host its links point to most often), and is the listed site its host is under, if any "
+    "(`edition.cnn.com` -> `cnn.com`). The training sets are smaller than in the split by document "
+    "(CleanPortalEval's four sites leave no CleanPortalEval page to train on)."
 )
 
 
@@ -463,7 +468,7 @@ def _trained_on(model, pages) -> str:
     trained = training_pages(model.meta, DEFAULT_DATA)
     if not trained:
         return ""
-    n = sum(hashlib.sha256(p.html_path.read_bytes()).digest() in trained for p in pages)
+    n = sum(hashlib.sha256(p.read_html()).digest() in trained for p in pages)
     if not n:
         return ""
     cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
@@ -617,7 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--families", help="comma-separated feature families (ablation); default all")
         q.add_argument("--unseen-sites", action="store_true",
                        help="with --cv: train each fold's model without the pages of any site that occurs in the "
-                       "fold (sites inferred from the HTML), so every held-out page is from an unseen site")
+                       "fold, in any set (sites from the data root's sites.tsv, else inferred from the HTML), so "
+                       "every held-out page is from an unseen site")
         q.add_argument("-q", "--quiet", action="store_true")
 
     p = sub.add_parser("train", help="train a CRF model from pages with gold text",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from statistics import fmean
 
@@ -33,7 +34,7 @@ from rapidfuzz.distance import LCSseq, Levenshtein
 
 from cleaner.gold import parse_segments
 
-__all__ = ["DocScore", "words", "score_document", "aggregate", "lcs_alignment", "bootstrap_interval"]
+__all__ = ["DocScore", "words", "score_document", "aggregate", "lcs_alignment", "bootstrap_interval", "wcxb_f1"]
 
 _WORD_RE = re.compile(r"\w+")
 # Han and kana (the data README's ranges): Chinese and Japanese put no space between words, so
@@ -185,6 +186,25 @@ def score_document(pred: str, gold: str) -> DocScore:
         n_pred=n_p,
         n_gold=n_g,
     )
+
+
+def _bag_of_words(text: str) -> Counter:
+    """WCXB's tokens: lowercase ``\\w+`` runs of the text (markers and entities read as the
+    scorer reads them, so that a CleanEval output and a plain text of the same words agree)."""
+    plain = "\n".join(seg.text for seg in parse_segments(text))
+    return Counter(_WORD_RE.findall(html.unescape(plain).lower()))
+
+
+def wcxb_f1(pred: str, gold: str) -> float:
+    """WCXB's own per-page figure (its leaderboard is the mean over pages): F1 of the predicted and
+    the gold lowercase ``\\w+`` tokens as bags of words, order ignored (not this scorer's LCS, nor
+    its NFKC, casefold and Han/kana words). 1 when both are empty, 0 when one is."""
+    p, g = _bag_of_words(pred), _bag_of_words(gold)
+    n_p, n_g = sum(p.values()), sum(g.values())
+    if not n_p or not n_g:
+        return 1.0 if n_p == n_g else 0.0
+    common = sum((p & g).values())
+    return 2 * common / (n_p + n_g)
 
 
 def aggregate(scores: list[DocScore]) -> dict:

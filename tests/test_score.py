@@ -454,3 +454,13 @@ def test_bootstrap_interval_of_paired_differences():
     lo, hi = bootstrap_interval([0.1, 0.12, 0.08, 0.11, 0.09])  # one system better on every page
     assert 0.0 < lo <= hi
     assert bootstrap_interval([0.3]) is None
+
+
+def test_wcxb_metric_is_a_bag_of_lowercase_words():
+    from cleaner.score import wcxb_f1
+
+    # order ignored, markers and case too; NFKC not applied ("ﬁne" is one token, not "fine")
+    assert wcxb_f1("<p> sat cat The", "the cat SAT on") == approx(2 * 3 / 7)
+    assert wcxb_f1("ﬁne", "fine") == 0.0
+    assert wcxb_f1("a a b", "a b b") == approx(2 * 2 / 6)
+    assert (wcxb_f1("", ""), wcxb_f1("", "x"), wcxb_f1("x", "")) == (1.0, 0.0, 0.0)

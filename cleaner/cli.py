@@ -114,20 +114,39 @@ def _families(args):
     return fams
 
 
-def _cv_summary(results) -> dict:
-    from .evaluate import figures
+def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[str, str] | None = None) -> dict:
+    """Each set's figures (and "all"); with `wcxb` (cleaner.evaluate.wcxb_scores) its sets' WCXB metric
+    (`macro_wcxb_f1`), with `page_types` the figures of each page type under its set's `page_types`."""
+    from .evaluate import figures, page_type_figures
 
     # Six decimals: a figure stored at four and shown at three can round differently from the
     # report's (0.92754 -> 0.9275 -> 0.927 against 0.928).
-    return {
-        f.dataset: {
+    def entry(f) -> dict:
+        out = {
             k: (round(v, 6) if isinstance(v, float) else v)
             for k, v in f.scores.items()
             if k.startswith(("macro_", "micro_", "n_docs"))
-        }
-        | {"block_accuracy": round(f.block_accuracy, 6), "content_accuracy": round(f.content_accuracy, 6)}
-        for f in figures(results)
-    }
+        } | {"block_accuracy": round(f.block_accuracy, 6), "content_accuracy": round(f.content_accuracy, 6)}
+        if f.wcxb_f1 is not None:
+            out["macro_wcxb_f1"] = round(f.wcxb_f1, 6)
+        return out
+
+    summary = {f.dataset: entry(f) for f in figures(results, wcxb=wcxb)}
+    for f in page_type_figures(results, page_types or {}, wcxb):
+        dataset, kind = f.dataset.split(": ", 1)
+        summary[dataset].setdefault("page_types", {})[kind] = entry(f)
+    return summary
+
+
+def _page_types(args) -> dict[str, str]:
+    """Page key -> page type of the data dirs' sets that list them (wcxb/pages.tsv)."""
+    from .data import load_page_types
+
+    out: dict[str, str] = {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        if Path(d).is_dir():
+            out.update(load_page_types(d))
+    return out
 
 
 def cmd_train(args) -> int:
@@ -190,7 +209,7 @@ def cmd_train(args) -> int:
         _, c1, c2, cv_figures = best
         if args.report:
             _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
-                             unseen_sites=args.unseen_sites, config=config)
+                             unseen_sites=args.unseen_sites, config=config, page_types=_page_types(args))
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
                       extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
@@ -231,11 +250,21 @@ def _chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] |
 
 
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
-                     unseen_sites=False, *, config, folds: list[int] | None = None) -> None:
-    from .evaluate import expected_f1_check, figures, markup_diagnosis, summary_table, write_report
+                     unseen_sites=False, *, config, folds: list[int] | None = None,
+                     page_types: dict[str, str] | None = None) -> None:
+    from .evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
     from .stacking import StackingSettings
 
-    figs = figures(results)
+    wcxb = wcxb_scores(results, docs)
+    figs = figures(results, wcxb=wcxb)
     untouched = [r for r in results if r.fold not in (None, 1)]
     conv = ""
     if conventions:
@@ -251,13 +280,13 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
         f"{f' **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same folds of another run.' if folds else ''}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
-        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched))
+        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched, wcxb=wcxb))
     )
     if grid_log and len(grid_log) > 1:
         how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
             f"| {g['c1']} | {g['c2']} | {g['mean_macro_f1']} |" for g in grid_log) + "\n"
     write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs),
-                 expected_f1_check(results))
+                 expected_f1_check(results), page_type_figures(results, page_types or {}, wcxb))
     print(f"report written to {path}", file=sys.stderr)
 
 
@@ -269,7 +298,15 @@ def cmd_eval(args) -> int:
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
-    from .evaluate import expected_f1_check, figures, markup_diagnosis, summary_table, write_report
+    from .evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
     from .train import cross_validate, predict, prepare
 
     config = _config(args)
@@ -297,7 +334,7 @@ def cmd_eval(args) -> int:
                                  models_dir=args.fold_models)
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites,
-                             config=config, folds=fold_ids)
+                             config=config, folds=fold_ids, page_types=_page_types(args))
             args.report = None
         how = ""
     else:
@@ -313,8 +350,13 @@ def cmd_eval(args) -> int:
         if seen:
             how += " " + seen
             print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
-    figs = figures(results)
+    wcxb = wcxb_scores(results, docs)
+    page_types = _page_types(args)
+    figs = figures(results, wcxb=wcxb)
+    by_type = page_type_figures(results, page_types, wcxb)
     print(summary_table(figs))
+    if by_type:
+        print("By page type:\n\n" + summary_table(by_type))
     if args.against:
         from .evaluate import paired_comparison
 
@@ -325,10 +367,10 @@ def cmd_eval(args) -> int:
         print(f"per-page figures written to {write_page_table(results, Path(args.pages))}", file=sys.stderr)
     if args.report:
         path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs),
-                            expected_f1_check(results))
+                            expected_f1_check(results), by_type)
         print(f"report written to {path}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps(_cv_summary(results), indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(_cv_summary(results, wcxb, page_types), indent=2) + "\n")
     return EXIT_OK
 
 
@@ -342,7 +384,7 @@ def _trained_on(model, pages) -> str:
     trained = training_pages(model.meta, DEFAULT_DATA)
     if not trained:
         return ""
-    n = sum(hashlib.sha256(p.html_path.read_bytes()).digest() in trained for p in pages)
+    n = sum(hashlib.sha256(p.read_html()).digest() in trained for p in pages)
     if not n:
         return ""
     cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
@@ -496,7 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--families", help="comma-separated feature families (ablation); default all")
         q.add_argument("--unseen-sites", action="store_true",
                        help="with --cv: train each fold's model without the pages of any site that occurs in the "
-                       "fold (sites inferred from the HTML), so every held-out page is from an unseen site")
+                       "fold, in any set (sites from the data root's sites.tsv, else inferred from the HTML), so "
+                       "every held-out page is from an unseen site")
         q.add_argument("-q", "--quiet", action="store_true")
 
     p = sub.add_parser("train", help="train a CRF model from pages with gold text",

@@ -138,15 +138,20 @@ def sites_from_args(args, pages):
     """Page key -> site for `--cv --unseen-sites` (None: split by document only)."""
     if not (getattr(args, "cv", False) and getattr(args, "unseen_sites", False)):
         return None
-    from .data import page_sites
+    from .data import load_sites, page_sites
 
-    return page_sites(pages)
+    listed: dict[str, str] = {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        listed.update(load_sites(d))
+    return page_sites(pages, listed)
 
 
 UNSEEN_SITES_NOTE = (
     " **Unseen sites** (`--unseen-sites`): each fold's model is trained without the pages of every site that occurs "
-    "in the fold (the site of a page is inferred from its HTML: canonical link, og:url, `<base>`, else the host its "
-    "links point to most often), so every held-out page is from a site the model never saw, as most pages of a new "
-    "crawl are. The training sets are smaller than in the split by document (CleanPortalEval's four sites leave "
-    "no CleanPortalEval page to train on)."
+    "in the fold, in any set (a site in chaos and fundus is held out of both), so every held-out page is from a site "
+    "the model never saw, as most pages of a new crawl are. The site of a modern page is the one sites.tsv names "
+    "(its registered domain); an old page's is inferred from its HTML (canonical link, og:url, `<base>`, else the "
+    "host its links point to most often), and is the listed site its host is under, if any "
+    "(`edition.cnn.com` -> `cnn.com`). The training sets are smaller than in the split by document "
+    "(CleanPortalEval's four sites leave no CleanPortalEval page to train on)."
 )

@@ -1,9 +1,10 @@
 """Evaluation figures and the Markdown report.
 
-Per data set: the scorer's macro and micro figures (word P/R/F1, text-only, markup
-P/R/F1), block labelling accuracy on the full label set and on content vs noise
-(against the gold-aligned labels), a confusion matrix and the distribution of
-per-document F1 (plotted next to the report).
+Per data set, and per wcxb page type: the scorer's macro and micro figures (word P/R/F1,
+text-only, markup P/R/F1), block labelling accuracy on the full label set and on content
+vs noise (against the gold-aligned labels), a confusion matrix and the distribution of
+per-document F1 (plotted next to the report); for wcxb also WCXB's own metric
+(`cleaner.score.wcxb_f1`), the figure its leaderboard gives.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ import numpy as np
 from .assemble import assemble
 from .labels import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from .markers import MARKERS
-from .score import aggregate, bootstrap_interval, score_document
+from .score import aggregate, bootstrap_interval, score_document, wcxb_f1
+
+# The sets also scored by WCXB's own metric (its leaderboard's), and the page types of its pages.tsv in
+# the order its README gives them.
+WCXB_METRIC_SETS = ("wcxb",)
+PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 
 
 @dataclass
@@ -29,10 +35,42 @@ class SetFigures:
     content_accuracy: float
     confusion: dict[str, dict[str, int]]  # gold -> predicted -> count
     f1s: list[float]
+    wcxb_f1: float | None = None  # mean of WCXB's per-page figure, for a group of WCXB_METRIC_SETS pages only
 
 
-def figures(results, datasets: list[str] | None = None) -> list[SetFigures]:
-    """Group DocResults by data set (plus an 'all' row) and compute every figure."""
+def wcxb_scores(results, docs) -> dict[str, float]:
+    """Page key -> WCXB's per-page figure of every result of WCXB_METRIC_SETS (the gold from `docs`,
+    the prepared pages, matched by key)."""
+    golds = {d.key: d.gold for d in docs if d.dataset in WCXB_METRIC_SETS}
+    return {r.key: wcxb_f1(r.prediction, golds[r.key]) for r in results if r.key in golds}
+
+
+def _group_figures(name: str, rs: list, wcxb: dict[str, float] | None) -> SetFigures:
+    conf: dict[str, dict[str, int]] = {g: {p: 0 for p in LABELS} for g in LABELS}
+    total = correct = content_correct = 0
+    for r in rs:
+        for g, p in zip(r.gold_labels, r.pred_labels):
+            conf.setdefault(g, {}).setdefault(p, 0)
+            conf[g][p] += 1
+            total += 1
+            correct += g == p
+            content_correct += (g in CONTENT_LABELS) == (p in CONTENT_LABELS)
+    bag = [wcxb[r.key] for r in rs if r.key in wcxb] if wcxb else []
+    return SetFigures(
+        name,
+        len(rs),
+        aggregate([r.score for r in rs]),
+        correct / total if total else 0.0,
+        content_correct / total if total else 0.0,
+        conf,
+        [r.score.f1 for r in rs],
+        float(np.mean(bag)) if bag and len(bag) == len(rs) else None,
+    )
+
+
+def figures(results, datasets: list[str] | None = None, wcxb: dict[str, float] | None = None) -> list[SetFigures]:
+    """Group DocResults by data set (plus an 'all' row) and compute every figure; with `wcxb`
+    (`wcxb_scores`), the WCXB metric of the groups made of its pages."""
     groups: dict[str, list] = defaultdict(list)
     for r in results:
         groups[r.dataset].append(r)
@@ -40,29 +78,25 @@ def figures(results, datasets: list[str] | None = None) -> list[SetFigures]:
     out = []
     for name in names + (["all"] if len(names) > 1 else []):
         rs = [r for r in results] if name == "all" else groups.get(name, [])
-        if not rs:
-            continue
-        conf: dict[str, dict[str, int]] = {g: {p: 0 for p in LABELS} for g in LABELS}
-        total = correct = content_correct = 0
-        for r in rs:
-            for g, p in zip(r.gold_labels, r.pred_labels):
-                conf.setdefault(g, {}).setdefault(p, 0)
-                conf[g][p] += 1
-                total += 1
-                correct += g == p
-                content_correct += (g in CONTENT_LABELS) == (p in CONTENT_LABELS)
-        out.append(
-            SetFigures(
-                name,
-                len(rs),
-                aggregate([r.score for r in rs]),
-                correct / total if total else 0.0,
-                content_correct / total if total else 0.0,
-                conf,
-                [r.score.f1 for r in rs],
-            )
-        )
+        if rs:
+            out.append(_group_figures(name, rs, wcxb))
     return out
+
+
+def page_type_figures(results, page_types: dict[str, str], wcxb: dict[str, float] | None = None) -> list[SetFigures]:
+    """The figures of each page type (`cleaner.data.load_page_types`: wcxb's article, forum, ...), as
+    `figures` gives them per set; a group is named `set: type` (`wcxb: forum`)."""
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for r in results:
+        kind = page_types.get(r.key)
+        if kind is not None:
+            groups[(r.dataset, kind)].append(r)
+
+    def order(group: tuple[str, str]):
+        dataset, kind = group
+        return dataset, PAGE_TYPES.index(kind) if kind in PAGE_TYPES else len(PAGE_TYPES), kind
+
+    return [_group_figures(f"{d}: {k}", groups[(d, k)], wcxb) for d, k in sorted(groups, key=order)]
 
 
 @dataclass
@@ -203,10 +237,13 @@ def _interval(values: list[float]) -> str:
 
 def summary_table(figs: list[SetFigures]) -> str:
     """The figures of each set; the interval is a 95 % bootstrap over its pages (how far the
-    macro F1 could move with another sample of pages like these)."""
+    macro F1 could move with another sample of pages like these). When a group has WCXB's metric,
+    a last column gives it (last: readers of the older reports' columns keep their places)."""
+    bag = any(f.wcxb_f1 is not None for f in figs)
     head = (
         "| set | docs | word P | word R | word F1 | F1 95 % interval | text-only | markup P | markup R | markup F1 "
-        "| micro F1 | block acc | content acc |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| micro F1 | block acc | content acc |" + (" WCXB metric |" if bag else "")
+        + "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if bag else "") + "\n"
     )
     rows = []
     for f in figs:
@@ -215,9 +252,17 @@ def summary_table(figs: list[SetFigures]) -> str:
             f"| {f.dataset} | {f.n_docs} | {_f(s['macro_precision'])} | {_f(s['macro_recall'])} "
             f"| **{_f(s['macro_f1'])}** | {_interval(f.f1s)} | {_f(s['macro_text_only'])} | {_f(s['macro_markup_precision'])} "
             f"| {_f(s['macro_markup_recall'])} | {_f(s['macro_markup_f1'])} | {_f(s['micro_f1'])} "
-            f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |"
+            f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |" + (f" {_f(f.wcxb_f1)} |" if bag else "")
         )
     return head + "\n".join(rows) + "\n"
+
+
+PAGE_TYPE_NOTE = (
+    "wcxb's pages by their page type (its pages.tsv). Content is what the page exists to deliver for its type: an "
+    "article's text, every post of a forum thread, a product's description and specifications, the items of a "
+    "collection or listing, documentation text and code, a service page's copy. *WCXB metric*: WCXB's own per-page "
+    "figure (F1 of lowercase `\\w+` tokens as bags of words), its leaderboard's mean."
+)
 
 
 def confusion_table(f: SetFigures) -> str:
@@ -249,12 +294,14 @@ def plot_f1(figs: list[SetFigures], path: Path) -> Path:
 
 def write_report(
     figs: list[SetFigures], path: Path, title: str, preamble: str = "", markup: list[MarkupDiagnosis] | None = None,
-    expected: list[dict] | None = None,
+    expected: list[dict] | None = None, by_type: list[SetFigures] | None = None,
 ) -> Path:
     path = Path(path)
     plot = plot_f1(figs, path.with_suffix(".png"))
     parts = [f"# {title}\n", preamble.strip() + "\n" if preamble else "", "## Figures (macro averages unless marked)\n",
              summary_table(figs), f"\n![per-document F1]({plot.name})\n"]
+    if by_type:
+        parts.append("\n## By page type\n\n" + PAGE_TYPE_NOTE + "\n\n" + summary_table(by_type))
     if markup:
         parts.append("\n## Where markup is lost\n\n" + MARKUP_NOTE + "\n\n" + markup_table(markup))
     if expected:

@@ -33,6 +33,7 @@ __all__ = [
     "has_markers",
     "is_dragnet_separator",
     "parse_segments",
+    "as_plain_text",
 ]
 
 MARKERS = ("p", "h", "l")
@@ -167,3 +168,12 @@ def parse_segments(text: str) -> list[Segment]:
         if body:
             segments.append(Segment(parts[i].lower(), body))
     return segments
+
+
+def as_plain_text(text: str) -> str:
+    """A plain text (no markers: article, main-content and Dragnet gold, a peer's output) written so
+    that `parse_segments` reads every ``<p>``/``<h>``/``<l>`` in it as text: the ``<`` becomes
+    ``&lt;``, which the scorer decodes back when it takes the words. Two wcxb golds quote HTML
+    (``"<p>Hello, World!</p>"``): read as markers, the quote would start segments, lose its word
+    "p" and make markup figures of a gold that has no markup."""
+    return _MARKER_RE.sub(lambda m: "&lt;" + m.group(0)[1:], text)

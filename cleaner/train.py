@@ -24,7 +24,7 @@ from .convention import Conventions
 from .data import Page, without_sites_of
 from .decide import DecisionSettings
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
-from .gold import parse_segments, read_gold
+from .gold import parse_segments
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
 from .model import (
     ATTRIBUTE_ENCODING,
@@ -83,10 +83,10 @@ def _prepare_one(page: Page) -> PreparedDoc:
     config: Config = _PREP_STATE["config"]
     extractor: FeatureExtractor = _PREP_STATE["extractor"]
     folds: dict = _PREP_STATE["folds"]
-    seg = read_page_to_score(page.html_path.read_bytes(), config).segmentation
+    seg = read_page_to_score(page.read_html(), config).segmentation
     stats = extractor.stats(seg.blocks)
     feats = extractor.extract(seg.blocks, stats, title=seg.title)
-    gold = read_gold(page.gold_path) if page.gold_path else ""
+    gold = page.read_gold()
     al = align_blocks(seg.blocks, gold)
     markers: MarkerSettings | None = _PREP_STATE.get("markers")
     return PreparedDoc(

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages, load_folds, page_sites  # noqa: E402
+from cleaner.data import find_pages, load_folds, load_sites, page_sites  # noqa: E402
 from cleaner.score import aggregate  # noqa: E402
 from variants import SETS, VALIDATION_FOLD, make_lab  # noqa: E402
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     args.variants = args.variants or [configured, "dragnet"]
     folds = load_folds(args.data)
     pages = [p for p in find_pages(args.data) if p.gold_path is not None]
-    site = page_sites(pages)
+    site = page_sites(pages, load_sites(args.data))
     train_sites = Counter(site[p.key] for p in pages if folds.get(p.key) not in (None, VALIDATION_FOLD))
 
     def seen(key: str) -> bool:

@@ -374,3 +374,31 @@ def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
     assert outcomes["warc"] == len(list((data_dir / "warc").iterdir()))
     assert set(outcomes) == {"gold", "warc", "not_html"} and outcomes["not_html"] <= 6  # README.md, *.tsv, *.jsonl
     assert len({p.name for p in pages}) == len(pages)  # one output each
+
+
+def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir, small_model):
+    # A data root with a few wcxb pages (gzip-compressed, an empty gold among them) and its pages.tsv.
+    root = tmp_path / "data"
+    (root / "wcxb" / "html").mkdir(parents=True)
+    (root / "wcxb" / "gold").mkdir()
+    ids = {"4249": "article", "4420": "article", "4802": "forum", "4145": "forum", "4225": "product"}
+    rows = ["id\tpage_type\turl\tdomain"]
+    for i, kind in ids.items():
+        for part, name in (("html", f"{i}.html.gz"), ("gold", f"{i}.txt")):
+            (root / "wcxb" / part / name).write_bytes((data_dir / "wcxb" / part / name).read_bytes())
+        rows.append(f"{i}\t{kind}\thttps://x/{i}\tx")
+    (root / "wcxb" / "pages.tsv").write_text("\n".join(rows) + "\n")
+    r = run("eval", root, "--model", small_model, "--jobs", "1", "-q", "--json", tmp_path / "s.json",
+            "--report", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert "| WCXB metric |" in r.stdout and "| wcxb: forum | 2 |" in r.stdout
+    summary = json.loads((tmp_path / "s.json").read_text())
+    wcxb = summary["wcxb"]
+    assert wcxb["n_docs"] == 5 and wcxb["macro_markup_f1"] is None  # plain gold: no markup figure
+    assert set(wcxb["page_types"]) == {"article", "forum", "product"}
+    assert wcxb["page_types"]["article"]["n_docs"] == 2
+    assert 0 <= wcxb["macro_wcxb_f1"] <= 1 and wcxb["macro_wcxb_f1"] != wcxb["macro_f1"]
+    mean = sum(t["macro_f1"] * t["n_docs"] for t in wcxb["page_types"].values()) / 5
+    assert abs(mean - wcxb["macro_f1"]) < 1e-5  # the types partition the set
+    report = (tmp_path / "r.md").read_text()
+    assert "## By page type" in report and "| wcxb: product | 1 |" in report

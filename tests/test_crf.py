@@ -13,11 +13,11 @@ import pytest
 from cleaner.config import load_config
 from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, carrier_features,
                          proxy_model, read_crfsuite)
-from cleaner.data import find_pages
 from cleaner.decode import decode_html
 from cleaner.features import FeatureExtractor
 from cleaner.model import CODEC, CrfModel, load_model, open_tagger
 from cleaner.segment import segment_blocks
+from conftest import sampled_pages
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,8 @@ def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):
     checked = 0
     for data, tagger in ((packaged.data, packaged.tagger()), (packaged.first_pass, packaged.first_tagger())):
         reference = open_tagger(data)
-        for page in find_pages(data_dir)[::97]:
-            blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, config).blocks
+        for page in sampled_pages(data_dir, 97):
+            blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
             if not blocks:
                 continue
             readable = packaged.extractor().extract(blocks)
@@ -98,8 +98,8 @@ def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window, max_
     feature_config = config.overlay({"features": {"window": window}}, "test")
     ex = FeatureExtractor(feature_config)
     ids = packaged.attribute_ids
-    pages = [segment_blocks(decode_html(p.html_path.read_bytes()).text, config).blocks
-             for p in find_pages(data_dir)[::131]]
+    pages = [segment_blocks(decode_html(p.read_html()).text, config).blocks
+             for p in sampled_pages(data_dir, 131)]
     pages += [pages[0][:1], pages[0][:2], pages[0][:3]]
     states = [packaged.tagger().state, packaged.first_tagger().state]
     for blocks in pages:

@@ -77,3 +77,21 @@ def test_the_expected_f1_check_ranks_and_flags_pages():
     assert rows["b"]["rho"] == pytest.approx(-1.0) and rows["b"]["auc"] == 0.0 and rows["b"]["docs"] == 3
     assert rows["all"]["docs"] == 8 and rows["a"]["low_fifth_real"] == pytest.approx(0.1)
     assert "| a | 5 | 2 | 0.900 | 1.000 |" in expected_f1_table(list(rows.values()))
+
+
+def test_the_wcxb_metric_column_shows_only_where_a_group_has_it():
+    from cleaner.evaluate import page_type_figures, summary_table, wcxb_scores
+
+    marked, doc = _case(["paragraph", "paragraph", "continuation", "paragraph", "other"])
+    plain = summary_table(figures([marked]))
+    assert "WCXB metric" not in plain and plain.splitlines()[0].count("|") == 14  # the old reports' columns
+    w_doc = PreparedDoc("wcxb/1", "wcxb", 0, ["Some text"], [2], [], ["paragraph"], "Some text here", 1.0, 3, 2)
+    w_res = DocResult("wcxb/1", "wcxb", 0, score_document("<p>Some text", "Some text here"), ["paragraph"],
+                      ["paragraph"], "<p>Some text", 1.0)
+    wcxb = wcxb_scores([marked, w_res], [doc, w_doc])
+    assert wcxb == {"wcxb/1": pytest.approx(0.8)}
+    table = summary_table(figures([marked, w_res], wcxb=wcxb))
+    assert "| WCXB metric |" in table and "| 0.800 |" in table
+    assert table.splitlines()[2].endswith("| – |")  # cleaneval-final: no WCXB metric
+    (by_type,) = page_type_figures([marked, w_res], {"wcxb/1": "forum"}, wcxb)
+    assert (by_type.dataset, by_type.n_docs, by_type.wcxb_f1) == ("wcxb: forum", 1, pytest.approx(0.8))

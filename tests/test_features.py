@@ -168,20 +168,20 @@ def test_url_hints_change_speed_not_features(data_dir):
     # cross-validation, stay current), so it must never change a row: every 10th shared page, with
     # and without the pre-test.
     from cleaner.config import load_config
-    from cleaner.data import find_pages
     from cleaner.decode import decode_html
     from cleaner.segment import segment_blocks
+    from conftest import sampled_pages
 
     config = load_config()
     unhinted = config.overlay({"features": {"url_hints": []}})
     assert unhinted.section_hash() == config.section_hash()
     assert config.overlay({"features": {"window": 2}}).section_hash() != config.section_hash()
     with_hints, without = FeatureExtractor(config), FeatureExtractor(unhinted)
-    pages = find_pages(data_dir)[::10]
+    pages = sampled_pages(data_dir, 10)
     assert len(pages) > 200
     n_url = 0
     for page in pages:
-        blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, config).blocks
+        blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
         rows = with_hints.extract(blocks)
         assert rows == without.extract(blocks), page.key
         n_url += sum("regexp.url" in r for r in rows)

@@ -18,7 +18,7 @@ import pytest
 
 import cleaner
 from cleaner.api import clean_html
-from cleaner.data import find_pages
+from conftest import sampled_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -48,7 +48,7 @@ pickle.dump((cleaner.native_modules(), out), open(sys.argv[2], "wb"))
 
 
 def _sample_pages(every: int = 40) -> list[str]:
-    return [str(p.html_path) for p in find_pages(DATA)[::every]]
+    return [str(p.html_path) for p in sampled_pages(DATA, every)]
 
 
 def test_the_setup_builds_the_compiled_stages_and_they_are_what_runs():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import random
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -58,7 +61,22 @@ def test_words_casefold():
 
 
 def test_words_unicode_letters():
-    assert words("naïve — 東京 café") == ["naïve", "東京", "café"]
+    assert words("naïve — 한국어 café") == ["naïve", "한국어", "café"]
+
+
+def test_words_han_and_kana_one_word_a_character():
+    # Chinese and Japanese put no space between words: each Han or kana character is a word,
+    # a run of other word characters beside one stays one word, the kana middle dot is none.
+    assert words("東京は晴れ。Tokyo2025年・テスト") == ["東", "京", "は", "晴", "れ", "tokyo2025", "年", "テ", "ス", "ト"]
+    assert words("abc漢字def 𠀋x 丽") == ["abc", "漢", "字", "def", "𠀋", "x", "丽"]  # (U+2000B, U+2F800)
+    assert words("ｶﾀｶﾅ") == ["カ", "タ", "カ", "ナ"]  # half-width katakana, after NFKC
+
+
+def test_han_text_scores_by_character():
+    # One sentence of Japanese is no longer one word: a different last word costs its characters.
+    s = score_document("東京は雨", "東京は晴れ")
+    assert (s.m, s.n_pred, s.n_gold) == (3, 4, 5)
+    assert s.f1 == approx(6 / 9)
 
 
 def test_words_empty():
@@ -379,6 +397,21 @@ def test_real_gold_against_itself(rel):
 
 
 @needs_data
+def test_han_and_kana_change_ten_old_golds_only():
+    # Counting Han and kana one word a character changes nothing on the 2007-2013 sets but ten
+    # Dragnet golds (R187, R362, R363, R717-R720, R907, R909, R910; the data README says five).
+    changed = []
+    for path in sorted(DATA.glob("*/gold/*.txt")):
+        if path.parts[-3] in ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet"):
+            text = read_gold(path)
+            plain = [w for seg in parse_segments(text)
+                     for w in re.findall(r"\w+", unicodedata.normalize("NFKC", html.unescape(seg.text)).casefold())]
+            if plain != [w for seg in parse_segments(text) for w in words(seg.text)]:
+                changed.append(path.parts[-3])
+    assert changed == ["dragnet"] * 10
+
+
+@needs_data
 def test_real_gold_suffix_and_unmarked():
     # Pred = the second half of the gold's words, no markers: an LCS of a suffix with the
     # whole is the suffix, so P = 1 and R = k/n exactly; markup 0 (no marked segments).
@@ -421,3 +454,13 @@ def test_bootstrap_interval_of_paired_differences():
     lo, hi = bootstrap_interval([0.1, 0.12, 0.08, 0.11, 0.09])  # one system better on every page
     assert 0.0 < lo <= hi
     assert bootstrap_interval([0.3]) is None
+
+
+def test_wcxb_metric_is_a_bag_of_lowercase_words():
+    from cleaner.score import wcxb_f1
+
+    # order ignored, markers and case too; NFKC not applied ("ﬁne" is one token, not "fine")
+    assert wcxb_f1("<p> sat cat The", "the cat SAT on") == approx(2 * 3 / 7)
+    assert wcxb_f1("ﬁne", "fine") == 0.0
+    assert wcxb_f1("a a b", "a b b") == approx(2 * 2 / 6)
+    assert (wcxb_f1("", ""), wcxb_f1("", "x"), wcxb_f1("x", "")) == (1.0, 0.0, 0.0)

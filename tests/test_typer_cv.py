@@ -10,11 +10,11 @@ import sys
 import pytest
 
 from cleaner.config import load_config
-from cleaner.data import find_pages, load_folds
+from cleaner.data import load_folds
 from cleaner.score import aggregate
 from cleaner.train import cross_validate, prepare
 
-from conftest import ROOT
+from conftest import ROOT, sampled_pages
 
 EVERY = 40  # 55 pages of all four sets and all six folds
 # Few iterations and two inner folds: the test is about the harness, not about quality.
@@ -32,7 +32,7 @@ def _script():
 
 def _cv_markup(data_dir, overlay_path) -> dict[str, float]:
     config = load_config(overlay_path)
-    pages = [p for p in find_pages(data_dir) if p.gold_path is not None][::EVERY]
+    pages = [p for p in sampled_pages(data_dir) if p.gold_path is not None][::EVERY]
     docs = prepare(pages, config, None, load_folds(data_dir), processes=1, progress=False)
     tc = config["train"]
     results = cross_validate(docs, config, c1=float(tc["c1"]), c2=float(tc["c2"]),

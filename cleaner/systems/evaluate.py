@@ -29,10 +29,9 @@ from tqdm import tqdm
 from ..align import align_blocks
 from ..assemble import assemble
 from ..config import Config, load_config
-from ..data import without_sites_of
-from ..pipeline import read_page_to_score
-from ..gold import read_gold
+from ..data import read_html_file, without_sites_of
 from ..labels import CONTENT_LABELS
+from ..pipeline import read_page_to_score
 from ..score import DocScore, aggregate, score_document
 from . import make_system
 from .base import PageInput
@@ -80,10 +79,10 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
     docs = []
     for p in tqdm(pages, desc="prepare", unit="page", disable=not progress, file=sys.stderr):
         t = time.thread_time()
-        read = read_page_to_score(p.html_path.read_bytes(), config)
+        read = read_page_to_score(p.read_html(), config)
         decoded, seg = read.decoded, read.segmentation
         ms = (time.thread_time() - t) * 1000
-        gold = read_gold(p.gold_path) if p.gold_path else ""
+        gold = p.read_gold()
         al = align_blocks(seg.blocks, gold)
         docs.append(SysDoc(p.key, p.dataset, folds.get(p.key), PageInput(seg.blocks, decoded.text), al.labels, gold,
                            al.coverage, al.gold_words, ms, str(p.html_path)))
@@ -176,7 +175,7 @@ def time_crf(model, docs: list[SysDoc], config: Config) -> dict[str, float]:
     out = {}
     with threadpool_limits(1):
         for d in docs:
-            data = Path(d.html_path).read_bytes()
+            data = read_html_file(d.html_path)
             t = time.thread_time()
             clean_html(data, model=model, config=config)
             out[d.key] = (time.thread_time() - t) * 1000

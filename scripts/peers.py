@@ -1,0 +1,361 @@
+#!/usr/bin/env python
+"""Other cleaners on every shared page, scored by the project's scorer beside this project's shipped model.
+
+    .venv/bin/python scripts/peers.py --cache /tmp/peers [--data ../shared/data] [--out docs/peers.md]
+
+The peers (dev-only dependencies: `pip install -e '.[dev]'`):
+
+* `trafilatura`: trafilatura.extract(page bytes), its defaults (comments and tables kept);
+* `trafilatura-recall`: the same with favor_recall=True;
+* `readability`: readability-lxml's Document(page bytes).summary(), its HTML turned into text with a line
+  break at each block element (so that two paragraphs' words do not run together);
+* `resiliparse`: extract_plain_text(main_content=True), the page decoded by resiliparse's own detector;
+* `justext`: jusText with its English stoplist (the one language its stoplists and this comparison share; on
+  pages in other languages it keeps little), paragraphs not classed boilerplate;
+* `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output.
+
+Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
+`CACHE/<system>-<version>/<set>/<id>.json` outside the repository (the project's version is its model's hash
+and a hash of the cleaner's source, so a code change is run again). Pages the cache holds are not run again:
+a second run only scores. A page that a system fails on (an exception, or more than --timeout seconds) scores
+as an empty output, as the data README says. One process: the peers are CPU-heavy and this machine is shared.
+
+The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.as_plain_text). Every
+figure comes from cleaner.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
+the difference between the project and the best peer (the peer of the highest macro F1 on that set) with its
+paired 95 % bootstrap interval over the pages. The report is written to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import signal
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cleaner.data import Page, find_pages, load_page_types  # noqa: E402
+from cleaner.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
+from cleaner.gold import as_plain_text  # noqa: E402
+from cleaner.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
+
+PEERS = ("trafilatura", "trafilatura-recall", "readability", "resiliparse", "justext")
+SYSTEMS = ("project",) + PEERS
+SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet", "chaos", "big5-2005", "big5-2009",
+        "big5-2013", "big5-2017", "fundus", "wcxb")
+OLD_SETS = SETS[:4]  # the shipped model was trained on all their pages
+
+# The data README's reference figures (its "Reference figures" table: macro word F1, whole sets), to check
+# that the peers run here as they ran there. wcxb also by WCXB's metric.
+REFERENCE = {
+    "trafilatura": {"cleaneval-dev": 0.753, "cleaneval-final": 0.838, "cleanportaleval": 0.885, "dragnet": 0.894,
+                    "chaos": 0.930, "big5-2005": 0.919, "big5-2009": 0.949, "big5-2013": 0.951,
+                    "big5-2017": 0.963, "fundus": 0.947, "wcxb": 0.806},
+    "trafilatura-recall": {"chaos": 0.938},
+    "resiliparse": {"cleaneval-dev": 0.866, "cleaneval-final": 0.889, "cleanportaleval": 0.855, "dragnet": 0.831,
+                    "chaos": 0.886, "big5-2005": 0.903, "big5-2009": 0.889, "big5-2013": 0.879,
+                    "big5-2017": 0.904, "fundus": 0.874, "wcxb": 0.762},
+    "readability": {"cleaneval-dev": 0.827, "cleaneval-final": 0.880, "cleanportaleval": 0.908, "dragnet": 0.814,
+                    "chaos": 0.917, "big5-2005": 0.849, "big5-2009": 0.966, "big5-2013": 0.966,
+                    "big5-2017": 0.944, "fundus": 0.885, "wcxb": 0.692},
+    "justext": {"cleaneval-dev": 0.828, "cleaneval-final": 0.869, "cleanportaleval": 0.792, "dragnet": 0.775,
+                "chaos": 0.859, "big5-2005": 0.889, "big5-2009": 0.910, "big5-2013": 0.847, "big5-2017": 0.869,
+                "wcxb": 0.684},
+}
+REFERENCE_WCXB_METRIC = {"trafilatura": 0.818, "resiliparse": 0.773, "readability": 0.701, "justext": 0.703}
+REFERENCE_TRAFILATURA_TYPES = {"article": 0.927, "documentation": 0.914, "service": 0.773, "product": 0.653,
+                               "forum": 0.654, "listing": 0.587, "collection": 0.563}
+
+_BLOCK_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table tr td th pre blockquote br hr section "
+                        "article header footer aside figure figcaption".split())
+
+
+# -- the systems --------------------------------------------------------------------------------------
+
+
+def _trafilatura(data: bytes, favor_recall: bool = False) -> str:
+    import trafilatura
+
+    return trafilatura.extract(data, favor_recall=favor_recall) or ""
+
+
+def _readability(data: bytes) -> str:
+    import lxml.html
+    from readability import Document
+
+    summary = Document(data).summary(html_partial=True)
+    root = lxml.html.fromstring(summary)
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.tag.lower() in _BLOCK_TAGS:
+            el.tail = "\n" + (el.tail or "")
+            el.text = "\n" + (el.text or "")
+    return "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip())
+
+
+def _resiliparse(data: bytes) -> str:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+
+    return extract_plain_text(bytes_to_str(data, detect_encoding(data)), main_content=True)
+
+
+def _justext(data: bytes) -> str:
+    import justext
+
+    paragraphs = justext.justext(data, justext.get_stoplist("English"))
+    return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+
+class _Project:
+    def __init__(self, model_name: str | None):
+        from cleaner.config import load_config
+        from cleaner.model import load_model
+        from cleaner.runtime import tune_gc
+
+        self.config = load_config()
+        tune_gc(self.config)
+        self.model = load_model(model_name)
+
+    def __call__(self, data: bytes) -> str:
+        from cleaner.api import clean_html
+
+        result = clean_html(data, model=self.model, config=self.config)
+        return result.cleaneval if result.ok else ""
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "missing"
+
+
+def project_version(model_name: str | None) -> str:
+    """The shipped model's hash and a hash of the cleaner's source: a change to either is run again."""
+    from cleaner.model import load_model
+
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "cleaner").rglob("*.py")):
+        h.update(path.relative_to(ROOT).as_posix().encode())
+        h.update(path.read_bytes())
+    return f"{load_model(model_name).hash[:12]}-{h.hexdigest()[:12]}"
+
+
+def system_versions(model_name: str | None) -> dict[str, str]:
+    traf = _version("trafilatura")
+    return {"project": project_version(model_name), "trafilatura": traf, "trafilatura-recall": traf,
+            "readability": _version("readability-lxml"), "resiliparse": _version("resiliparse"),
+            "justext": _version("justext")}
+
+
+def make_system(name: str, model_name: str | None):
+    return {"project": lambda: _Project(model_name), "trafilatura": lambda: _trafilatura,
+            "trafilatura-recall": lambda: (lambda data: _trafilatura(data, favor_recall=True)),
+            "readability": lambda: _readability, "resiliparse": lambda: _resiliparse,
+            "justext": lambda: _justext}[name]()
+
+
+# -- running and caching --------------------------------------------------------------------------------
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def cache_path(cache: Path, system: str, version: str, page: Page) -> Path:
+    return cache / f"{system}-{version}" / page.dataset / f"{page.id}.json"
+
+
+def run_system(name: str, version: str, pages: list[Page], cache: Path, timeout: int, model_name) -> int:
+    """Run `name` on every page the cache does not hold yet; the number of pages run."""
+    todo = [p for p in pages if not cache_path(cache, name, version, p).exists()]
+    if not todo:
+        return 0
+    system = make_system(name, model_name)
+    signal.signal(signal.SIGALRM, _alarm)
+    t_start = time.time()
+    for i, page in enumerate(todo, 1):
+        data = page.read_html()
+        error = None
+        c0 = time.process_time()
+        signal.alarm(timeout)
+        try:
+            text = system(data)
+        except _Timeout:
+            text, error = "", f"more than {timeout} s"
+        except Exception as exc:  # a peer's failure on a page is an empty output, recorded
+            text, error = "", f"{type(exc).__name__}: {exc}"[:300]
+        finally:
+            signal.alarm(0)
+        ms = (time.process_time() - c0) * 1000
+        path = cache_path(cache, name, version, page)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"text": text, "cpu_ms": round(ms, 2), "error": error}, ensure_ascii=False))
+        if i % 200 == 0 or i == len(todo):
+            print(f"[peers] {name}: {i}/{len(todo)} pages, {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
+    return len(todo)
+
+
+# -- scoring and the report ----------------------------------------------------------------------------
+
+
+@dataclass
+class PageScores:
+    f1: dict[str, float]  # system -> word F1
+    text_only: dict[str, float]
+    wcxb: dict[str, float]  # system -> WCXB's metric (wcxb pages only)
+    cpu_ms: dict[str, float]
+    failed: dict[str, bool]
+
+
+def score_pages(pages: list[Page], cache: Path, versions: dict[str, str]) -> dict[str, PageScores]:
+    out = {}
+    for page in pages:
+        gold = page.read_gold()
+        s = PageScores({}, {}, {}, {}, {})
+        for name in SYSTEMS:
+            record = json.loads(cache_path(cache, name, versions[name], page).read_text())
+            text = record["text"] if name == "project" else as_plain_text(record["text"])
+            doc = score_document(text, gold)
+            s.f1[name], s.text_only[name] = doc.f1, doc.text_only
+            if page.dataset in WCXB_METRIC_SETS:
+                s.wcxb[name] = wcxb_f1(text, gold)
+            s.cpu_ms[name] = record["cpu_ms"]
+            s.failed[name] = record["error"] is not None
+        out[page.key] = s
+    return out
+
+
+def _mean(xs) -> float:
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def _paired(diffs: list[float]) -> str:
+    ci = bootstrap_interval(diffs)
+    return "–" if ci is None else f"{ci[0]:+.3f} to {ci[1]:+.3f}"
+
+
+def set_table(pages: list[Page], scores: dict[str, PageScores]) -> tuple[str, list[str]]:
+    """The table of every set x every system, and the lines where a peer's figure is off the README's."""
+    head = ("| set | pages | this project | trafilatura | trafilatura favor_recall | readability-lxml | resiliparse "
+            "| jusText | best peer | project − best peer | 95 % paired interval |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n")
+    rows, off = [], []
+    for ds in SETS:
+        keys = [p.key for p in pages if p.dataset == ds]
+        if not keys:
+            continue
+        macro = {n: _mean([scores[k].f1[n] for k in keys]) for n in SYSTEMS}
+        best = max(PEERS, key=lambda n: macro[n])
+        diffs = [scores[k].f1["project"] - scores[k].f1[best] for k in keys]
+        cells = " | ".join(f"{macro[n]:.3f}" for n in SYSTEMS)
+        mark = " ¹" if ds in OLD_SETS else ""
+        rows.append(f"| {ds}{mark} | {len(keys)} | {cells} | {best} | {statistics.fmean(diffs):+.3f} "
+                    f"| {_paired(diffs)} |")
+        for n in PEERS:
+            ref = REFERENCE.get(n, {}).get(ds)
+            if ref is not None and abs(round(macro[n], 3) - ref) > 0.005:
+                off.append(f"{n} on {ds}: {macro[n]:.3f} here, {ref:.3f} in the data README")
+    return head + "\n".join(rows) + "\n", off
+
+
+def page_type_table(pages: list[Page], scores: dict[str, PageScores], types: dict[str, str]) -> tuple[str, list[str]]:
+    """wcxb by page type: WCXB's metric (word F1 of this scorer in brackets) of every system."""
+    head = ("| page type | pages | this project | trafilatura | trafilatura favor_recall | readability-lxml "
+            "| resiliparse | jusText | project − trafilatura (WCXB metric) | 95 % paired interval |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
+    rows, off = [], []
+    wcxb = [p.key for p in pages if p.dataset in WCXB_METRIC_SETS]
+    for kind in PAGE_TYPES + ("all",):
+        keys = [k for k in wcxb if kind == "all" or types.get(k) == kind]
+        if not keys:
+            continue
+        cells = " | ".join(f"{_mean([scores[k].wcxb[n] for k in keys]):.3f} ({_mean([scores[k].f1[n] for k in keys]):.3f})"
+                           for n in SYSTEMS)
+        diffs = [scores[k].wcxb["project"] - scores[k].wcxb["trafilatura"] for k in keys]
+        rows.append(f"| {kind} | {len(keys)} | {cells} | {statistics.fmean(diffs):+.3f} | {_paired(diffs)} |")
+        traf = _mean([scores[k].wcxb["trafilatura"] for k in keys])
+        ref = REFERENCE_TRAFILATURA_TYPES.get(kind)
+        if ref is not None and abs(round(traf, 3) - ref) > 0.005:
+            off.append(f"trafilatura on wcxb {kind} (WCXB metric): {traf:.3f} here, {ref:.3f} in the data README")
+    for n, ref in REFERENCE_WCXB_METRIC.items():
+        got = _mean([scores[k].wcxb[n] for k in wcxb])
+        if wcxb and abs(round(got, 3) - ref) > 0.005:
+            off.append(f"{n} on wcxb (WCXB metric): {got:.3f} here, {ref:.3f} in the data README")
+    return head + "\n".join(rows) + "\n", off
+
+
+def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
+    head = "| system | median CPU ms/page, dragnet | median, all pages | mean, all pages | pages failed |\n|---|---|---|---|---|\n"
+    rows = []
+    for n in SYSTEMS:
+        drag = [scores[p.key].cpu_ms[n] for p in pages if p.dataset == "dragnet"]
+        every = [scores[p.key].cpu_ms[n] for p in pages]
+        failed = sum(scores[p.key].failed[n] for p in pages)
+        rows.append(f"| {n} | {statistics.median(drag) if drag else float('nan'):.1f} | {statistics.median(every):.1f} "
+                    f"| {statistics.fmean(every):.1f} | {failed} |")
+    return head + "\n".join(rows) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--cache", required=True, help="folder for the systems' outputs (outside the repository)")
+    ap.add_argument("--out", help="write the Markdown tables there (default: print them)")
+    ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {', '.join(SYSTEMS)}")
+    ap.add_argument("--model", help="the project's model (default: the packaged default)")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds a system may take on one page")
+    ap.add_argument("--run-only", action="store_true", help="fill the cache, score nothing")
+    ap.add_argument("--every", type=int, default=1, help="every N-th page of each set only (quick looks)")
+    args = ap.parse_args(argv)
+    cache = Path(args.cache).resolve()
+    if ROOT in cache.parents or cache == ROOT:
+        ap.error("--cache must be outside the repository (the outputs hold the shared pages' text)")
+    chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in SYSTEMS]
+    if unknown:
+        ap.error(f"unknown systems {unknown}")
+    pages = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset in SETS]
+    pages = [p for ds in SETS for p in [q for q in pages if q.dataset == ds][:: args.every]]
+    versions = system_versions(args.model)
+    for name in chosen:
+        n = run_system(name, versions[name], pages, cache, args.timeout, args.model)
+        print(f"[peers] {name} {versions[name]}: {n} pages run, {len(pages) - n} from the cache", file=sys.stderr)
+    if args.run_only:
+        return 0
+    missing = [n for n in SYSTEMS if not all(cache_path(cache, n, versions[n], p).exists() for p in pages)]
+    if missing:
+        print(f"[peers] not every page is cached for {missing}: run them first (--systems)", file=sys.stderr)
+        return 1
+    scores = score_pages(pages, cache, versions)
+    sets, off_sets = set_table(pages, scores)
+    types, off_types = page_type_table(pages, scores, load_page_types(args.data))
+    versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
+    text = (f"Systems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n"
+            f"## wcxb by page type: WCXB's metric (this scorer's word F1)\n\n{types}\n"
+            f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
+            "## Against the data README's reference figures (differences above 0.005)\n\n"
+            + ("\n".join(f"* {line}" for line in off_sets + off_types) or "None.") + "\n")
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"[peers] tables written to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""scripts/peers.py: the peers' cached outputs scored by the project's scorer, and the tables."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from cleaner.data import Page
+from conftest import ROOT
+
+
+def _peers():
+    spec = importlib.util.spec_from_file_location("peers", ROOT / "scripts" / "peers.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["peers"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _page(tmp_path, dataset: str, id_: str, gold: str) -> Page:
+    folder = tmp_path / dataset
+    folder.mkdir(exist_ok=True)
+    (folder / f"{id_}.txt").write_text(gold)
+    return Page(dataset, id_, folder / f"{id_}.html", folder / f"{id_}.txt")
+
+
+def _cache(peers, cache, versions, page, outputs: dict[str, str]):
+    for name in peers.SYSTEMS:
+        path = peers.cache_path(cache, name, versions[name], page)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"text": outputs.get(name, ""), "cpu_ms": 1.0, "error": None}))
+
+
+def test_peer_output_is_plain_text_and_the_table_pairs_project_and_best_peer(tmp_path):
+    peers = _peers()
+    versions = {n: "v" for n in peers.SYSTEMS}
+    cache = tmp_path / "cache"
+    gold = "Hello world of code\nprint the <p> tag"
+    pages = [_page(tmp_path, "wcxb", f"{i}", gold) for i in range(3)]
+    for page in pages:
+        # the project outputs CleanEval (its markers are markers); a peer's "<p>" is a word of its text
+        _cache(peers, cache, versions, page, {"project": "<p> Hello world of code", "justext": gold,
+                                              "trafilatura": "Hello world"})
+    scores = peers.score_pages(pages, cache, versions)
+    s = scores["wcxb/0"]
+    assert s.f1["justext"] == 1.0 and s.wcxb["justext"] == 1.0
+    assert s.f1["project"] == pytest.approx(2 * 4 / (4 + 8))
+    assert s.f1["readability"] == 0.0  # no output: an empty output
+    table, off = peers.set_table(pages, scores)
+    row = next(line for line in table.splitlines() if line.startswith("| wcxb |"))
+    assert "| justext | -0.333 | -0.333 to -0.333 |" in row
+    assert any(line.startswith("trafilatura on wcxb:") for line in off)  # 0.500 is not the README's 0.806
+    by_type, _ = peers.page_type_table(pages, scores, {p.key: "forum" for p in pages})
+    assert "| forum | 3 |" in by_type and "| all | 3 |" in by_type
+
+
+def test_the_cache_stays_outside_the_repository(capsys):
+    peers = _peers()
+    with pytest.raises(SystemExit):
+        peers.main(["--cache", str(ROOT / "peers-cache"), "--every", "1000"])
+    assert "outside the repository" in capsys.readouterr().err

@@ -56,13 +56,13 @@ def _load(args):
     try:
         model = load_model(getattr(args, "model", None))
     except ModelError as exc:
-        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
     if getattr(args, "convention", None):
         config = config.overlay({"model": {"convention": args.convention}})
     try:  # checked here, once, so that no page fails on it
         model.check_convention(config["model"].get("convention"))
     except ConventionError as exc:
-        raise SystemExit(_fail(EXIT_MODEL, str(exc)))
+        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
     return config, model
 
 
@@ -201,7 +201,8 @@ def cmd_train(args) -> int:
                                  progress=not args.quiet, conventions=conventions, sites=sites)
             summary = _cv_summary(res)
             grid_results[(a, b)] = res
-            mean_f1 = sum(v["macro_f1"] for k, v in summary.items() if k != "all") / max(1, len(summary) - (len(summary) > 1))
+            sets = [v["macro_f1"] for k, v in summary.items() if k != "all"]
+            mean_f1 = sum(sets) / max(1, len(sets))
             grid_log.append({"c1": a, "c2": b, "mean_macro_f1": round(mean_f1, 4)})
             print(f"cv c1={a} c2={b}: mean macro F1 over sets {mean_f1:.4f}", file=sys.stderr)
             if best is None or mean_f1 > best[0]:
@@ -223,6 +224,10 @@ def cmd_train(args) -> int:
     return EXIT_OK
 
 
+_ONLY_FOLDS = (" **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same "
+               "folds of another run.")
+
+
 def _passes(stacking) -> str:
     """How many CRF passes the report's models make (cleaner.stacking), for its header."""
     if stacking is None:
@@ -242,7 +247,7 @@ def _chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] |
     try:
         chosen = sorted({int(k) for k in spec.split(",") if k.strip()})
     except ValueError:
-        raise SystemExit(_fail(EXIT_USAGE, f"--folds takes fold numbers separated by commas, not {spec!r}"))
+        raise SystemExit(_fail(EXIT_USAGE, f"--folds takes fold numbers separated by commas, not {spec!r}")) from None
     unknown = [k for k in chosen if k not in known]
     if unknown or not chosen:
         raise SystemExit(_fail(EXIT_USAGE, f"--folds {spec}: no page is in fold(s) {unknown}; the folds are {known}"))
@@ -277,7 +282,7 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
         f"{_passes(StackingSettings.from_config(config))}"
         f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}"
-        f"{f' **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same folds of another run.' if folds else ''}\n\n"
+        f"{_ONLY_FOLDS.format(folds=folds) if folds else ''}\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
         "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched, wcxb=wcxb))
@@ -345,7 +350,8 @@ def cmd_eval(args) -> int:
         from .decide import DecisionSettings
 
         results = [predict(model, d, DecisionSettings.from_config(config)) for d in docs]
-        how = f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its training pages)."
+        how = (f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its "
+               "training pages).")
         seen = _trained_on(model, pages)
         if seen:
             how += " " + seen
@@ -461,7 +467,8 @@ def cmd_models(args) -> int:
         if d["cross_validation"]:
             print("  cross-validated by document (macro word F1 / text-only / markup F1):")
             for ds, f in d["cross_validation"].items():
-                figures = " / ".join("–" if f[k] is None else f"{f[k]:.3f}" for k in ("word_f1", "text_only", "markup_f1"))
+                figures = " / ".join("–" if f[k] is None else f"{f[k]:.3f}"
+                                     for k in ("word_f1", "text_only", "markup_f1"))
                 print(f"    {ds:<16} {f['pages']:>5} pages  {figures}")
     return EXIT_OK
 
@@ -551,7 +558,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "folds ([stacking] inner_folds + 2 trainings). Then the marker typer ([markers] in the config) "
                        "is trained on the CRF's labelling of the pages whose gold marks its segments (<h>/<p>/<l>).")
     data_args(p, "training data")
-    p.add_argument("--out", required=True, metavar="MODEL", help="model path (writes MODEL, MODEL.json and, with a marker typer, "
+    p.add_argument("--out", required=True, metavar="MODEL",
+                   help="model path (writes MODEL, MODEL.json and, with a marker typer, "
                    "the MODEL stem + .markers.crfsuite, with stacking the MODEL stem + .pass1.crfsuite)")
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
@@ -574,8 +582,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
     p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (the shared "
-                   "data's folds.tsv numbers them 0-5), a quicker screen of a change: compare it with the same folds of a full run, not with "
-                   "the all-fold figures")
+                   "data's folds.tsv numbers them 0-5), a quicker screen of a change: compare it with the same "
+                   "folds of a full run, not with the all-fold figures")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")

@@ -140,7 +140,8 @@ def markup_diagnosis(results, docs) -> list[MarkupDiagnosis]:
                     conf[g][p] += 1
             scores["predicted"].append(r.score)
             for key, labels in (("markers", markers), ("segments", segments)):
-                scores[key].append(score_document(assemble(d.texts, labels, None, d.word_counts, None, d.gaps, d.shown).cleaneval, d.gold))
+                out_text = assemble(d.texts, labels, None, d.word_counts, None, d.gaps, d.shown).cleaneval
+                scores[key].append(score_document(out_text, d.gold))
         m = {k: aggregate(v)["macro_markup_f1"] or 0.0 for k, v in scores.items()}
         out.append(MarkupDiagnosis(name, len(groups[name]), m["predicted"], m["markers"], m["segments"], conf))
     return out
@@ -159,7 +160,8 @@ def markup_table(diags: list[MarkupDiagnosis]) -> str:
         agree = sum(c[g][g] for g in MARKERS) / total if total else 0.0
         rows.append(
             f"| {x.dataset} | {x.n_docs} | {x.predicted:.3f} | {x.with_gold_markers:.3f} | {x.with_gold_segments:.3f} "
-            f"| {agree:.3f} | {c[HEADER][PARAGRAPH]} / {c[HEADER][LIST]} | {c[PARAGRAPH][HEADER]} / {c[PARAGRAPH][LIST]} "
+            f"| {agree:.3f} | {c[HEADER][PARAGRAPH]} / {c[HEADER][LIST]} "
+            f"| {c[PARAGRAPH][HEADER]} / {c[PARAGRAPH][LIST]} "
             f"| {c[LIST][HEADER]} / {c[LIST][PARAGRAPH]} |"
         )
     return head + "\n".join(rows) + "\n"
@@ -250,7 +252,8 @@ def summary_table(figs: list[SetFigures]) -> str:
         s = f.scores
         rows.append(
             f"| {f.dataset} | {f.n_docs} | {_f(s['macro_precision'])} | {_f(s['macro_recall'])} "
-            f"| **{_f(s['macro_f1'])}** | {_interval(f.f1s)} | {_f(s['macro_text_only'])} | {_f(s['macro_markup_precision'])} "
+            f"| **{_f(s['macro_f1'])}** | {_interval(f.f1s)} | {_f(s['macro_text_only'])} "
+            f"| {_f(s['macro_markup_precision'])} "
             f"| {_f(s['macro_markup_recall'])} | {_f(s['macro_markup_f1'])} | {_f(s['micro_f1'])} "
             f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |" + (f" {_f(f.wcxb_f1)} |" if bag else "")
         )
@@ -348,7 +351,8 @@ def read_page_table(path: Path) -> dict[str, dict[str, str]]:
     """A table of `write_page_table`: page -> its row (strings)."""
     rows = Path(path).read_text().splitlines()
     if not rows or tuple(rows[0].split("\t")) != PAGE_COLUMNS:
-        raise ValueError(f"{path}: not a per-page table of `cleaner eval --pages` (its columns: {', '.join(PAGE_COLUMNS)})")
+        raise ValueError(f"{path}: not a per-page table of `cleaner eval --pages` "
+                         f"(its columns: {', '.join(PAGE_COLUMNS)})")
     out = {}
     for n, line in enumerate(rows[1:], start=2):
         cells = line.split("\t")
@@ -392,7 +396,8 @@ def paired_comparison(results, baseline: dict[str, dict[str, str]]) -> str:
         mk = (f"{np.mean([a for a, _ in marked]):.3f} | {np.mean([b for _, b in marked]):.3f}" if marked
               else "– | –")
         lines.append(
-            f"| {name} | {len(rows)} | {np.mean([o for o, _, _, _ in rows]):.4f} | {np.mean([n for _, n, _, _ in rows]):.4f} "
+            f"| {name} | {len(rows)} | {np.mean([o for o, _, _, _ in rows]):.4f} "
+            f"| {np.mean([n for _, n, _, _ in rows]):.4f} "
             f"| {np.mean(diffs):+.4f} | {'–' if ci is None else f'{ci[0]:+.4f} to {ci[1]:+.4f}'} "
             f"| {sum(d > 1e-9 for d in diffs)} / {sum(d < -1e-9 for d in diffs)} | {mk} |")
     if not lines:

@@ -248,7 +248,7 @@ def with_typer(
         convention = conventions.of(d.dataset) if conventions else None
         labelling = model.label(d.features, d.word_counts, decision, convention=convention, marginals=True)
         table = labelling.marginals or []
-        seq = training_sequence(labelling.labels, lambda y, i: table[i][y], d.layout.__getitem__, d.texts,
+        seq = training_sequence(labelling.labels, lambda y, i, table=table: table[i][y], d.layout.__getitem__, d.texts,
                                 d.word_counts, d.labels, settings)
         if seq is not None:
             sequences.append(seq)

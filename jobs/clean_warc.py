@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit jobs/clean_warc.py`
@@ -44,15 +44,21 @@ from cleaner.config import ConfigError, load_config  # noqa: E402
 from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
-
 from jobs import inputs, plan, tempdirs  # noqa: E402
 from jobs.lease import Lease, LeaseHeld, LeaseLost, LeaseSettings  # noqa: E402
-from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
 from jobs.runs import (  # noqa: E402
-    OutputDir, OutputError, PublishError, SimulatedCrash, done_files, new_run_id, newest_versions, overlap,
+    OutputDir,
+    OutputError,
+    PublishError,
+    SimulatedCrash,
+    done_files,
+    new_run_id,
+    newest_versions,
+    overlap,
     same_version,
 )
 from jobs.storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local  # noqa: E402
+from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
 
 log = logging.getLogger("clean_warc")
 ROOT = Path(__file__).resolve().parent.parent
@@ -605,7 +611,7 @@ class CleanWarcJob:
 
     def _run(self, spark) -> dict:
         a, j = self.args, self.job
-        started = datetime.now(timezone.utc)
+        started = datetime.now(UTC)
         t0 = time.perf_counter()
         self._start_engine(spark)
 
@@ -791,8 +797,8 @@ class CleanWarcJob:
         file_records = {}
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
-                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0, "incomplete_files": 0,
-                  "damaged_files": 0, "blocks_truncated": 0}
+                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "incomplete_files": 0, "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
             rejected_n, skipped_n = sum(m["rejected"].values()), sum(m["skipped"].values())
@@ -870,7 +876,7 @@ class CleanWarcJob:
             "job": self.name,
             "status": "published",
             "started_at": started.isoformat(timespec="seconds"),
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "elapsed_s": round(elapsed, 3),
             "docs_per_s": round(totals["html_records"] / elapsed, 2) if elapsed > 0 else None,
             "code_version": code_version(),
@@ -1010,7 +1016,7 @@ def _short(exc: BaseException) -> str:
 def print_summary(record: dict, stream, max_files: int = 40) -> None:
     t = record["totals"]
     rows = []
-    for uri, f in record["files"].items():
+    for f in record["files"].values():
         rows.append((f["name"], f["records_read"], f["html_records"], f["cleaned"],
                      sum(f["rejected"].values()), sum(f["skipped"].values()), len(f["errors"]),
                      f"{f['seconds']:.1f}", f["status"]))

@@ -38,7 +38,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 log = logging.getLogger("clean_warc")
 
@@ -68,7 +68,7 @@ class LeaseSettings:
     stale_s: float      # not renewed for this long: the holder is taken for dead
 
     @classmethod
-    def from_config(cls, job: dict) -> "LeaseSettings":
+    def from_config(cls, job: dict) -> LeaseSettings:
         return cls(float(job["lease_renew_s"]), float(job["lease_stale_s"]))
 
 
@@ -123,7 +123,7 @@ class Lease:
         pid = os.getpid()
         return json.dumps({"run_id": self.run_id, "host": socket.gethostname(), "pid": pid,
                            "pid_start": process_start(pid), "token": self.token,
-                           "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n"
+                           "started_at": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n"
 
     def _read(self) -> tuple[dict, float] | None:
         """(holder, seconds since its last renewal) of the current lease file, None when there is none."""

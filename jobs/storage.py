@@ -22,8 +22,9 @@ import re
 import shutil
 import tempfile
 import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable
+from typing import BinaryIO
 
 _SCHEME_RX = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB_RX = re.compile(r"[*?\[{]")

@@ -68,8 +68,9 @@ class SysResult:
                 "n_blocks": self.n_blocks, "content_correct": self.content_correct, "ms": self.ms}
 
     @classmethod
-    def from_json(cls, d: dict) -> "SysResult":
-        return cls(d["key"], d["dataset"], d["fold"], DocScore(**d["score"]), d["n_blocks"], d["content_correct"], d["ms"])
+    def from_json(cls, d: dict) -> SysResult:
+        return cls(d["key"], d["dataset"], d["fold"], DocScore(**d["score"]), d["n_blocks"], d["content_correct"],
+                   d["ms"])
 
 
 def prepare_docs(pages, config: Config | None = None, folds: dict | None = None, progress: bool = True) -> list[SysDoc]:
@@ -247,7 +248,8 @@ def reported_figures(cv: dict, ms: dict[str, float], datasets: dict[str, str]) -
             "ms_median": statistics.median(times) if times else None,
             "ms_mean": statistics.fmean(times) if times else None,
         }  # fmt: skip
-    return dict(sorted(out.items(), key=lambda kv: (DATASET_ORDER.index(kv[0]) if kv[0] in DATASET_ORDER else 99, kv[0])))
+    return dict(sorted(out.items(), key=lambda kv: (DATASET_ORDER.index(kv[0]) if kv[0] in DATASET_ORDER else 99,
+                                                    kv[0])))
 
 
 def _f(x, digits=3) -> str:
@@ -268,13 +270,15 @@ def systems_table(figs: dict[str, dict[str, dict]], ms_all: dict[str, float | No
         cells = [_f(figs[k][s]["word_f1"]) if s in figs[k] else "–" for s in sets]
         rows.append(f"| {k} | " + " | ".join(cells) + f" | {_f(ms_all.get(k), 1)} |")
     summary = head + "\n".join(rows) + "\n"
-    head2 = ("| system | set | pages | word F1 | text-only | markup F1 | word P | word R | block acc (content vs noise) "
-             "| ms/page median | ms/page mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+    head2 = ("| system | set | pages | word F1 | text-only | markup F1 | word P | word R "
+             "| block acc (content vs noise) | ms/page median | ms/page mean |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|\n")
     rows2 = []
     for k in kinds:
         for s, f in figs[k].items():
-            rows2.append(f"| {k} | {s} | {f['n_docs']} | {_f(f['word_f1'])} | {_f(f['text_only'])} | {_f(f['markup_f1'])} "
-                         f"| {_f(f['precision'])} | {_f(f['recall'])} | {_f(f['content_accuracy'])} "
+            rows2.append(f"| {k} | {s} | {f['n_docs']} | {_f(f['word_f1'])} | {_f(f['text_only'])} "
+                         f"| {_f(f['markup_f1'])} | {_f(f['precision'])} | {_f(f['recall'])} "
+                         f"| {_f(f['content_accuracy'])} "
                          f"| {_f(f['ms_median'], 1)} | {_f(f['ms_mean'], 1)} |")
     return summary, head2 + "\n".join(rows2) + "\n"
 

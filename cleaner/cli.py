@@ -3,6 +3,7 @@
     cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--format cleaneval|txt|json|jsonl] [--overwrite]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
+    cleaner clean-warc WARC... --out DIR [--jobs N] [--skip-done]   (jobs/local_job.py: the WARC job, no Spark)
 
 Exit codes (stable, for scripts):
     0  success

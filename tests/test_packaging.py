@@ -155,6 +155,15 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
     assert by_name.returncode == 0, by_name.stderr.decode()[-2000:]
     assert by_name.stdout.strip()
 
+    # the WARC job on local processes, from the installed jobs package
+    warc = tmp_path / "three.warc.gz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_warc.py"), str(page.parent), "--limit", "3",
+                    "--out", str(warc)], check=True, capture_output=True, timeout=120)
+    local = run(str(venv / "bin" / "cleaner"), "clean-warc", str(warc), "--out", str(away / "out"), "--jobs", "1")
+    assert local.returncode == 0, local.stderr.decode()[-2000:]
+    record = json.loads((away / "out" / "_run.json").read_text())
+    assert record["totals"]["cleaned"] == 3 and record["output"]["rows_written"] == 3
+
     job = run(str(venv / "bin" / "cleaner-spark-job"), "--help")
     assert job.returncode == 0, job.stderr.decode()[-2000:]
     assert b"--input" in job.stdout and b"--output" in job.stdout

@@ -65,6 +65,9 @@ def add_parser(sub) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--skip-done", action="store_true", help="process only files no published run of OUT has done")
     mode.add_argument("--overwrite", action="store_true", help="delete the runs already in OUT first")
+    p.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
+                   help="when another run holds OUT, wait for it (at most SECONDS; no number: as long as it runs) "
+                        "instead of refusing with exit 5")
     p.add_argument("--target-file-mb", type=float, help=argparse.SUPPRESS)  # the Spark job's; no effect here
     p.set_defaults(func=cmd_clean_warc)
 

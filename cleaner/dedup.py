@@ -15,7 +15,7 @@
   the signature cut into `bands` bands of permutations / bands rows, each band hashed with its
   index into one int64 key. Two texts of Jaccard similarity s share at least one key with
   probability 1 - (1 - s^r)^b; with 14 bands of 8 (FineWeb's setting) that is 0.92 at s = 0.8 and
-  0.08 at s = 0.5. Near-duplicate candidates are one join (or GROUP BY) on the unnested keys.
+  0.05 at s = 0.5. Near-duplicate candidates are one join (or GROUP BY) on the unnested keys.
 
 Words are the text's runs between whitespace and punctuation, except that each Han or kana character is a
 word of its own (Chinese and Japanese put no spaces between words). Punctuation is ASCII's and the common

@@ -44,7 +44,7 @@ from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
 
-from jobs import inputs, plan  # noqa: E402
+from jobs import formats, inputs, plan  # noqa: E402
 from jobs.worker import EXPECTED_F1_BANDS  # noqa: E402
 from jobs.runs import OutputDir, OutputError, SimulatedCrash, done_files, new_run_id  # noqa: E402
 from jobs.storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local  # noqa: E402
@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--distribution", choices=plan.MODES, help="work distribution (default: "
                                                                 "[job] distribution)")
     ap.add_argument("--target-file-mb", type=float, help="Parquet file size target")
+    ap.add_argument("--format", choices=formats.FORMATS,
+                    help="output files: parquet, or jsonl (JSON Lines, gzip or zstd as [job] jsonl_compression "
+                         "says), the same fields (default: [job] format)")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra Spark setting for a session started by this script (repeatable)")
     ap.add_argument("--no-progress", action="store_true", help="no Spark progress bar")
@@ -287,6 +290,9 @@ class CleanWarcJob:
             log.warning("input left out: %s: %s", s["path"], s["reason"])
         self.inputs_given = items
         self.output_local = is_local(a.output)
+        if formats.needs_local_output(self.job) and not self.output_local:
+            raise JobError(4, f"invalid config: [job] jsonl_compression = \"zstd\" in {self.config.source} needs "
+                              "a local --output (Spark's JSON writer has no zstd codec); use \"gzip\"")
         if self.output_local:
             root = os.path.abspath(local_path(a.output))
             if os.path.exists(root) and not os.path.isdir(root):
@@ -307,6 +313,8 @@ class CleanWarcJob:
             j["distribution"] = self.args.distribution
         if self.args.target_file_mb:
             j["target_file_mb"] = self.args.target_file_mb
+        if self.args.format:
+            j["format"] = self.args.format
         bad = [c for c in j["partition_by"] if c not in PARTITION_COLUMNS]
         if bad:
             raise JobError(4, f"invalid config: [job] partition_by in {src}: unknown column(s) "
@@ -566,10 +574,7 @@ class CleanWarcJob:
         progress = ProgressLogger(acc, pieces)
         progress.start()
         try:
-            writer = df.write.mode("errorifexists").option("compression", j["compression"])
-            if part_cols:
-                writer = writer.partitionBy(*part_cols)
-            writer.parquet(fs.spark_path(staging))
+            formats.write(df, fs.spark_path(staging), j["format"], j, part_cols)
         except Exception as exc:
             raise JobError(1, f"Spark job failed: {_short(exc)}") from exc
         finally:
@@ -592,8 +597,9 @@ class CleanWarcJob:
         for p in pieces:
             per_file.setdefault(p["uri"], []).append(piece_stats[p["key"]])
         rows_expected = sum(s["html_records"] for s in piece_stats.values())
-        parquet_files = [(p, n) for p, n in fs.files(staging) if p.endswith(".parquet")]
-        rows_written = count_rows(spark, fs, staging, parquet_files) if rows_expected else 0
+        parquet_files = [(p, n) for p, n in fs.files(staging) if formats.is_data_file(p, j["format"])]
+        parquet_files = formats.finish(parquet_files, j)  # zstd JSON Lines: compressed here (jobs/formats.py)
+        rows_written = formats.count_rows(spark, fs, staging, parquet_files, j["format"]) if rows_expected else 0
         if rows_written != rows_expected:
             raise JobError(1, f"staged output has {rows_written} rows, counters say "
                               f"{rows_expected}: run not published")
@@ -722,7 +728,9 @@ class CleanWarcJob:
             "inputs_skipped": getattr(self, "skipped_inputs", []),
             "skipped_done": skipped_done,
             "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
-                       "compression": j["compression"], "target_file_mb": j["target_file_mb"],
+                       "format": j["format"],  # parquet_files counts the data files of either format
+                       "compression": j["compression"] if j["format"] == "parquet" else j["jsonl_compression"],
+                       "target_file_mb": j["target_file_mb"],
                        "rows_written": rows_written, "parquet_files": len(out_files),
                        "bytes_written": sum(f["bytes"] for f in out_files), "files": out_files},
             "distribution": dist,
@@ -748,15 +756,6 @@ def systematic_failure(piece_stats) -> str | None:
     if reason not in SYSTEMATIC_REASONS:
         return None
     return f"every one of the {html} HTML records was rejected as {reason}"
-
-
-def count_rows(spark, fs, staging: str, parquet_files: list[tuple[str, int]]) -> int:
-    """Rows in the staged Parquet files: from the footers (local), or with Spark."""
-    if fs.kind == "local":
-        import pyarrow.parquet as pq
-
-        return sum(pq.ParquetFile(p).metadata.num_rows for p, _ in parquet_files)
-    return spark.read.parquet(fs.spark_path(staging)).count()
 
 
 def _short(exc: BaseException) -> str:
@@ -813,7 +812,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         if len(left) > 10:
             w(f"  ... {len(left) - 10} more\n")
     o = record["output"]
-    w(f"rows written: {o['rows_written']} in {o['parquet_files']} Parquet files "
+    w(f"rows written: {o['rows_written']} in {o['parquet_files']} {formats.NAMES[o.get('format', 'parquet')]} files "
       f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
       f"errors: {t['errors']} in {t['damaged_files']} files (file + offset in _run.json)\n")

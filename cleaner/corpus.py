@@ -34,7 +34,7 @@ class CorpusColumns:
     keep_signature: bool  # the signature's 112 numbers are 17 % of the Parquet bytes; the band keys find the pairs
 
     @classmethod
-    def from_settings(cls, corpus) -> "CorpusColumns":
+    def from_settings(cls, corpus) -> CorpusColumns:
         """From the [corpus] settings (cleaner.settings.Corpus)."""
         return cls(LanguageIdentifier.from_settings(corpus),
                    MinHasher(shingle_words=corpus.shingle_words, permutations=corpus.minhash_permutations,

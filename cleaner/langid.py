@@ -38,7 +38,7 @@ class LanguageIdentifier:
         self.min_letters, self.min_share = min_letters, min_share
 
     @classmethod
-    def from_settings(cls, corpus) -> "LanguageIdentifier":
+    def from_settings(cls, corpus) -> LanguageIdentifier:
         """From the [corpus] settings (cleaner.settings.Corpus)."""
         return cls(min_letters=corpus.langid_min_letters, min_share=corpus.langid_min_share)
 

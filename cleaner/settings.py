@@ -193,6 +193,7 @@ class Markers:
 class Corpus:
     langid_min_letters: int = setting(ge=0)
     langid_min_share: float = setting(**SHARE)
+    langid_max_chars: int = setting(ge=2)
     shingle_words: int = setting(**POSITIVE)
     minhash_permutations: int = setting(**POSITIVE)
     minhash_bands: int = setting(**POSITIVE)

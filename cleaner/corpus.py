@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dedup import MinHasher, hash_words, words_of
+from .dedup import MinHasher, exact_hash, word_hashes, words_of
 from .langid import UNDETERMINED, LanguageIdentifier
 from .signals import TextSignals, text_signals
 
@@ -44,13 +44,13 @@ class CorpusColumns:
     def columns(self, text: str) -> dict:
         """The corpus columns of a page whose clean plain text is `text` ('' for a rejected page)."""
         lang = self.langid.identify(text) if text else None
-        words = words_of(text) if text else []  # once for both dedup keys
-        keys = self.minhash.keys_of_words(words) if words else None
+        hashes = word_hashes(words_of(text))  # once for both dedup keys
+        keys = self.minhash.keys_of_hashes(hashes)
         signals = text_signals(text)
         out = {
             "language": lang.code if lang else UNDETERMINED,
             "language_score": lang.score if lang else 0.0,
-            "text_hash": hash_words(words),
+            "text_hash": exact_hash(hashes),
             "minhash": keys.signature if keys and self.keep_signature else None,
             "minhash_bands": keys.bands if keys else None,
         }

@@ -1,8 +1,9 @@
 """Deduplication keys of a cleaned text: an exact hash and a MinHash signature with LSH band keys.
 
-* `text_hash`: xxh3_64 of the normalised text (NFKC, casefolded, its words joined by single spaces,
-  punctuation dropped: words_of), so that two pages differing only in case, punctuation or spacing
-  share it. Exact duplicates are one GROUP BY on it.
+* `text_hash`: xxh3_64 over the xxh3_64 hashes of the normalised words (NFKC, casefolded, punctuation
+  dropped: words_of), so that two pages differing only in case, punctuation or spacing share it. (Over the
+  words' hashes, which MinHash needs anyway, rather than the text once more.) Exact duplicates are one
+  GROUP BY on it.
 * `minhash`: the MinHash signature of the text's word shingles (`shingle_words` consecutive words of
   the normalised text; a text shorter than that is one shingle). A shingle's 64-bit hash combines its
   words' xxh3 hashes (each times an odd multiplier of its position, summed modulo 2^64: every word is
@@ -12,10 +13,11 @@
   every run with the same settings. The share of equal positions of two signatures estimates the
   Jaccard similarity of their shingle sets.
 * `minhash_bands`: LSH (Broder; the banding of Leskovec et al., "Mining of Massive Datasets", 3.4):
-  the signature cut into `bands` bands of permutations / bands rows, each band hashed with its
-  index into one int64 key. Two texts of Jaccard similarity s share at least one key with
+  the signature cut into `bands` bands of permutations / bands rows, each band made one int64 key
+  (its values times random odd multipliers, summed with a random number of its band, mod 2^64: one
+  numpy expression for all bands). Two texts of Jaccard similarity s share at least one key with
   probability 1 - (1 - s^r)^b; with 14 bands of 8 (FineWeb's setting) that is 0.92 at s = 0.8 and
-  0.08 at s = 0.5. Near-duplicate candidates are one join (or GROUP BY) on the unnested keys.
+  0.05 at s = 0.5. Near-duplicate candidates are one join (or GROUP BY) on the unnested keys.
 
 Words are the text's runs between whitespace and punctuation, except that each Han or kana character is a
 word of its own (Chinese and Japanese put no spaces between words). Punctuation is ASCII's and the common
@@ -60,15 +62,22 @@ def normalise(text: str) -> str:
     return b" ".join(words_of(text)).decode("utf-8")
 
 
-def hash_words(words: list[bytes]) -> int | None:
-    """xxh3_64 of normalised words joined by single spaces, as a signed int64 (what Parquet, Spark and
-    DuckDB all store); None when there is no word."""
-    return _signed(xxhash.xxh3_64_intdigest(b" ".join(words))) if words else None
+def word_hashes(words: list[bytes]) -> np.ndarray:
+    """The xxh3_64 hash of each word, in text order (uint64)."""
+    return np.array(list(map(xxhash.xxh3_64_intdigest, words)), dtype=np.uint64)
+
+
+def exact_hash(hashes: np.ndarray) -> int | None:
+    """The exact-duplicate key of a text from its words' hashes: xxh3_64 of them (little-endian uint64s) as a
+    signed int64 (what Parquet, Spark and DuckDB all store); None when there is no word."""
+    if hashes.size == 0:
+        return None
+    return _signed(xxhash.xxh3_64_intdigest(hashes.astype("<u8", copy=False).tobytes()))
 
 
 def text_hash(text: str) -> int | None:
-    """The exact-duplicate key of `text` (see hash_words)."""
-    return hash_words(words_of(text))
+    """The exact-duplicate key of `text` (see exact_hash)."""
+    return exact_hash(word_hashes(words_of(text)))
 
 
 def _signed(value: int) -> int:
@@ -96,14 +105,17 @@ class MinHasher:
         self._b = rng.integers(0, top, size=permutations, dtype=np.uint64, endpoint=True)[:, None]
         # a shingle's hash: its words' xxh3 hashes times one odd multiplier per position, summed mod 2^64
         self._positions = rng.integers(0, top, size=shingle_words, dtype=np.uint64, endpoint=True) | np.uint64(1)
+        # a band's key: its rows times one odd multiplier per row, plus a number of its band, mod 2^64
+        self._row_multipliers = rng.integers(0, top, size=self.rows, dtype=np.uint64, endpoint=True) | np.uint64(1)
+        self._band_salts = rng.integers(0, top, size=bands, dtype=np.uint64, endpoint=True)
 
-    def shingle_hashes(self, words: list[bytes]) -> np.ndarray:
-        """The 64-bit hashes of the word shingles of `words`, in text order, a repeated shingle as often as it
-        occurs (the minimum does not change); empty when there is no word."""
-        n, k = len(words), self.shingle_words
+    def shingle_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        """The 64-bit hashes of the word shingles of a text from its words' hashes (word_hashes), in text order,
+        a repeated shingle as often as it occurs (the minimum does not change); empty when there is no word."""
+        n, k = hashes.size, self.shingle_words
         if n == 0:
             return np.empty(0, dtype=np.uint64)
-        word_hashes = np.array(list(map(xxhash.xxh3_64_intdigest, words)), dtype=np.uint64)
+        word_hashes = hashes
         span = min(n, k)  # a text shorter than a shingle is one shingle of what it has
         count = n - span + 1
         with np.errstate(over="ignore"):  # products and sums wrap modulo 2^64 by design
@@ -114,11 +126,11 @@ class MinHasher:
 
     def keys(self, text: str) -> MinHashKeys | None:
         """The signature and band keys of `text`; None when it has no word."""
-        return self.keys_of_words(words_of(text))
+        return self.keys_of_hashes(word_hashes(words_of(text)))
 
-    def keys_of_words(self, words: list[bytes]) -> MinHashKeys | None:
-        """The signature and band keys of a text's normalised words (words_of); None when there are none."""
-        hashes = self.shingle_hashes(words)
+    def keys_of_hashes(self, hashes: np.ndarray) -> MinHashKeys | None:
+        """The signature and band keys of a text from its words' hashes (word_hashes); None without words."""
+        hashes = self.shingle_hashes(hashes)
         if hashes.size == 0:
             return None
         # h_i(x) = ((a_i x + b_i) mod 2^64) >> 32; the shift commutes with the minimum, so it is taken last.
@@ -130,12 +142,10 @@ class MinHasher:
                 mixed += self._b
                 np.minimum(signature, mixed.min(axis=1), out=signature)
         signature >>= np.uint64(32)
-        rows = self.rows
-        bands = []
-        for band in range(self.bands):
-            chunk = signature[band * rows:(band + 1) * rows].astype("<u4").tobytes()
-            bands.append(_signed(xxhash.xxh3_64_intdigest(chunk, seed=band)))
-        return MinHashKeys(signature.tolist(), bands)
+        with np.errstate(over="ignore"):
+            keys = (signature.reshape(self.bands, self.rows) * self._row_multipliers).sum(axis=1, dtype=np.uint64)
+            keys += self._band_salts
+        return MinHashKeys(signature.tolist(), keys.view(np.int64).tolist())
 
 
 def estimated_jaccard(a: list[int], b: list[int]) -> float:

@@ -11,6 +11,10 @@ What a builder gets:
   mixed or unknown text), or its top language covers less than `min_share` of the text (mixed);
 * `language_score`: the share of the text's letters CLD2 gives to its top language (0-1), 0 for "und" on a
   short text. A mixed page keeps a low share even where a language is named.
+
+A text longer than `max_chars` is judged on its first and last max_chars / 2 characters: CLD2's cost grows with
+the text, and a page's language shows in both ends (a page half in one language and half in another still
+shows both).
 """
 
 from __future__ import annotations
@@ -34,18 +38,22 @@ class Language:
 
 
 class LanguageIdentifier:
-    def __init__(self, *, min_letters: int, min_share: float):
+    def __init__(self, *, min_letters: int, min_share: float, max_chars: int):
         self.min_letters, self.min_share = min_letters, min_share
+        self.half = max_chars // 2
 
     @classmethod
     def from_settings(cls, corpus) -> LanguageIdentifier:
         """From the [corpus] settings (cleaner.settings.Corpus)."""
-        return cls(min_letters=corpus.langid_min_letters, min_share=corpus.langid_min_share)
+        return cls(min_letters=corpus.langid_min_letters, min_share=corpus.langid_min_share,
+                   max_chars=corpus.langid_max_chars)
 
     def identify(self, text: str) -> Language:
         letters = sum(1 for _ in islice(_LETTER_RX.finditer(text), self.min_letters))  # stops at enough
         if letters < self.min_letters:
             return Language(UNDETERMINED, 0.0)
+        if len(text) > 2 * self.half:  # CLD2's cost grows with the text: its beginning and its end decide
+            text = text[:self.half] + "\n" + text[-self.half:]
         try:
             reliable, _, details = pycld2.detect(text)
         except (pycld2.error, UnicodeEncodeError):  # control characters or surrogates: once more without them

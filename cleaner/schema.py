@@ -110,8 +110,8 @@ SCHEMA = pa.schema([
        nullable=False),
     _f("language_score", pa.float64(), "share of the text CLD2 gives to its top language, 0-1 (0 for a short "
        "or empty text)", nullable=False),
-    _f("text_hash", pa.int64(), "xxh3_64 of the normalised text (NFKC, casefolded, non-word runs one space) as "
-       "signed int64: exact duplicates share it; null for an empty text"),
+    _f("text_hash", pa.int64(), "xxh3_64 over the xxh3_64 hashes of the text's normalised words (NFKC, "
+       "casefolded, punctuation dropped) as signed int64: exact duplicates share it; null for a text without words"),
     _f("minhash", pa.list_(pa.int64()), "MinHash signature of the text's word shingles ([corpus] "
        "minhash_permutations values in [0, 2^32)): the share of equal positions estimates Jaccard similarity; "
        "null unless [corpus] minhash_signature = true, and for a text without words"),

@@ -146,7 +146,9 @@ class Job:
     split_factor: float = setting(**POSITIVE)
     plain_byte_weight: float = setting(**POSITIVE)
     max_payload_bytes: int = setting(**POSITIVE)
+    format: str = setting(choices=("parquet", "jsonl"))  # jobs/formats.py FORMATS
     compression: str = setting(choices=("none", "uncompressed", "snappy", "gzip", "lz4", "zstd", "brotli"))
+    jsonl_compression: str = setting(choices=("gzip", "zstd"))  # jobs/formats.py JSONL_COMPRESSIONS
     compression_level: int = setting()
     target_file_mb: float = setting(**POSITIVE)
     shuffle_bytes_per_output_byte: float = setting(**POSITIVE)
@@ -194,6 +196,7 @@ class Markers:
 class Corpus:
     langid_min_letters: int = setting(ge=0)
     langid_min_share: float = setting(**SHARE)
+    langid_max_chars: int = setting(ge=2)
     shingle_words: int = setting(**POSITIVE)
     minhash_permutations: int = setting(**POSITIVE)
     minhash_bands: int = setting(**POSITIVE)

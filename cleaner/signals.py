@@ -29,6 +29,7 @@ BULLETS = ("\u2022", "\u25cf", "\u25cb", "\u25aa", "\u25a0", "\u2023", "\u2043",
 ELLIPSES = ("...", "\u2026")
 SHORT_LINE_CHARS = 30  # FineWeb's short line
 _LETTER_RX = re.compile(r"[^\W\d_]")
+_EDGE_PUNCTUATION = "\"'()[]{}<>.,;:!?-*/\u2018\u2019\u201c\u201d\u00ab\u00bb\u2026\u2013\u2014"
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,10 @@ def text_signals(text: str) -> TextSignals:
             bullet += 1
         if line.endswith(ELLIPSES):
             ellipsis_end += 1
-    # a word is alphabetic at once (most are), or holds a letter beside digits or punctuation
-    alpha = n_words - sum(1 for w in words if not w.isalpha() and not _LETTER_RX.search(w))
+    # a word is alphabetic at once (most are), or once the punctuation around it is stripped, or holds a
+    # letter beside digits or inner punctuation (the regex, for the few left)
+    alpha = n_words - sum(1 for w in words if not w.isalpha() and not w.strip(_EDGE_PUNCTUATION).isalpha()
+                          and not _LETTER_RX.search(w))
     word_chars = len("".join(words))  # one C call, not a length per word
     symbols = text.count("#") + text.count("...") + text.count("\u2026")
     return TextSignals(

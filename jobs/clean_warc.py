@@ -44,7 +44,7 @@ from cleaner.config import ConfigError, load_config  # noqa: E402
 from cleaner.convention import ConventionError  # noqa: E402
 from cleaner.model import ModelError, load_model, resolve_model_path  # noqa: E402
 from cleaner.schema import PARTITION_COLUMNS, SCHEMA, SCHEMA_VERSION  # noqa: E402
-from jobs import inputs, plan, tempdirs  # noqa: E402
+from jobs import formats, inputs, plan, tempdirs  # noqa: E402
 from jobs.lease import Lease, LeaseHeld, LeaseLost, LeaseSettings  # noqa: E402
 from jobs.runs import (  # noqa: E402
     OutputDir,
@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--distribution", choices=plan.MODES, help="work distribution (default: "
                                                                 "[job] distribution)")
     ap.add_argument("--target-file-mb", type=float, help="Parquet file size target")
+    ap.add_argument("--format", choices=formats.FORMATS,
+                    help="output files: parquet, or jsonl (JSON Lines, gzip or zstd as [job] jsonl_compression "
+                         "says), the same fields (default: [job] format)")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra Spark setting for a session started by this script (repeatable)")
     ap.add_argument("--no-progress", action="store_true", help="no Spark progress bar")
@@ -315,6 +318,9 @@ class CleanWarcJob:
         self.lease = None
         if a.wait is not None and a.wait < 0:
             raise JobError(2, "--wait SECONDS must be 0 or more")
+        if formats.needs_local_output(self.job) and not self.output_local:
+            raise JobError(4, f"invalid config: [job] jsonl_compression = \"zstd\" in {self.config.source} needs "
+                              "a local --output (Spark's JSON writer has no zstd codec); use \"gzip\"")
         if self.output_local:
             root = os.path.abspath(local_path(a.output))
             try:
@@ -363,6 +369,8 @@ class CleanWarcJob:
             j["distribution"] = self.args.distribution
         if self.args.target_file_mb:
             j["target_file_mb"] = self.args.target_file_mb
+        if self.args.format:
+            j["format"] = self.args.format
         bad = [c for c in j["partition_by"] if c not in PARTITION_COLUMNS]
         if bad:
             raise JobError(4, f"invalid config: [job] partition_by in {src}: unknown column(s) "
@@ -569,10 +577,7 @@ class CleanWarcJob:
         tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
         progress.start()
         try:
-            writer = df.write.mode("errorifexists").option("compression", j["compression"])
-            if part_cols:
-                writer = writer.partitionBy(*part_cols)
-            writer.parquet(fs.spark_path(staging))
+            formats.write(df, fs.spark_path(staging), j["format"], j, part_cols)
         except Exception as exc:
             if crashed_during_write:
                 raise SimulatedCrash("during_write") from exc
@@ -741,8 +746,9 @@ class CleanWarcJob:
         for p in pieces:
             per_file.setdefault(p["uri"], []).append(piece_stats[p["key"]])
         rows_expected = sum(s["html_records"] for s in piece_stats.values())
-        parquet_files = [(p, n) for p, n in fs.files(staging) if p.endswith(".parquet")]
-        rows_written = count_rows(spark, fs, staging, parquet_files) if rows_expected else 0
+        parquet_files = [(p, n) for p, n in fs.files(staging) if formats.is_data_file(p, j["format"])]
+        parquet_files = formats.finish(parquet_files, j)  # zstd JSON Lines: compressed here (jobs/formats.py)
+        rows_written = formats.count_rows(spark, fs, staging, parquet_files, j["format"]) if rows_expected else 0
         if rows_written != rows_expected:
             raise JobError(1, f"staged output has {rows_written} rows, counters say "
                               f"{rows_expected}: run not published")
@@ -893,7 +899,9 @@ class CleanWarcJob:
             # files cleaned again because they changed: {uri: the run whose rows of it this run supersedes}
             "supersedes": {u: rid for u, (rid, _) in getattr(self, "superseded", {}).items()},
             "output": {"root": out.root, "run_dir": run_dir, "partition_by": list(j["partition_by"]),
-                       "compression": j["compression"], "target_file_mb": j["target_file_mb"],
+                       "format": j["format"],  # parquet_files counts the data files of either format
+                       "compression": j["compression"] if j["format"] == "parquet" else j["jsonl_compression"],
+                       "target_file_mb": j["target_file_mb"],
                        "rows_written": rows_written, "parquet_files": len(out_files),
                        "bytes_written": sum(f["bytes"] for f in out_files), "files": out_files},
             "distribution": dist,
@@ -992,15 +1000,6 @@ def systematic_failure(piece_stats) -> str | None:
     return f"every one of the {html} HTML records was rejected as {reason}"
 
 
-def count_rows(spark, fs, staging: str, parquet_files: list[tuple[str, int]]) -> int:
-    """Rows in the staged Parquet files: from the footers (local), or with Spark."""
-    if fs.kind == "local":
-        import pyarrow.parquet as pq
-
-        return sum(pq.ParquetFile(p).metadata.num_rows for p, _ in parquet_files)
-    return spark.read.parquet(fs.spark_path(staging)).count()
-
-
 def _short(exc: BaseException) -> str:
     text = str(exc).strip()
     for line in text.splitlines():
@@ -1055,7 +1054,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         if len(left) > 10:
             w(f"  ... {len(left) - 10} more\n")
     o = record["output"]
-    w(f"rows written: {o['rows_written']} in {o['parquet_files']} Parquet files "
+    w(f"rows written: {o['rows_written']} in {o['parquet_files']} {formats.NAMES[o.get('format', 'parquet')]} files "
       f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
       f"errors: {t['errors']} in {t['damaged_files']} files (file + offset in _run.json)\n")

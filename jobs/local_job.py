@@ -87,8 +87,10 @@ def cmd_clean_warc(args) -> int:
         record = job.run()
     except JobError as exc:
         log.error("error: %s", exc)
+        job.release()
         return exc.code
     except KeyboardInterrupt:
+        job.release()
         return 130
     if (record.get("totals") or {}).get("failed_files"):
         return 1  # published without them; they are not done (listed in _run.json)

@@ -72,7 +72,7 @@ def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], com
 
 def _job_namespace(args: argparse.Namespace) -> argparse.Namespace:
     """The `cleaner clean-warc` arguments with what CleanWarcJob reads of the Spark job's flags."""
-    spark_only = {"master": None, "spark_conf": [], "no_progress": True, "simulate_crash": None,
+    spark_only = {"master": None, "spark_conf": [], "no_progress": True, "simulate_crash": None, "format": None,
                   "distribution": None, "target_file_mb": None}
     return argparse.Namespace(**(spark_only | vars(args)))
 
@@ -97,10 +97,14 @@ class PoolCleanWarcJob(CleanWarcJob):
         self.args = _job_namespace(args)
         self.argv = _command_line(self.args)
         self.prepared = False
+        self.lease = None  # taken by prepare() (jobs/lease.py), given back by run() or the command on every way out
         self.pool: ProcessPoolExecutor | None = None
 
     def prepare(self) -> None:
         super().prepare()
+        if self.job["format"] != "parquet":
+            raise JobError(4, f"[job] format = {self.job['format']!r} in {self.config.source}: clean-warc writes "
+                              "Parquet only; JSON Lines are the Spark job's (--format jsonl)")
         if not self.output_local:
             raise JobError(2, f"--out {self.args.output}: clean-warc writes to a local folder; the Spark job "
                               "(jobs/clean_warc.py, cleaner-spark-job) writes to other file systems")
@@ -117,6 +121,7 @@ class PoolCleanWarcJob(CleanWarcJob):
             if self.pool is not None:
                 self.pool.shutdown(wait=True, cancel_futures=True)
                 self.pool = None
+            self.release()
 
     # --- the engine steps (CleanWarcJob's are Spark's) --------------------------------------------------
 

@@ -171,3 +171,27 @@ def test_bad_input_gets_the_jobs_exit_codes_before_any_work(warcs, no_spark, tmp
     (foreign / "notes.txt").write_text("mine")
     refused = clean_warc(warcs["a"], "--out", foreign, env=no_spark)
     assert refused.returncode == 5 and (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_clean_warc_holds_the_output_as_the_job_does(warcs, no_spark, tmp_path):
+    """A live run's lease on OUT (here this test process's) refuses a second run with exit 5 naming the holder;
+    a finished run gives the lease back, so nothing of it is left in OUT."""
+    from jobs.lease import LEASE, Lease, LeaseSettings
+    from jobs.runs import new_run_id
+    from jobs.storage import LocalFS
+
+    out = tmp_path / "out"
+    out.mkdir()
+    held = Lease(LocalFS(), str(out), new_run_id(), LeaseSettings(renew_s=1.0, stale_s=60.0))
+    held.acquire(None)
+    try:
+        refused = clean_warc(warcs["c"], "--out", out, env=no_spark)
+        assert refused.returncode == 5, refused.stderr[-2000:]
+        assert str(os.getpid()) in refused.stderr and "Traceback" not in refused.stderr
+        assert not list(out.rglob("*.parquet"))
+    finally:
+        held.release()
+    done = clean_warc(warcs["c"], "--out", out, env=no_spark)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (out / LEASE).exists()
+    assert len(rows_of(out)) == 8

@@ -713,6 +713,7 @@ class CleanWarcJob:
         record = self._record(run_id, started, elapsed, files, todo, skipped_done, crawl_of,
                               per_file, piece_stats, dist, out, staging, parquet_files,
                               rows_written, spark)
+
         def before_commit() -> None:  # the last checks before the rename that publishes
             try:
                 self.lease.check()
@@ -752,8 +753,8 @@ class CleanWarcJob:
         file_records = {}
         errors = []
         totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
-                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0, "incomplete_files": 0,
-                  "damaged_files": 0, "blocks_truncated": 0}
+                  "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
+                  "incomplete_files": 0, "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:
             m = merge_file_stats(per_file[uri])
             rejected_n, skipped_n = sum(m["rejected"].values()), sum(m["skipped"].values())

@@ -908,7 +908,10 @@ def probe_output(root: str) -> None:
         os.write(fd, b"probe\n")
     finally:
         os.close(fd)
-        os.unlink(probe)
+        try:
+            os.unlink(probe)
+        except FileNotFoundError:  # removed by a run recovering the directory (it sweeps probes of killed runs)
+            pass
 
 
 _LOCAL_MASTER_RX = re.compile(r"^local(?:\[([^,\]]+)\])?$")

@@ -259,6 +259,7 @@ class CleanWarcJob:
         self.argv = list(sys.argv[1:] if argv is None else argv)
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
+        self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
 
     # --- before Spark -------------------------------------------------------------------
 

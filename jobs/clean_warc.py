@@ -269,7 +269,7 @@ class CleanWarcJob:
         self.argv = list(sys.argv[1:] if argv is None else argv)
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
-        self.lease: Lease | None = None  # taken in prepare() once the inputs are known (released on every way out)
+        self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
 
     # --- before Spark -------------------------------------------------------------------
 
@@ -958,7 +958,10 @@ def probe_output(root: str) -> None:
         os.write(fd, b"probe\n")
     finally:
         os.close(fd)
-        os.unlink(probe)
+        try:
+            os.unlink(probe)
+        except FileNotFoundError:  # removed by a run recovering the directory (it sweeps probes of killed runs)
+            pass
 
 
 _LOCAL_MASTER_RX = re.compile(r"^local(?:\[([^,\]]+)\])?$")

@@ -229,9 +229,10 @@ def overlap(todo, published: dict[str, dict]) -> list[tuple[str, str]]:
 
 
 def _is_index_temp(name: str) -> bool:
-    # the temporary names of LocalFS.write_text (`.<run_id>.json.<random>`, `._run.json.<random>`) and of
+    # the temporary names of LocalFS.write_text (`.<run_id>.json.<random>`, `._run.json.<random>`), of
     # HadoopFS.write_text (`.<name>.tmp`)
-    return name.startswith(".") and (".json." in name or name.endswith(".json.tmp"))
+    # and the output probe's (`.probe-<pid>-<random>`, jobs/clean_warc.py)
+    return name.startswith(".") and (".json." in name or name.endswith(".json.tmp") or name.startswith(".probe-"))
 
 
 class PublishError(Exception):

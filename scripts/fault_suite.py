@@ -84,7 +84,8 @@ def response_ids(paths) -> set[tuple]:
     out = set()
     for p in paths:
         with open(p, "rb") as fh:
-            out |= {(os.path.realpath(p), r.offset, r.record_id) for r in iter_html_records(fh, str(p), WarcFileStats())}
+            out |= {(os.path.realpath(p), r.offset, r.record_id)
+                    for r in iter_html_records(fh, str(p), WarcFileStats())}
     return out
 
 
@@ -145,7 +146,8 @@ class Suite:
         return self.work / "out" / name
 
     def args(self, out: Path, *inputs, skip=True) -> list:
-        return ["--input", *inputs, "--output", out, *self.model, "--partition-by", ""] + (["--skip-done"] if skip else [])
+        return (["--input", *inputs, "--output", out, *self.model, "--partition-by", ""]
+                + (["--skip-done"] if skip else []))
 
     def run(self, name: str, out: Path, *inputs, extra=(), **e) -> Run:
         n = len(list(self.work.glob(f"logs/{name}-*.log")))
@@ -339,7 +341,8 @@ def main() -> int:
             print(f"| {r['scenario']} | skipped: {r['skipped']} | | | | | |")
             continue
         print(f"| {r['scenario']} | {' then '.join(map(str, r['exit_codes']))} | {r.get('expected', 0)} | "
-              f"{r.get('distinct', 0)} | {r.get('duplicates', 0)} | {r.get('missing', 0)} | {'yes' if r['ok'] else 'NO'} |")
+              f"{r.get('distinct', 0)} | {r.get('duplicates', 0)} | {r.get('missing', 0)} | "
+              f"{'yes' if r['ok'] else 'NO'} |")
     if args.json:
         args.json.write_text(json.dumps(table, indent=1) + "\n")
     if not args.work:

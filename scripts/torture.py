@@ -369,8 +369,9 @@ def run(model: str | None = None, keep: Path | None = None, master: str = "local
             rows_by_file.setdefault(r["warc_file"], []).append(r)
         table = []
         for c in cases:
-            f = record["files"][str(c.path)]
-            rows = rows_by_file.get(str(c.path), [])
+            uri = os.path.realpath(c.path)  # the job records inputs by their real path
+            f = record["files"][uri]
+            rows = rows_by_file.get(uri, [])
             try:
                 ok = bool(c.check(f, rows)) and f["accounted"]
             except Exception as exc:  # a broken expectation is a FAIL, not a crash

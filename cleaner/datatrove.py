@@ -7,11 +7,12 @@
     from datatrove.executor import LocalPipelineExecutor
     from cleaner.datatrove import WebCleanerExtractor
 
-    LocalPipelineExecutor(pipeline=[
-        WarcReader("crawl/", glob_pattern="*.warc.gz"),
-        WebCleanerExtractor(),                      # was: Trafilatura(favour_precision=True)
-        JsonlWriter("cleaned/"),
-    ], tasks=4).run()
+    if __name__ == "__main__":  # datatrove's workers import the script again
+        LocalPipelineExecutor(pipeline=[
+            WarcReader("crawl/", glob_pattern="*.warc.gz"),
+            WebCleanerExtractor(),                  # was: Trafilatura(favour_precision=True)
+            JsonlWriter("cleaned/"),
+        ], tasks=4).run()
 
 A document's `text` becomes the page's clean plain text (`CleanResult.plain`: one segment a line, no
 markers; `output="cleaneval"` gives the <h>/<p>/<l> text instead), and its metadata gains what the

@@ -24,7 +24,8 @@ STDIN = "-"
 # reason, so a page saved as .html is never dropped silently); any other file is taken by content.
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
-WARC_ADVICE = "a WARC/ARC file: clean it with the Spark job, python jobs/clean_warc.py --input {} --output DIR"
+WARC_ADVICE = ("a WARC/ARC file: clean it with cleaner clean-warc {path} --out DIR (or the Spark job, "
+               "python jobs/clean_warc.py --input {path} --output DIR)")
 # Names of text that may quote HTML: such a file is taken only when it starts with a tag.
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".csv", ".tsv", ".json", ".jsonl", ".js", ".css", ".py")
 SNIFF_BYTES = 65536
@@ -137,7 +138,7 @@ def collect(specs: list[str]) -> tuple[list[Page], list[Skipped]]:
             if error is not None:
                 skipped.append(Skipped(spec, f"cannot read: {error}", "unreadable", True))
             elif is_warc(p, head):
-                skipped.append(Skipped(spec, WARC_ADVICE.format(spec), "warc", True))
+                skipped.append(Skipped(spec, WARC_ADVICE.format(path=spec), "warc", True))
             else:
                 take(p, p.parent, spec)
         elif p.exists() or p.is_symlink():
@@ -169,7 +170,7 @@ def _walk(folder: Path):
             if error is not None:
                 yield f, f"cannot read: {error}", "unreadable", True
             elif is_warc(f, head):
-                yield f, WARC_ADVICE.format(f), "warc", False
+                yield f, WARC_ADVICE.format(path=f), "warc", False
             elif name.lower().endswith(HTML_SUFFIXES) or (looks_like_html(head) and not _is_gold(f)
                                                            and not _text_about_html(f, head)):
                 yield f, None, None, None

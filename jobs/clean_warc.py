@@ -144,6 +144,9 @@ def setup_logging() -> None:
     log.propagate = False
 
 
+_setup_logging = setup_logging  # its former name, for callers written before it was public
+
+
 def code_version() -> dict:
     out = {"webcleaner": cleaner.__version__, "schema": SCHEMA_VERSION}
     try:

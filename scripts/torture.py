@@ -346,9 +346,9 @@ def run(model: str | None = None, keep: Path | None = None, master: str = "local
     os.environ["PYSPARK_PYTHON"] = os.environ.get("PYSPARK_PYTHON") or sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["CLEANER_FAULT_INJECT"] = f"segfault:{POISON}"  # read by the Python workers
-    from jobs.clean_warc import CleanWarcJob, _setup_logging
+    from jobs.clean_warc import CleanWarcJob, setup_logging
 
-    _setup_logging()
+    setup_logging()
     tmp = Path(tempfile.mkdtemp(prefix="torture-", dir=keep))
     try:
         t = time.perf_counter()

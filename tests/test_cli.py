@@ -275,7 +275,7 @@ def test_a_missing_input_among_many_is_reported_and_the_rest_cleaned(tmp_path, d
     warc = data_dir / "warc/example.warc.gz"
     r = run("clean", warc, page, "--out", tmp_path / "out2", "--model", small_model)
     assert r.returncode == 1
-    assert f"{warc}: not cleaned (a WARC/ARC file: clean it with the Spark job, python jobs/clean_warc.py --input {warc}" in r.stderr
+    assert f"{warc}: not cleaned (a WARC/ARC file: clean it with cleaner clean-warc {warc} --out DIR" in r.stderr
     r = run("clean", warc, "--model", small_model)
     assert r.returncode == 3 and "nothing to clean" in r.stderr and "rejected (not_text)" not in r.stderr
 

@@ -144,7 +144,6 @@ def setup_logging() -> None:
     log.propagate = False
 
 
-_setup_logging = setup_logging  # its former name, for callers written before it was public
 
 
 def code_version() -> dict:

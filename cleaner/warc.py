@@ -341,7 +341,7 @@ def _zstd_dictionary(fh):
     return zstandard.ZstdCompressionDict(data)
 
 
-def _maybe_zstd(fh: BinaryIO) -> io.RawIOBase:
+def _maybe_zstd(fh: BinaryIO | io.RawIOBase) -> io.RawIOBase:
     """`fh` itself (with its first bytes put back), or its zstd-decompressed content."""
     try:
         start = int(fh.tell())
@@ -1183,7 +1183,7 @@ class _FileReader:
             self.src.seek_abs(pos)
 
 
-def iter_html_records(stream: BinaryIO, file_name: str, stats: WarcFileStats,
+def iter_html_records(stream: BinaryIO | io.RawIOBase, file_name: str, stats: WarcFileStats,
                       max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES, *,
                       resync_history_bytes: int = _HISTORY) -> Iterator[HtmlRecord]:
     """Yield the HTML records of one WARC/ARC file read from a binary stream.

@@ -245,7 +245,7 @@ class Annotator:
             model=res.model_hash if res else None,
         )
         labels, source = list(a.labels), ("model" if self.model is not None else "none")
-        gold = {"exists": self.inside(gold_path), "coverage": None, "words": 0}
+        gold: dict[str, bool | int | float | None] = {"exists": self.inside(gold_path), "coverage": None, "words": 0}
         if gold_path.is_symlink() and not gold["exists"]:
             out["notices"].append({"level": "error", "text": f"The gold file {gold_path.name} links outside the "
                                    "folder: not read; saving replaces the link with a file."})

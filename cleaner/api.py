@@ -101,12 +101,14 @@ def _deadline(seconds: float):
     usable = (
         seconds > 0
         and _TIMER is not None
+        and _SIGNAL is not None  # None together with _TIMER
         and threading.current_thread() is threading.main_thread()
         and signal.getsignal(_SIGNAL) in (signal.SIG_DFL, signal.SIG_IGN, None)
     )
     if not usable:
         yield
         return
+    assert _TIMER is not None and _SIGNAL is not None  # usable says so
     armed = [True]
 
     def on_alarm(signum, frame):

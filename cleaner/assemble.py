@@ -16,6 +16,7 @@ dropped block that touches a kept one (the "." after a link, the rest of a word)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
@@ -133,7 +134,7 @@ class Assembled:
 
 
 def assemble(
-    blocks: list[Block] | list[str],
+    blocks: Sequence[Block | str],
     labels: list[str],
     confidences: list[float] | None = None,
     word_counts: list[int] | None = None,

@@ -194,7 +194,7 @@ def cmd_train(args) -> int:
     grid_log = []
     grid_results: dict = {}
     if args.cv:
-        best = None
+        best: tuple[float, float, float, dict] | None = None
         sites = _sites(args, pages)
         grid = [(a, b) for a in tc["c1_grid"] for b in tc["c2_grid"]] if args.c1 is None else [(c1, c2)]
         for a, b in grid:
@@ -208,6 +208,7 @@ def cmd_train(args) -> int:
             print(f"cv c1={a} c2={b}: mean macro F1 over sets {mean_f1:.4f}", file=sys.stderr)
             if best is None or mean_f1 > best[0]:
                 best = (mean_f1, a, b, summary)
+        assert best is not None  # the grid has at least one point
         _, c1, c2, cv_figures = best
         if args.report:
             _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
@@ -367,6 +368,7 @@ def cmd_eval(args) -> int:
     if args.against:
         from .evaluate import paired_comparison
 
+        assert baseline is not None  # read above whenever --against is given
         print(f"Against {args.against}, page by page:\n\n" + paired_comparison(results, baseline))
     if args.pages:
         from .evaluate import write_page_table

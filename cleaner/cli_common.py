@@ -90,7 +90,7 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
     finally:
         sink.close()
     n_bad = sum(rejected.values())
-    failed = {}
+    failed: dict[str, int] = {}
     for s in skipped:
         failed[s.outcome] = failed.get(s.outcome, 0) + s.failed
     failed = {k: v for k, v in failed.items() if v}

@@ -71,7 +71,7 @@ class Config:
         blob = json.dumps(sub, sort_keys=True, ensure_ascii=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
-    def overlay(self, override: dict[str, Any], source: str | None = None) -> "Config":
+    def overlay(self, override: dict[str, Any], source: str | None = None) -> Config:
         """This config with `override` merged over it (sections merged key by key)."""
         return Config(_merge(self.data, override), source or self.source)
 
@@ -87,7 +87,7 @@ class Config:
         return json.dumps(self.data, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, source: str = "<json>") -> "Config":
+    def from_json(cls, text: str, source: str = "<json>") -> Config:
         return cls(json.loads(text), source)
 
 

@@ -63,6 +63,7 @@ class WebCleanerExtractor(BaseExtractor):
         self.config_path = config
         self.output = output
         self._loaded = None  # (model, config): loaded on first use, so the step pickles small for executors
+        self._warned_error = False  # a sandbox error is logged once, then only counted
 
     def _load(self):
         if self._loaded is None:

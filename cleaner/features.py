@@ -125,7 +125,7 @@ class _Names:
     the neighbours under a prefix (`-1:`...), so they stay readable here and are encoded once
     prefixed. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
 
-    def __init__(self, ex: "FeatureExtractor", codec=None):
+    def __init__(self, ex: FeatureExtractor, codec=None):
         self.codec = codec  # held: FeatureExtractor keys its namings by id(codec)
 
         def namer(family: str):
@@ -510,7 +510,7 @@ class FeatureExtractor:
         return result
 
     def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
-                      title: str = "") -> "AttributeParts":
+                      title: str = "") -> AttributeParts:
         """The page's attributes before the neighbour window is laid on: per block the attributes of
         the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
         named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
@@ -601,7 +601,7 @@ class FeatureExtractor:
                 row.extend(doc_feats)
         return AttributeParts(shared_rows, rows)
 
-    def neighbour_names(self, offset: int, codec=None) -> "_PrefixCache":
+    def neighbour_names(self, offset: int, codec=None) -> _PrefixCache:
         """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named
         with `codec` when given; cached across pages."""
         key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)

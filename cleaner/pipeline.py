@@ -80,7 +80,7 @@ _CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"
 _NO_CONTROL = bytes.maketrans(b"", b"")
 
 
-def looks_binary(data: bytes, http_charset: str | None) -> bool:
+def looks_binary(data: bytes | bytearray | memoryview, http_charset: str | None) -> bool:
     """More than 5 % C0 control bytes (not tab, newlines, form feed, escape) in the first
     64 KiB: no text encoding of HTML produces that, except UTF-16/32 (exempt when a BOM or
     the HTTP charset says so, or when NULs alternate like UTF-16 ASCII)."""

@@ -166,8 +166,8 @@ def parse_warc_date(value: str | None) -> datetime | None:
     m = _ARC_DATE_RX.match(value)
     try:
         if m:
-            y, mo, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
-            return datetime(y, mo, d, h, mi, s, tzinfo=UTC)
+            year, month, day, hour, minute, second = (int(g) if g else 0 for g in m.groups())
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
         m = _WARC_DATE_RX.match(value)
         if not m:
             return None

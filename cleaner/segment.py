@@ -147,7 +147,7 @@ def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
         return html, False
     depth = 0
     deepest = 0
-    for m, closing in _nesting_tags(html):
+    for _, closing in _nesting_tags(html):
         depth = depth - 1 if closing else depth + 1
         if depth > deepest:
             deepest = depth

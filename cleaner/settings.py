@@ -220,7 +220,7 @@ class Settings:
     corpus: Corpus = setting()
 
     @classmethod
-    def from_mapping(cls, data: dict, source: str) -> "Settings":
+    def from_mapping(cls, data: dict, source: str) -> Settings:
         """The tree of `data` (a merged config mapping); SettingsError names the key and `source`."""
         try:
             return _build(cls, data, ())
@@ -308,6 +308,7 @@ def _value(tp, value, meta: dict, path: tuple[str, ...]):
         if not isinstance(value, dict):
             raise SettingsError(f"[{'.'.join(path)}] must be a table, not {_shown(value)} ({_kind(value)})")
         return _build(tp, value, path)
+    out: typing.Any  # the checked value: a list, a table or a scalar
     if origin is list:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):

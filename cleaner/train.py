@@ -14,6 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -189,6 +190,8 @@ def train_model(
     if len(set(fold_of)) < 2:
         # Too few pages to label each out of sample (every page in one inner fold): one pass.
         k, fold_of = 0, []
+    # (rows, labels, the pages it learns from (None: all), c1, c2, max_iterations): a _fit_rows call
+    jobs: list[tuple[list[list[list[str]]], list[list[str]], list[int] | None, float, float, int]]
     jobs = [(X_first if k else X, y, None, c1, c2, max_iterations)]
     jobs += [(X_first, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
     if processes > 1 and len(jobs) > 1 and not mp.current_process().daemon:
@@ -200,9 +203,10 @@ def train_model(
         fitted = [_fit_rows(*job) for job in jobs]
     if not k:
         return CrfModel(fitted[0], meta)
+    assert settings is not None  # k > 0 only with [stacking] settings
     # Each page as its inner fold's first pass labels it (out of sample).
     decision = DecisionSettings.from_config(config)
-    stacked = [None] * len(docs)
+    stacked: list[list[list[str]]] = [[] for _ in docs]  # each page is in one inner fold: every entry replaced
     for g in range(k):
         inner = open_tagger(fitted[1 + g])
         for i, f in enumerate(fold_of):
@@ -261,7 +265,7 @@ def with_typer(
 def tagging_meta(conventions: Conventions | None = None) -> dict:
     """What a CrfModel needs in its sidecar to tag as it was trained: the attribute encoding,
     and the conventions of a convention-aware model."""
-    meta = {"attribute_encoding": ATTRIBUTE_ENCODING}
+    meta: dict[str, Any] = {"attribute_encoding": ATTRIBUTE_ENCODING}
     if conventions:
         meta["conventions"] = conventions.to_meta()
     return meta

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import BinaryIO
+from typing import IO, BinaryIO, cast, overload
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
@@ -341,7 +341,7 @@ def _zstd_dictionary(fh):
     return zstandard.ZstdCompressionDict(data)
 
 
-def _maybe_zstd(fh: BinaryIO) -> BinaryIO:
+def _maybe_zstd(fh: BinaryIO | io.RawIOBase) -> io.RawIOBase:
     """`fh` itself (with its first bytes put back), or its zstd-decompressed content."""
     try:
         start = int(fh.tell())
@@ -357,11 +357,12 @@ def _maybe_zstd(fh: BinaryIO) -> BinaryIO:
         raise ZstdInputError("zstd-compressed WARC, but the zstandard package is not installed") from None
     if is_dict:
         dctx = zstandard.ZstdDecompressor(dict_data=_zstd_dictionary(fh))
-        raw = fh
+        raw: BinaryIO | io.RawIOBase = fh
     else:  # frames without a dictionary (another skippable frame is skipped by the decompressor)
         dctx = zstandard.ZstdDecompressor()
         raw = _Prefixed(head, fh, start)
-    return _ZstdStream(dctx.stream_reader(raw, read_size=1 << 17, read_across_frames=True))
+    # cast: an io.RawIOBase reads bytes as an IO[bytes] does, but typeshed does not make it one
+    return _ZstdStream(dctx.stream_reader(cast(IO[bytes], raw), read_size=1 << 17, read_across_frames=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,7 +522,7 @@ class _Iter(ArchiveIterator):
 
     def __init__(self, src: _Source):
         super().__init__(src, arc2warc=True)
-        self.reader = _Reader(src, block_size=self.reader.block_size)
+        self.reader: _Reader = _Reader(src, block_size=self.reader.block_size)
         self.last_format = None
         self.http_prefix = b""
         self.http_broken = False
@@ -669,7 +670,7 @@ def _dechunk(raw: bytes, complete_input: bool = True) -> tuple[bytes, str]:
     """Undo HTTP chunked transfer coding. Status: "ok" (terminating 0-chunk seen),
     "unterminated" (data ends inside/without the last chunk), "not-chunked" (first size
     line invalid: raw returned), "invalid" (broke after valid chunks: rest appended raw)."""
-    out = []
+    out: list[bytes] = []
     pos = 0
     n = len(raw)
     while True:
@@ -750,6 +751,7 @@ def _zlib_decode(data: bytes, wbits: int, cap: int) -> tuple[bytes, str]:
 def _decode_content(data: bytes, coding: str, cap: int) -> tuple[bytes, str]:
     """Returns (output, status); status in ok | incomplete | error | not-encoded |
     unsupported. Output is at most cap + 1 bytes (decompression bombs)."""
+    attempts: tuple[int, ...]
     if coding in ("gzip", "x-gzip"):
         attempts = (47,)          # gzip or zlib header, auto-detected
     elif coding == "deflate":
@@ -794,6 +796,10 @@ def _mime_and_charset(value: str | None) -> tuple[str, str | None]:
     return mime, charset
 
 
+@overload
+def _clean_str(value: str) -> str: ...
+@overload
+def _clean_str(value: None) -> None: ...
 def _clean_str(value: str | None) -> str | None:
     if value is None:
         return None
@@ -1177,7 +1183,7 @@ class _FileReader:
             self.src.seek_abs(pos)
 
 
-def iter_html_records(stream: BinaryIO, file_name: str, stats: WarcFileStats,
+def iter_html_records(stream: BinaryIO | io.RawIOBase, file_name: str, stats: WarcFileStats,
                       max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES, *,
                       resync_history_bytes: int = _HISTORY) -> Iterator[HtmlRecord]:
     """Yield the HTML records of one WARC/ARC file read from a binary stream.
@@ -1190,11 +1196,11 @@ def iter_html_records(stream: BinaryIO, file_name: str, stats: WarcFileStats,
     inside = True
     try:
         try:
-            stream = _maybe_zstd(stream)
+            source = _maybe_zstd(stream)
         except (ZstdInputError, OSError) as exc:
             stats._error(0, f"cannot read: {exc}")
             return
-        reader = _FileReader(stream, file_name, stats, max_payload_bytes, resync_history_bytes)
+        reader = _FileReader(source, file_name, stats, max_payload_bytes, resync_history_bytes)
         gen = reader.run()
         while True:
             try:

@@ -35,6 +35,7 @@ import time
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit jobs/clean_warc.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -134,11 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class _JobLogHandler(logging.StreamHandler):
+    """The job's stderr handler, marked so that setup_logging adds it once."""
+
+    _clean_warc = True
+
+
 def setup_logging() -> None:
     if not any(getattr(h, "_clean_warc", False) for h in log.handlers):
-        h = logging.StreamHandler(sys.stderr)
+        h = _JobLogHandler(sys.stderr)
         h.setFormatter(logging.Formatter("%(asctime)s clean_warc: %(message)s", "%H:%M:%S"))
-        h._clean_warc = True
         log.addHandler(h)
     log.setLevel(logging.INFO)
     log.propagate = False
@@ -147,7 +153,7 @@ def setup_logging() -> None:
 
 
 def code_version() -> dict:
-    out = {"webcleaner": cleaner.__version__, "schema": SCHEMA_VERSION}
+    out: dict[str, str | bool] = {"webcleaner": cleaner.__version__, "schema": SCHEMA_VERSION}
     try:
         import pyspark
         out["pyspark"] = pyspark.__version__
@@ -231,10 +237,11 @@ def _add_counts(into: dict, more: dict) -> None:
 def merge_file_stats(pieces: list[dict]) -> dict:
     """The counters of one file from the counters of its pieces."""
     pieces = sorted(pieces, key=lambda s: s["start"])
-    out = {"records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "expected_f1": {}, "skipped": {},
-           "errors": [], "warnings": 0, "seconds": 0.0, "cpu_seconds": 0.0, "clean_seconds": 0.0,
-           "bytes_read": 0, "truncated_payloads": 0, "blocks_truncated": 0, "pieces": len(pieces), "open_error": None,
-           "completed": True}
+    out: dict[str, Any] = {
+        "records_read": 0, "html_records": 0, "cleaned": 0, "rejected": {}, "expected_f1": {}, "skipped": {},
+        "errors": [], "warnings": 0, "seconds": 0.0, "cpu_seconds": 0.0, "clean_seconds": 0.0,
+        "bytes_read": 0, "truncated_payloads": 0, "blocks_truncated": 0, "pieces": len(pieces), "open_error": None,
+        "completed": True}
     for s in pieces:
         for k in ("records_read", "html_records", "cleaned", "bytes_read", "truncated_payloads"):
             out[k] += s[k]
@@ -638,6 +645,7 @@ class CleanWarcJob:
         self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
 
         # output directory: take it (the lease), recover, decide what is to do
+        fs: LocalFS | HadoopFS
         if self.output_local:
             fs = LocalFS()
             root = os.path.abspath(local_path(a.output))
@@ -691,7 +699,9 @@ class CleanWarcJob:
             return {"status": "nothing_to_do", "inputs": [f.uri for f in files],
                     "inputs_skipped": skipped_inputs, "skipped_done": skipped_done, "rows_written": 0}
 
-        run_id = ordered_run_id(self.lease.run_id, published)
+        lease = self.lease
+        assert lease is not None  # taken in prepare() (a local output) or above (a remote one), else raised
+        run_id = ordered_run_id(lease.run_id, published)
         planned = set(published)
         if a.simulate_crash == "before_staging":
             raise SimulatedCrash("before_staging")
@@ -768,7 +778,7 @@ class CleanWarcJob:
 
         def before_commit() -> None:  # the last checks before the rename that publishes
             try:
-                self.lease.check()
+                lease.check()
             except (LeaseLost, OSError) as exc:
                 raise PublishError(str(exc)) from exc
             clash = overlap(todo, out.published_since(planned))
@@ -804,7 +814,7 @@ class CleanWarcJob:
         mtime_of = {f.uri: f.mtime_ns for f in todo}
         file_records = {}
         errors = []
-        totals = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
+        totals: dict[str, Any] = {"files": len(todo), "records_read": 0, "html_records": 0, "cleaned": 0,
                   "rejected": {}, "expected_f1": {}, "skipped": {}, "errors": 0, "failed_files": 0,
                   "incomplete_files": 0, "damaged_files": 0, "blocks_truncated": 0}
         for uri in [f.uri for f in todo]:

@@ -87,6 +87,7 @@ def count_rows(spark, fs, staging: str, files: list[tuple[str, int]], fmt: str) 
 
 def _count_lines(path: str) -> int:
     with open(path, "rb") as raw:
+        fh: io.BufferedIOBase
         if path.endswith(".gz"):
             fh = gzip.GzipFile(fileobj=raw)
         elif path.endswith(".zst"):

@@ -16,6 +16,7 @@ import multiprocessing
 import shutil
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from . import tempdirs
 from .clean_warc import CleanWarcJob, JobError, ProgressLogger
@@ -72,8 +73,8 @@ def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], com
 
 def _job_namespace(args: argparse.Namespace) -> argparse.Namespace:
     """The `cleaner clean-warc` arguments with what CleanWarcJob reads of the Spark job's flags."""
-    spark_only = {"master": None, "spark_conf": [], "no_progress": True, "simulate_crash": None, "format": None,
-                  "distribution": None, "target_file_mb": None}
+    spark_only: dict[str, Any] = {"master": None, "spark_conf": [], "no_progress": True, "simulate_crash": None,
+                                  "format": None, "distribution": None, "target_file_mb": None}
     return argparse.Namespace(**(spark_only | vars(args)))
 
 
@@ -134,6 +135,7 @@ class PoolCleanWarcJob(CleanWarcJob):
         return self.args.jobs
 
     def _scan_offsets(self, spark, run_id: str, specs: list[dict]) -> list[dict]:
+        assert self.pool is not None  # started by _start_engine before the scan
         return list(self.pool.map(index_file, specs, [{}] * len(specs)))
 
     def _clean_pieces(self, spark, run_id: str, pieces: list[dict], task_specs: list[dict], fs, staging: str,
@@ -145,6 +147,7 @@ class PoolCleanWarcJob(CleanWarcJob):
         fs.mkdirs(staging)
         tempdirs.claim(marker_root(settings))  # this driver's pid in it: a sweep removes it once the driver is gone
         # tasks come planned largest first (jobs/plan.py): submitted in that order, as Spark launches them
+        assert self.pool is not None  # started by _start_engine before the pieces are cleaned
         running = {self.pool.submit(run_task, task, settings, staging, list(j["partition_by"]), j["compression"],
                                     int(j["compression_level"])): task["task"] for task in task_specs}
         try:

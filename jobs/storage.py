@@ -250,7 +250,7 @@ def _remote_open(uri: str, seekable: bool) -> BinaryIO:
     return fs.open_input_stream(path, buffer_size=1 << 20)
 
 
-def open_input(uri: str, start: int = 0, end: int | None = None) -> BinaryIO:
+def open_input(uri: str, start: int = 0, end: int | None = None) -> BinaryIO | RangeReader:
     """Open a WARC (or bytes [start, end) of it) for streaming."""
     ranged = bool(start) or end is not None
     if is_local(uri):

@@ -34,6 +34,7 @@ import os
 import resource
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 import cleaner
 from cleaner.api import CleanResult, clean_html
@@ -47,10 +48,13 @@ from cleaner.warc import WarcFileStats, iter_html_records
 from . import scan
 from .storage import is_gzip_name, open_input
 
-try:  # the accumulator type must be importable on both sides
+if TYPE_CHECKING:  # the type checker sees the accumulator type; at run time pyspark may be missing
     from pyspark.accumulators import AccumulatorParam as _AccumulatorParam
-except ImportError:  # pragma: no cover - workers always have pyspark
-    _AccumulatorParam = object
+else:
+    try:  # the accumulator type must be importable on both sides
+        from pyspark.accumulators import AccumulatorParam as _AccumulatorParam
+    except ImportError:  # pragma: no cover - workers always have pyspark
+        _AccumulatorParam = object
 
 _STATE: dict[str, tuple[CrfModel, Config]] = {}
 _MODEL_LOADS = 0

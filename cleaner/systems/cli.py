@@ -210,7 +210,7 @@ def evaluate(args) -> int:
     reported_ms: dict[str, float | None] = {}
     log_lines: list[str] = []
 
-    current = [None]
+    current: list[str | None] = [None]
 
     def log(msg: str) -> None:
         log_lines.append(msg)

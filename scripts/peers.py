@@ -7,16 +7,18 @@ The peers (dev-only dependencies: `pip install -e '.[dev]'`):
 
 * `trafilatura`: trafilatura.extract(page bytes), its defaults (comments and tables kept);
 * `trafilatura-recall`: the same with favor_recall=True;
-* `readability`: readability-lxml's Document(page bytes).summary(), its HTML turned into text with a line
-  break at each block element (so that two paragraphs' words do not run together);
+* `readability`: readability-lxml's Document(page).summary(), the page decoded by resiliparse's charset
+  detector, the summary's HTML turned into text with a line break at each block element (so that two
+  paragraphs' words do not run together);
 * `resiliparse`: extract_plain_text(main_content=True), the page decoded by resiliparse's own detector;
 * `justext`: jusText with its English stoplist (the one language its stoplists and this comparison share; on
   pages in other languages it keeps little), paragraphs not classed boilerplate;
 * `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output.
 
 Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
-`CACHE/<system>-<version>/<set>/<id>.json` outside the repository (the project's version is its model's hash
-and a hash of the cleaner's source, so a code change is run again). Pages the cache holds are not run again:
+`CACHE/<system>-<version>/<set>/<id>.json` outside the repository (a peer's version is its package's and a
+hash of the function here that calls it; the project's is its model's hash and a hash of the source of
+the cleaner's modules that cleaning a page loads: a change to either is run again). Pages the cache holds are not run again:
 a second run only scores. A page that a system fails on (an exception, or more than --timeout seconds) scores
 as an empty output, as the data README says. One process: the peers are CPU-heavy and this machine is shared.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import signal
 import statistics
@@ -90,8 +93,11 @@ def _trafilatura(data: bytes, favor_recall: bool = False) -> str:
 def _readability(data: bytes) -> str:
     import lxml.html
     from readability import Document
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 
-    summary = Document(data).summary(html_partial=True)
+    # Given bytes, readability-lxml's own charset guess fails on 11 shared pages (a meta charset of
+    # "viscii", "utf-8,%3csvg ..."): the page is decoded by resiliparse's detector instead.
+    summary = Document(bytes_to_str(data, detect_encoding(data))).summary(html_partial=True)
     root = lxml.html.fromstring(summary)
     for el in root.iter():
         if isinstance(el.tag, str) and el.tag.lower() in _BLOCK_TAGS:
@@ -139,21 +145,33 @@ def _version(dist: str) -> str:
 
 
 def project_version(model_name: str | None) -> str:
-    """The shipped model's hash and a hash of the cleaner's source: a change to either is run again."""
+    """The model's hash and a hash of the source of every cleaner module that cleaning a page loads
+    (not the scorer's, the evaluation's: a change there needs no new outputs)."""
+    from cleaner.api import clean_html
     from cleaner.model import load_model
 
+    model = load_model(model_name)
+    clean_html(b"<html><body><h1>A title</h1><p>A paragraph of a page, cleaned once.</p></body></html>", model=model)
+    sources = {ROOT / "cleaner" / (name.split(".", 1)[1].split("__mypyc")[0].replace(".", "/") + ".py")
+               for name in sys.modules if name.startswith("cleaner.")}
+    sources.add(ROOT / "cleaner" / "__init__.py")
     h = hashlib.sha256()
-    for path in sorted((ROOT / "cleaner").rglob("*.py")):
+    for path in sorted(p for p in sources if p.is_file()):
         h.update(path.relative_to(ROOT).as_posix().encode())
         h.update(path.read_bytes())
-    return f"{load_model(model_name).hash[:12]}-{h.hexdigest()[:12]}"
+    return f"{model.hash[:12]}-{h.hexdigest()[:12]}"
+
+
+def _called(dist: str, function) -> str:
+    """A peer's version: its package's, and a hash of the function here that calls it."""
+    return f"{_version(dist)}-{hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:8]}"
 
 
 def system_versions(model_name: str | None) -> dict[str, str]:
-    traf = _version("trafilatura")
+    traf = _called("trafilatura", _trafilatura)
     return {"project": project_version(model_name), "trafilatura": traf, "trafilatura-recall": traf,
-            "readability": _version("readability-lxml"), "resiliparse": _version("resiliparse"),
-            "justext": _version("justext")}
+            "readability": _called("readability-lxml", _readability),
+            "resiliparse": _called("resiliparse", _resiliparse), "justext": _called("justext", _justext)}
 
 
 def make_system(name: str, model_name: str | None):
@@ -309,6 +327,27 @@ def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+HEADER = """# This project and the other cleaners on the shared pages
+
+Written by `scripts/peers.py` (`.venv/bin/python scripts/peers.py --cache DIR --out docs/peers.md`): every page
+of every shared set, each system run once on it (its output cached outside the repository), every figure from
+the project's scorer (`cleaner/score.py`, the data README's) on whole sets, no training. The peers and how
+they are called: the script's docstring (trafilatura's defaults keep comments and tables; readability-lxml's
+summary HTML is turned into text with a line break at each block element; resiliparse with
+`main_content=True`; jusText with its English stoplist). Their outputs are plain text: a `<p>` in them is a
+word, not a marker. A page a system fails on scores as an empty output. *This project* is the shipped default
+model (`cleaner/models/default.crfsuite`) through `cleaner.api.clean_html`, its CleanEval output scored as is.
+"""
+
+SET_NOTE = """¹ The shipped model was trained on every page of these four sets: its figures there are optimistic (its
+cross-validated ones are in `docs/eval.md`). On the modern sets it never saw a page. jusText's stoplist is
+English: on fundus, most of whose pages are in other languages, it keeps little (the data README leaves that
+cell out). *Best peer*: the peer of
+the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over the set's pages of the
+per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.score.bootstrap_interval`).
+"""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -344,7 +383,7 @@ def main(argv=None) -> int:
     sets, off_sets = set_table(pages, scores)
     types, off_types = page_type_table(pages, scores, load_page_types(args.data))
     versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
-    text = (f"Systems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n"
+    text = (f"{HEADER}\nSystems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n{SET_NOTE}\n"
             f"## wcxb by page type: WCXB's metric (this scorer's word F1)\n\n{types}\n"
             f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
             "## Against the data README's reference figures (differences above 0.005)\n\n"

@@ -238,12 +238,22 @@ class PageScores:
     failed: dict[str, bool]
 
 
-def score_pages(pages: list[Page], cache: Path, versions: dict[str, str]) -> dict[str, PageScores]:
+def score_pages(pages: list[Page], cache: Path, versions: dict[str, str],
+                project_rows: dict[str, dict[str, str]] | None = None) -> dict[str, PageScores]:
+    """Every system's figures on every page; with `project_rows` (a `cleaner eval --pages` table),
+    the project's come from there (a cross-validation's), not from its cached outputs."""
     out = {}
     for page in pages:
         gold = page.read_gold()
         s = PageScores({}, {}, {}, {}, {})
         for name in SYSTEMS:
+            if name == "project" and project_rows is not None:
+                row = project_rows[page.key]
+                s.f1[name], s.text_only[name] = float(row["word_f1"]), float(row["text_only"])
+                if page.dataset in WCXB_METRIC_SETS:
+                    s.wcxb[name] = float(row.get("wcxb_f1") or "nan")
+                s.cpu_ms[name], s.failed[name] = float("nan"), False
+                continue
             record = json.loads(cache_path(cache, name, versions[name], page).read_text())
             text = record["text"] if name == "project" else as_plain_text(record["text"])
             doc = score_document(text, gold)
@@ -321,6 +331,8 @@ def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
     for n in SYSTEMS:
         drag = [scores[p.key].cpu_ms[n] for p in pages if p.dataset == "dragnet"]
         every = [scores[p.key].cpu_ms[n] for p in pages]
+        if all(x != x for x in every):  # NaN: figures from a table, not a run here
+            continue
         failed = sum(scores[p.key].failed[n] for p in pages)
         rows.append(f"| {n} | {statistics.median(drag) if drag else float('nan'):.1f} | {statistics.median(every):.1f} "
                     f"| {statistics.fmean(every):.1f} | {failed} |")
@@ -348,6 +360,13 @@ per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.s
 """
 
 
+PROJECT_PAGES_NOTE = """*This project* here: the per-page figures of a `cleaner eval --cv --pages` table (each page scored
+by the model of the fold that held it out), on the pages that table holds; the peers on the same pages.
+*Best peer*: the peer of the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over
+the set's pages of the per-page difference (project − that peer), 2,000 resamples, seed 0.
+"""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -359,6 +378,10 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=120, help="seconds a system may take on one page")
     ap.add_argument("--run-only", action="store_true", help="fill the cache, score nothing")
     ap.add_argument("--every", type=int, default=1, help="every N-th page of each set only (quick looks)")
+    ap.add_argument("--project-pages", metavar="TSV",
+                    help="the project's per-page figures from `cleaner eval --cv [--unseen-sites] --pages TSV` "
+                    "instead of the shipped model's outputs: the peers are compared with a cross-validation, on "
+                    "the pages it scored")
     args = ap.parse_args(argv)
     cache = Path(args.cache).resolve()
     if ROOT in cache.parents or cache == ROOT:
@@ -369,21 +392,33 @@ def main(argv=None) -> int:
         ap.error(f"unknown systems {unknown}")
     pages = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset in SETS]
     pages = [p for ds in SETS for p in [q for q in pages if q.dataset == ds][:: args.every]]
+    project_rows = None
+    if args.project_pages:
+        from cleaner.evaluate import read_page_table
+
+        project_rows = read_page_table(Path(args.project_pages))
+        pages = [p for p in pages if p.key in project_rows]
+        chosen = [n for n in chosen if n != "project"]
     versions = system_versions(args.model)
     for name in chosen:
         n = run_system(name, versions[name], pages, cache, args.timeout, args.model)
         print(f"[peers] {name} {versions[name]}: {n} pages run, {len(pages) - n} from the cache", file=sys.stderr)
     if args.run_only:
         return 0
-    missing = [n for n in SYSTEMS if not all(cache_path(cache, n, versions[n], p).exists() for p in pages)]
+    missing = [n for n in SYSTEMS if not (n == "project" and project_rows is not None)
+               and not all(cache_path(cache, n, versions[n], p).exists() for p in pages)]
     if missing:
         print(f"[peers] not every page is cached for {missing}: run them first (--systems)", file=sys.stderr)
         return 1
-    scores = score_pages(pages, cache, versions)
+    scores = score_pages(pages, cache, versions, project_rows)
     sets, off_sets = set_table(pages, scores)
     types, off_types = page_type_table(pages, scores, load_page_types(args.data))
+    if project_rows is not None:
+        versions["project"] = f"per-page figures of {args.project_pages} ({len(pages)} pages)"
+        sets = sets.replace(" ¹ |", " |")
     versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
-    text = (f"{HEADER}\nSystems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n{SET_NOTE}\n"
+    note = PROJECT_PAGES_NOTE if project_rows is not None else SET_NOTE
+    text = (f"{HEADER}\nSystems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n{note}\n"
             f"## wcxb by page type: WCXB's metric (this scorer's word F1)\n\n{types}\n"
             f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
             "## Against the data README's reference figures (differences above 0.005)\n\n"

@@ -378,8 +378,15 @@ def _chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] |
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
                      unseen_sites=False, *, config, folds: list[int] | None = None,
                      page_types: dict[str, str] | None = None) -> None:
-    from .evaluate import (expected_f1_check, figures, markup_diagnosis, page_type_figures, summary_table,
-                           wcxb_scores, write_report)
+    from .evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
     from .stacking import StackingSettings
 
     wcxb = wcxb_scores(results, docs)
@@ -417,8 +424,15 @@ def cmd_eval(args) -> int:
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
-    from .evaluate import (expected_f1_check, figures, markup_diagnosis, page_type_figures, summary_table,
-                           wcxb_scores, write_report)
+    from .evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
     from .train import cross_validate, predict, prepare
 
     config = _config(args)

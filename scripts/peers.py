@@ -18,9 +18,10 @@ The peers (dev-only dependencies: `pip install -e '.[dev]'`):
 Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
 `CACHE/<system>-<version>/<set>/<id>.json` outside the repository (a peer's version is its package's and a
 hash of the function here that calls it; the project's is its model's hash and a hash of the source of
-the cleaner's modules that cleaning a page loads: a change to either is run again). Pages the cache holds are not run again:
-a second run only scores. A page that a system fails on (an exception, or more than --timeout seconds) scores
-as an empty output, as the data README says. One process: the peers are CPU-heavy and this machine is shared.
+the cleaner's modules that cleaning a page loads: a change to either is run again). Pages the cache holds
+are not run again: a second run only scores. A page that a system fails on (an exception, or more than
+--timeout seconds) scores as an empty output, as the data README says. One process: the peers are CPU-heavy
+and this machine is shared.
 
 The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.as_plain_text). Every
 figure comes from cleaner.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
@@ -77,8 +78,10 @@ REFERENCE_WCXB_METRIC = {"trafilatura": 0.818, "resiliparse": 0.773, "readabilit
 REFERENCE_TRAFILATURA_TYPES = {"article": 0.927, "documentation": 0.914, "service": 0.773, "product": 0.653,
                                "forum": 0.654, "listing": 0.587, "collection": 0.563}
 
-_BLOCK_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table tr td th pre blockquote br hr section "
-                        "article header footer aside figure figcaption".split())
+_BLOCK_TAGS = frozenset((
+    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd", "table", "tr", "td", "th",
+    "pre", "blockquote", "br", "hr", "section", "article", "header", "footer", "aside", "figure", "figcaption",
+))
 
 
 # -- the systems --------------------------------------------------------------------------------------
@@ -310,8 +313,9 @@ def page_type_table(pages: list[Page], scores: dict[str, PageScores], types: dic
         keys = [k for k in wcxb if kind == "all" or types.get(k) == kind]
         if not keys:
             continue
-        cells = " | ".join(f"{_mean([scores[k].wcxb[n] for k in keys]):.3f} ({_mean([scores[k].f1[n] for k in keys]):.3f})"
-                           for n in SYSTEMS)
+        cells = " | ".join(
+            f"{_mean([scores[k].wcxb[n] for k in keys]):.3f} ({_mean([scores[k].f1[n] for k in keys]):.3f})"
+            for n in SYSTEMS)
         diffs = [scores[k].wcxb["project"] - scores[k].wcxb["trafilatura"] for k in keys]
         rows.append(f"| {kind} | {len(keys)} | {cells} | {statistics.fmean(diffs):+.3f} | {_paired(diffs)} |")
         traf = _mean([scores[k].wcxb["trafilatura"] for k in keys])
@@ -326,7 +330,8 @@ def page_type_table(pages: list[Page], scores: dict[str, PageScores], types: dic
 
 
 def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
-    head = "| system | median CPU ms/page, dragnet | median, all pages | mean, all pages | pages failed |\n|---|---|---|---|---|\n"
+    head = ("| system | median CPU ms/page, dragnet | median, all pages | mean, all pages | pages failed |\n"
+            "|---|---|---|---|---|\n")
     rows = []
     for n in SYSTEMS:
         drag = [scores[p.key].cpu_ms[n] for p in pages if p.dataset == "dragnet"]
@@ -360,8 +365,8 @@ per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.s
 """
 
 
-PROJECT_PAGES_NOTE = """*This project* here: the per-page figures of a `cleaner eval --cv --pages` table (each page scored
-by the model of the fold that held it out), on the pages that table holds; the peers on the same pages.
+PROJECT_PAGES_NOTE = """*This project* here: the per-page figures of a `cleaner eval --cv --pages` table (each page
+scored by the model of the fold that held it out), on the pages that table holds; the peers on the same pages.
 *Best peer*: the peer of the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over
 the set's pages of the per-page difference (project − that peer), 2,000 resamples, seed 0.
 """

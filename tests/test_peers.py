@@ -7,9 +7,9 @@ import json
 import sys
 
 import pytest
+from conftest import ROOT
 
 from cleaner.data import Page
-from conftest import ROOT
 
 
 def _peers():

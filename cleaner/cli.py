@@ -373,7 +373,7 @@ def cmd_eval(args) -> int:
     if args.pages:
         from .evaluate import write_page_table
 
-        print(f"per-page figures written to {write_page_table(results, Path(args.pages))}", file=sys.stderr)
+        print(f"per-page figures written to {write_page_table(results, Path(args.pages), wcxb)}", file=sys.stderr)
     if args.report:
         path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs),
                             expected_f1_check(results), by_type)

@@ -115,7 +115,7 @@ def find_pages(data_dir: str | Path, datasets: list[str] | None = None) -> list[
                 pages.extend(_dataset_pages(d, d.name))
         return pages
     pages = []
-    for html in sorted(_html_files(root), key=_page_id):
+    for html in sorted(_html_files(root)):  # (by path, as before .html.gz was read)
         gold = root / (_page_id(html) + ".txt")
         pages.append(Page(root.name, _page_id(html), html, gold if gold.exists() else None))
     return pages

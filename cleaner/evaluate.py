@@ -319,7 +319,10 @@ def write_report(
 
 # -- per-page figures, and two runs compared page by page ---------------------------------
 
-PAGE_COLUMNS = ("page", "dataset", "fold", "word_p", "word_r", "word_f1", "text_only", "markup_f1", "expected_f1")
+PAGE_COLUMNS = ("page", "dataset", "fold", "word_p", "word_r", "word_f1", "text_only", "markup_f1", "expected_f1",
+                "wcxb_f1")
+# A table written before the WCXB metric had its column reads as well.
+_OLDER_PAGE_COLUMNS = PAGE_COLUMNS[:-1]
 
 
 def _figure_text(x: float) -> str:
@@ -331,9 +334,11 @@ def _as_written(x: float) -> float:
     return float(_figure_text(x))
 
 
-def write_page_table(results, path: Path) -> Path:
-    """One row per scored page (tab-separated, PAGE_COLUMNS; empty where a figure does not apply),
-    so that another run can be compared with this one page by page (`paired_comparison`)."""
+def write_page_table(results, path: Path, wcxb: dict[str, float] | None = None) -> Path:
+    """One row per scored page (tab-separated, PAGE_COLUMNS; empty where a figure does not apply: the
+    WCXB metric is given by `wcxb`, `wcxb_scores`), so that another run can be compared with this one
+    page by page (`paired_comparison`, scripts/peers.py --project-pages)."""
+    wcxb = wcxb or {}
     def cell(x) -> str:
         return "" if x is None else (_figure_text(x) if isinstance(x, float) else str(x))
 
@@ -341,7 +346,7 @@ def write_page_table(results, path: Path) -> Path:
     for r in sorted(results, key=lambda r: r.key):
         s = r.score
         lines.append("\t".join(cell(x) for x in (r.key, r.dataset, r.fold, s.precision, s.recall, s.f1, s.text_only,
-                                                   s.markup_f1, r.expected_f1)))
+                                                   s.markup_f1, r.expected_f1, wcxb.get(r.key))))
     path = Path(path)
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -350,15 +355,16 @@ def write_page_table(results, path: Path) -> Path:
 def read_page_table(path: Path) -> dict[str, dict[str, str]]:
     """A table of `write_page_table`: page -> its row (strings)."""
     rows = Path(path).read_text().splitlines()
-    if not rows or tuple(rows[0].split("\t")) != PAGE_COLUMNS:
+    columns = tuple(rows[0].split("\t")) if rows else ()
+    if columns not in (PAGE_COLUMNS, _OLDER_PAGE_COLUMNS):
         raise ValueError(f"{path}: not a per-page table of `cleaner eval --pages` "
                          f"(its columns: {', '.join(PAGE_COLUMNS)})")
     out = {}
     for n, line in enumerate(rows[1:], start=2):
         cells = line.split("\t")
-        if len(cells) != len(PAGE_COLUMNS):
-            raise ValueError(f"{path}, line {n}: {len(cells)} cells, not {len(PAGE_COLUMNS)}")
-        row = dict(zip(PAGE_COLUMNS, cells))
+        if len(cells) != len(columns):
+            raise ValueError(f"{path}, line {n}: {len(cells)} cells, not {len(columns)}")
+        row = dict(zip(columns, cells))
         # The two figures paired_comparison reads; markup is empty where the gold has no markers.
         for name, value in (("word_f1", row["word_f1"]), ("markup_f1", row["markup_f1"] or "0")):
             try:

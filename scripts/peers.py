@@ -7,18 +7,21 @@ The peers (dev-only dependencies: `pip install -e '.[dev]'`):
 
 * `trafilatura`: trafilatura.extract(page bytes), its defaults (comments and tables kept);
 * `trafilatura-recall`: the same with favor_recall=True;
-* `readability`: readability-lxml's Document(page bytes).summary(), its HTML turned into text with a line
-  break at each block element (so that two paragraphs' words do not run together);
+* `readability`: readability-lxml's Document(page).summary(), the page decoded by resiliparse's charset
+  detector, the summary's HTML turned into text with a line break at each block element (so that two
+  paragraphs' words do not run together);
 * `resiliparse`: extract_plain_text(main_content=True), the page decoded by resiliparse's own detector;
 * `justext`: jusText with its English stoplist (the one language its stoplists and this comparison share; on
   pages in other languages it keeps little), paragraphs not classed boilerplate;
 * `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output.
 
 Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
-`CACHE/<system>-<version>/<set>/<id>.json` outside the repository (the project's version is its model's hash
-and a hash of the cleaner's source, so a code change is run again). Pages the cache holds are not run again:
-a second run only scores. A page that a system fails on (an exception, or more than --timeout seconds) scores
-as an empty output, as the data README says. One process: the peers are CPU-heavy and this machine is shared.
+`CACHE/<system>-<version>/<set>/<id>.json` outside the repository (a peer's version is its package's and a
+hash of the function here that calls it; the project's is its model's hash and a hash of the source of
+the cleaner's modules that cleaning a page loads: a change to either is run again). Pages the cache holds
+are not run again: a second run only scores. A page that a system fails on (an exception, or more than
+--timeout seconds) scores as an empty output, as the data README says. One process: the peers are CPU-heavy
+and this machine is shared.
 
 The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.as_plain_text). Every
 figure comes from cleaner.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import signal
 import statistics
@@ -74,8 +78,10 @@ REFERENCE_WCXB_METRIC = {"trafilatura": 0.818, "resiliparse": 0.773, "readabilit
 REFERENCE_TRAFILATURA_TYPES = {"article": 0.927, "documentation": 0.914, "service": 0.773, "product": 0.653,
                                "forum": 0.654, "listing": 0.587, "collection": 0.563}
 
-_BLOCK_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table tr td th pre blockquote br hr section "
-                        "article header footer aside figure figcaption".split())
+_BLOCK_TAGS = frozenset((
+    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd", "table", "tr", "td", "th",
+    "pre", "blockquote", "br", "hr", "section", "article", "header", "footer", "aside", "figure", "figcaption",
+))
 
 
 # -- the systems --------------------------------------------------------------------------------------
@@ -90,8 +96,11 @@ def _trafilatura(data: bytes, favor_recall: bool = False) -> str:
 def _readability(data: bytes) -> str:
     import lxml.html
     from readability import Document
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 
-    summary = Document(data).summary(html_partial=True)
+    # Given bytes, readability-lxml's own charset guess fails on 11 shared pages (a meta charset of
+    # "viscii", "utf-8,%3csvg ..."): the page is decoded by resiliparse's detector instead.
+    summary = Document(bytes_to_str(data, detect_encoding(data))).summary(html_partial=True)
     root = lxml.html.fromstring(summary)
     for el in root.iter():
         if isinstance(el.tag, str) and el.tag.lower() in _BLOCK_TAGS:
@@ -139,21 +148,33 @@ def _version(dist: str) -> str:
 
 
 def project_version(model_name: str | None) -> str:
-    """The shipped model's hash and a hash of the cleaner's source: a change to either is run again."""
+    """The model's hash and a hash of the source of every cleaner module that cleaning a page loads
+    (not the scorer's, the evaluation's: a change there needs no new outputs)."""
+    from cleaner.api import clean_html
     from cleaner.model import load_model
 
+    model = load_model(model_name)
+    clean_html(b"<html><body><h1>A title</h1><p>A paragraph of a page, cleaned once.</p></body></html>", model=model)
+    sources = {ROOT / "cleaner" / (name.split(".", 1)[1].split("__mypyc")[0].replace(".", "/") + ".py")
+               for name in sys.modules if name.startswith("cleaner.")}
+    sources.add(ROOT / "cleaner" / "__init__.py")
     h = hashlib.sha256()
-    for path in sorted((ROOT / "cleaner").rglob("*.py")):
+    for path in sorted(p for p in sources if p.is_file()):
         h.update(path.relative_to(ROOT).as_posix().encode())
         h.update(path.read_bytes())
-    return f"{load_model(model_name).hash[:12]}-{h.hexdigest()[:12]}"
+    return f"{model.hash[:12]}-{h.hexdigest()[:12]}"
+
+
+def _called(dist: str, function) -> str:
+    """A peer's version: its package's, and a hash of the function here that calls it."""
+    return f"{_version(dist)}-{hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:8]}"
 
 
 def system_versions(model_name: str | None) -> dict[str, str]:
-    traf = _version("trafilatura")
+    traf = _called("trafilatura", _trafilatura)
     return {"project": project_version(model_name), "trafilatura": traf, "trafilatura-recall": traf,
-            "readability": _version("readability-lxml"), "resiliparse": _version("resiliparse"),
-            "justext": _version("justext")}
+            "readability": _called("readability-lxml", _readability),
+            "resiliparse": _called("resiliparse", _resiliparse), "justext": _called("justext", _justext)}
 
 
 def make_system(name: str, model_name: str | None):
@@ -220,12 +241,22 @@ class PageScores:
     failed: dict[str, bool]
 
 
-def score_pages(pages: list[Page], cache: Path, versions: dict[str, str]) -> dict[str, PageScores]:
+def score_pages(pages: list[Page], cache: Path, versions: dict[str, str],
+                project_rows: dict[str, dict[str, str]] | None = None) -> dict[str, PageScores]:
+    """Every system's figures on every page; with `project_rows` (a `cleaner eval --pages` table),
+    the project's come from there (a cross-validation's), not from its cached outputs."""
     out = {}
     for page in pages:
         gold = page.read_gold()
         s = PageScores({}, {}, {}, {}, {})
         for name in SYSTEMS:
+            if name == "project" and project_rows is not None:
+                row = project_rows[page.key]
+                s.f1[name], s.text_only[name] = float(row["word_f1"]), float(row["text_only"])
+                if page.dataset in WCXB_METRIC_SETS:
+                    s.wcxb[name] = float(row.get("wcxb_f1") or "nan")
+                s.cpu_ms[name], s.failed[name] = float("nan"), False
+                continue
             record = json.loads(cache_path(cache, name, versions[name], page).read_text())
             text = record["text"] if name == "project" else as_plain_text(record["text"])
             doc = score_document(text, gold)
@@ -282,8 +313,9 @@ def page_type_table(pages: list[Page], scores: dict[str, PageScores], types: dic
         keys = [k for k in wcxb if kind == "all" or types.get(k) == kind]
         if not keys:
             continue
-        cells = " | ".join(f"{_mean([scores[k].wcxb[n] for k in keys]):.3f} ({_mean([scores[k].f1[n] for k in keys]):.3f})"
-                           for n in SYSTEMS)
+        cells = " | ".join(
+            f"{_mean([scores[k].wcxb[n] for k in keys]):.3f} ({_mean([scores[k].f1[n] for k in keys]):.3f})"
+            for n in SYSTEMS)
         diffs = [scores[k].wcxb["project"] - scores[k].wcxb["trafilatura"] for k in keys]
         rows.append(f"| {kind} | {len(keys)} | {cells} | {statistics.fmean(diffs):+.3f} | {_paired(diffs)} |")
         traf = _mean([scores[k].wcxb["trafilatura"] for k in keys])
@@ -298,15 +330,46 @@ def page_type_table(pages: list[Page], scores: dict[str, PageScores], types: dic
 
 
 def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
-    head = "| system | median CPU ms/page, dragnet | median, all pages | mean, all pages | pages failed |\n|---|---|---|---|---|\n"
+    head = ("| system | median CPU ms/page, dragnet | median, all pages | mean, all pages | pages failed |\n"
+            "|---|---|---|---|---|\n")
     rows = []
     for n in SYSTEMS:
         drag = [scores[p.key].cpu_ms[n] for p in pages if p.dataset == "dragnet"]
         every = [scores[p.key].cpu_ms[n] for p in pages]
+        if all(x != x for x in every):  # NaN: figures from a table, not a run here
+            continue
         failed = sum(scores[p.key].failed[n] for p in pages)
         rows.append(f"| {n} | {statistics.median(drag) if drag else float('nan'):.1f} | {statistics.median(every):.1f} "
                     f"| {statistics.fmean(every):.1f} | {failed} |")
     return head + "\n".join(rows) + "\n"
+
+
+HEADER = """# This project and the other cleaners on the shared pages
+
+Written by `scripts/peers.py` (`.venv/bin/python scripts/peers.py --cache DIR --out docs/peers.md`): every page
+of every shared set, each system run once on it (its output cached outside the repository), every figure from
+the project's scorer (`cleaner/score.py`, the data README's) on whole sets, no training. The peers and how
+they are called: the script's docstring (trafilatura's defaults keep comments and tables; readability-lxml's
+summary HTML is turned into text with a line break at each block element; resiliparse with
+`main_content=True`; jusText with its English stoplist). Their outputs are plain text: a `<p>` in them is a
+word, not a marker. A page a system fails on scores as an empty output. *This project* is the shipped default
+model (`cleaner/models/default.crfsuite`) through `cleaner.api.clean_html`, its CleanEval output scored as is.
+"""
+
+SET_NOTE = """¹ The shipped model was trained on every page of these four sets: its figures there are optimistic (its
+cross-validated ones are in `docs/eval.md`). On the modern sets it never saw a page. jusText's stoplist is
+English: on fundus, most of whose pages are in other languages, it keeps little (the data README leaves that
+cell out). *Best peer*: the peer of
+the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over the set's pages of the
+per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.score.bootstrap_interval`).
+"""
+
+
+PROJECT_PAGES_NOTE = """*This project* here: the per-page figures of a `cleaner eval --cv --pages` table (each page
+scored by the model of the fold that held it out), on the pages that table holds; the peers on the same pages.
+*Best peer*: the peer of the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over
+the set's pages of the per-page difference (project − that peer), 2,000 resamples, seed 0.
+"""
 
 
 def main(argv=None) -> int:
@@ -320,6 +383,10 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=120, help="seconds a system may take on one page")
     ap.add_argument("--run-only", action="store_true", help="fill the cache, score nothing")
     ap.add_argument("--every", type=int, default=1, help="every N-th page of each set only (quick looks)")
+    ap.add_argument("--project-pages", metavar="TSV",
+                    help="the project's per-page figures from `cleaner eval --cv [--unseen-sites] --pages TSV` "
+                    "instead of the shipped model's outputs: the peers are compared with a cross-validation, on "
+                    "the pages it scored")
     args = ap.parse_args(argv)
     cache = Path(args.cache).resolve()
     if ROOT in cache.parents or cache == ROOT:
@@ -330,21 +397,33 @@ def main(argv=None) -> int:
         ap.error(f"unknown systems {unknown}")
     pages = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset in SETS]
     pages = [p for ds in SETS for p in [q for q in pages if q.dataset == ds][:: args.every]]
+    project_rows = None
+    if args.project_pages:
+        from cleaner.evaluate import read_page_table
+
+        project_rows = read_page_table(Path(args.project_pages))
+        pages = [p for p in pages if p.key in project_rows]
+        chosen = [n for n in chosen if n != "project"]
     versions = system_versions(args.model)
     for name in chosen:
         n = run_system(name, versions[name], pages, cache, args.timeout, args.model)
         print(f"[peers] {name} {versions[name]}: {n} pages run, {len(pages) - n} from the cache", file=sys.stderr)
     if args.run_only:
         return 0
-    missing = [n for n in SYSTEMS if not all(cache_path(cache, n, versions[n], p).exists() for p in pages)]
+    missing = [n for n in SYSTEMS if not (n == "project" and project_rows is not None)
+               and not all(cache_path(cache, n, versions[n], p).exists() for p in pages)]
     if missing:
         print(f"[peers] not every page is cached for {missing}: run them first (--systems)", file=sys.stderr)
         return 1
-    scores = score_pages(pages, cache, versions)
+    scores = score_pages(pages, cache, versions, project_rows)
     sets, off_sets = set_table(pages, scores)
     types, off_types = page_type_table(pages, scores, load_page_types(args.data))
+    if project_rows is not None:
+        versions["project"] = f"per-page figures of {args.project_pages} ({len(pages)} pages)"
+        sets = sets.replace(" ¹ |", " |")
     versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
-    text = (f"Systems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n"
+    note = PROJECT_PAGES_NOTE if project_rows is not None else SET_NOTE
+    text = (f"{HEADER}\nSystems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n{note}\n"
             f"## wcxb by page type: WCXB's metric (this scorer's word F1)\n\n{types}\n"
             f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
             "## Against the data README's reference figures (differences above 0.005)\n\n"

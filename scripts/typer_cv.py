@@ -63,7 +63,7 @@ def _cache_fold(fold: int) -> tuple[int, dict]:
 def cache(args) -> int:
     config = load_config(args.config)
     # Every Nth page keeps all sets and folds in a quick check of the script.
-    pages = [p for p in find_pages(args.data) if p.gold_path is not None][:: args.every]
+    pages = [p for p in find_pages(args.data, args.datasets) if p.gold_path is not None][:: args.every]
     docs = prepare(pages, config, None, load_folds(args.data), processes=args.jobs, keep_blocks=True)
     _STATE.update(docs=docs, config=config)
     folds: dict[int, dict] = {}
@@ -155,6 +155,7 @@ def main(argv=None) -> int:
     c.add_argument("--out", required=True)
     c.add_argument("--jobs", type=int, default=2)
     c.add_argument("--every", type=int, default=1, help="only every Nth page (a quick check of the script)")
+    c.add_argument("--datasets", nargs="+", metavar="NAME", help="only these data sets (default: all)")
     e = sub.add_parser("eval", help="cross-validate the configured typer from a cache")
     e.add_argument("cache")
     e.add_argument("--config", type=Path, help="config overlay: the [markers] settings to measure")

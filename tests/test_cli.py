@@ -389,7 +389,7 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
         rows.append(f"{i}\t{kind}\thttps://x/{i}\tx")
     (root / "wcxb" / "pages.tsv").write_text("\n".join(rows) + "\n")
     r = run("eval", root, "--model", small_model, "--jobs", "1", "-q", "--json", tmp_path / "s.json",
-            "--report", tmp_path / "r.md")
+            "--report", tmp_path / "r.md", "--pages", tmp_path / "p.tsv")
     assert r.returncode == 0, r.stderr
     assert "| WCXB metric |" in r.stdout and "| wcxb: forum | 2 |" in r.stdout
     summary = json.loads((tmp_path / "s.json").read_text())
@@ -402,3 +402,7 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
     assert abs(mean - wcxb["macro_f1"]) < 1e-5  # the types partition the set
     report = (tmp_path / "r.md").read_text()
     assert "## By page type" in report and "| wcxb: product | 1 |" in report
+    from cleaner.evaluate import read_page_table
+
+    pages = read_page_table(tmp_path / "p.tsv")  # the WCXB metric per page, for scripts/peers.py --project-pages
+    assert sum(float(row["wcxb_f1"]) for row in pages.values()) / 5 == pytest.approx(wcxb["macro_wcxb_f1"], abs=1e-5)

@@ -167,10 +167,11 @@ def test_url_hints_change_speed_not_features(data_dir):
     # url_hints is left out of the config hash (a model trained before it existed, and its stored
     # cross-validation, stay current), so it must never change a row: every 10th shared page, with
     # and without the pre-test.
+    from conftest import sampled_pages
+
     from cleaner.config import load_config
     from cleaner.decode import decode_html
     from cleaner.segment import segment_blocks
-    from conftest import sampled_pages
 
     config = load_config()
     unhinted = config.overlay({"features": {"url_hints": []}})

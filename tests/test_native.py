@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import sampled_pages
 
 import cleaner
 from cleaner.api import clean_html
-from conftest import sampled_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

@@ -7,9 +7,9 @@ import json
 import sys
 
 import pytest
+from conftest import ROOT
 
 from cleaner.data import Page
-from conftest import ROOT
 
 
 def _peers():
@@ -62,3 +62,26 @@ def test_the_cache_stays_outside_the_repository(capsys):
     with pytest.raises(SystemExit):
         peers.main(["--cache", str(ROOT / "peers-cache"), "--every", "1000"])
     assert "outside the repository" in capsys.readouterr().err
+
+
+def test_the_project_column_can_come_from_a_cross_validations_page_table(tmp_path):
+    from cleaner.evaluate import PAGE_COLUMNS, read_page_table
+
+    peers = _peers()
+    versions = {n: "v" for n in peers.SYSTEMS}
+    cache = tmp_path / "cache"
+    pages = [_page(tmp_path, "wcxb", f"{i}", "Hello world") for i in range(2)]
+    for page in pages:
+        _cache(peers, cache, versions, page, {"project": "nothing like it", "trafilatura": "Hello world"})
+    table = tmp_path / "cv.tsv"
+    cells = {"page": "wcxb/0", "dataset": "wcxb", "fold": "1", "word_p": "1", "word_r": "0.5", "word_f1": "0.666667",
+             "text_only": "0.5", "markup_f1": "", "expected_f1": "", "wcxb_f1": "0.7"}
+    table.write_text("\t".join(PAGE_COLUMNS) + "\n" + "\t".join(cells[c] for c in PAGE_COLUMNS) + "\n")
+    rows = read_page_table(table)
+    scores = peers.score_pages(pages[:1], cache, versions, rows)
+    assert scores["wcxb/0"].f1["project"] == pytest.approx(0.666667)
+    assert scores["wcxb/0"].wcxb["project"] == 0.7 and scores["wcxb/0"].f1["trafilatura"] == 1.0
+    # a table written before the WCXB column reads as well
+    older = tmp_path / "older.tsv"
+    older.write_text("\t".join(PAGE_COLUMNS[:-1]) + "\n" + "\t".join(cells[c] for c in PAGE_COLUMNS[:-1]) + "\n")
+    assert read_page_table(older)["wcxb/0"]["word_f1"] == "0.666667"

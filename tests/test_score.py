@@ -67,7 +67,8 @@ def test_words_unicode_letters():
 def test_words_han_and_kana_one_word_a_character():
     # Chinese and Japanese put no space between words: each Han or kana character is a word,
     # a run of other word characters beside one stays one word, the kana middle dot is none.
-    assert words("東京は晴れ。Tokyo2025年・テスト") == ["東", "京", "は", "晴", "れ", "tokyo2025", "年", "テ", "ス", "ト"]
+    assert words("東京は晴れ。Tokyo2025年・テスト") == [
+        "東", "京", "は", "晴", "れ", "tokyo2025", "年", "テ", "ス", "ト"]
     assert words("abc漢字def 𠀋x 丽") == ["abc", "漢", "字", "def", "𠀋", "x", "丽"]  # (U+2000B, U+2F800)
     assert words("ｶﾀｶﾅ") == ["カ", "タ", "カ", "ナ"]  # half-width katakana, after NFKC
 

@@ -2,6 +2,7 @@
 """The Spark job's cost per page with the corpus columns against a revision without them, in one sitting.
 
     .venv/bin/python scripts/bench_corpus_columns.py REV [--rounds 3] [--sets chaos fundus big5-2017]
+    .venv/bin/python scripts/bench_corpus_columns.py --worker-only [--rounds 3]
 
 REV is checked out in a temporary worktree (with this tree's .venv; its compiled stages built first, as
 scripts/bench_versions.sh does). Each round runs the job in local[1] on one WARC of the shared pages (built
@@ -11,6 +12,10 @@ Per run: wall ms/page of job.run, CPU ms/page of the whole process tree (driver,
 other processes on the machine do not inflate), and the Python workers' own CPU ms/page (the job's
 `distribution.task_cpu_seconds`: reading, cleaning, the corpus columns, rows to Arrow). The table gives
 each round and the medians of the per-round ratios tree / REV.
+
+--worker-only runs no Spark: the job's per-piece worker code (jobs/worker.process_piece, then the rows to Arrow
+batches as mapInArrow makes them) over the same WARC in this process, with the corpus columns and with a stub
+that gives every page a rejected page's columns, alternated; CPU ms/page of each and their ratio per round.
 """
 
 from __future__ import annotations
@@ -47,6 +52,52 @@ def one_run(root: Path, warc: Path, work: Path) -> dict:
             "native": cleaner.NATIVE_STATUS if hasattr(cleaner, "NATIVE_STATUS") else None}
 
 
+def worker_only(warc: Path, rounds: int) -> None:
+    """process_piece with the corpus columns and with a stub, alternated in this process."""
+    sys.path.insert(0, str(ROOT))
+    import pyarrow as pa
+
+    import jobs.worker as worker
+    from cleaner.config import load_config
+    from cleaner.model import load_model
+    from cleaner.runtime import tune_gc
+    from cleaner.schema import COLUMNS, SCHEMA
+
+    config, model = load_config(), load_model(None)
+    model.open()
+    tune_gc(config)
+    empty = worker.corpus_columns(config).columns("")
+
+    class Stub:  # what the worker did before the corpus columns, as near as the schema allows
+        def columns(self, text):
+            return empty
+
+    piece = {"uri": str(warc), "key": f"{warc}#0", "crawl": "bench", "start": 0, "end": None}
+    real_corpus_columns = worker.corpus_columns
+
+    def run(stub: bool) -> float:
+        worker.corpus_columns = (lambda config: Stub()) if stub else real_corpus_columns
+        out: dict = {}
+        try:
+            rows = list(worker.process_piece(piece, model, config, {"run_id": "bench"}, out))
+            c = time.process_time()
+            for i in range(0, len(rows), 256):
+                pa.RecordBatch.from_pylist([dict(zip(COLUMNS, v)) for v in rows[i:i + 256]], schema=SCHEMA)
+            arrow = time.process_time() - c
+        finally:
+            worker.corpus_columns = real_corpus_columns
+        return (out["cpu_seconds"] + arrow) * 1000 / len(rows)
+
+    print("| round | with corpus columns CPU ms/page | stub CPU ms/page | ratio |")
+    print("|---|---|---|---|")
+    ratios = []
+    for rnd in range(1, rounds + 1):
+        with_cols, stub = run(False), run(True)
+        ratios.append(with_cols / stub)
+        print(f"| {rnd} | {with_cols:.2f} | {stub:.2f} | {ratios[-1]:.3f} |", flush=True)
+    print(f"\nmedian ratio: {statistics.median(ratios):.3f}")
+
+
 def run_child(root: Path, warc: Path, work: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(root), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     out = subprocess.run([sys.executable, __file__, "--one", str(root), "--warc", str(warc), "--work", str(work)],
@@ -63,20 +114,25 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--sets", nargs="+", default=["chaos", "fundus", "big5-2017"])
     ap.add_argument("--work", type=Path, default=ROOT / "out" / "bench_corpus")
+    ap.add_argument("--worker-only", action="store_true",
+                    help="no Spark: the worker code with and without the corpus columns, in this process")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # child: the checkout to run
     ap.add_argument("--warc", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one_run(args.one, args.warc, args.work)))
         return 0
-    if not args.rev:
-        ap.error("give REV, the revision to compare with")
+    if not args.rev and not args.worker_only:
+        ap.error("give REV, the revision to compare with (or --worker-only)")
     args.work.mkdir(parents=True, exist_ok=True)
     warc = args.work / f"{'-'.join(args.sets)}.warc.gz"
     if not warc.exists():
         subprocess.run([sys.executable, str(ROOT / "scripts" / "make_warc.py"),
                         *(str(args.data / s / "html") for s in args.sets), "--date", "2024-01-01T00:00:00Z",
                         "--out", str(warc)], check=True)
+    if args.worker_only:
+        worker_only(warc, args.rounds)
+        return 0
     ref = Path(tempfile.mkdtemp(prefix="bench-corpus-ref-"))
     try:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(ref), args.rev], check=True,

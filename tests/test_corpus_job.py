@@ -203,3 +203,16 @@ def test_jsonl_holds_the_same_fields_as_the_parquet(spark, warc, parquet_out, tm
         ds = datasets.load_dataset("json", data_files=[str(f) for f in files], split="train",
                                    cache_dir=str(tmp_path / "hf_cache"))
         assert sorted(ds["id"]) == sorted(parquet) and set(ds["language"]) == {"de", "ja", "en"}
+
+
+def test_zstd_json_lines_to_a_remote_output_is_refused_before_spark(warc, tmp_path):
+    from jobs.clean_warc import CleanWarcJob, JobError
+
+    conf = tmp_path / "zstd.toml"
+    conf.write_text('[job]\njsonl_compression = "zstd"\n')
+    job = CleanWarcJob(["--input", str(warc), "--output", "hdfs://namenode/cleaned", "--format", "jsonl",
+                        "--conf", str(conf)])
+    with pytest.raises(JobError) as err:
+        job.prepare()
+    assert err.value.code == 4 and "jsonl_compression" in str(err.value) and str(conf) in str(err.value)
+    CleanWarcJob(["--input", str(warc), "--output", "hdfs://namenode/cleaned", "--format", "jsonl"]).prepare()

@@ -529,3 +529,14 @@ def test_the_lease_through_a_hadoop_filesystem(spark, tmp_path):
     second.acquire()
     assert json.loads(fs.read_text(second.path))["run_id"] == "run-2"
     second.release()
+
+
+def test_local_masters_retry_failed_tasks_by_default():
+    from jobs.clean_warc import with_local_retries
+
+    assert with_local_retries("local", 4) == "local[1,4]"
+    assert with_local_retries("local[2]", 4) == "local[2,4]"
+    assert with_local_retries("local[*]", 3) == "local[*,3]"
+    assert with_local_retries("local[2,3]", 4) == "local[2,3]"  # F given: kept
+    assert with_local_retries("spark://h:7077", 4) == "spark://h:7077"  # spark.task.maxFailures decides
+    assert with_local_retries("local[2]", 1) == "local[2]"  # [job] local_max_failures = 1: no retries

@@ -501,7 +501,7 @@ def test_temporary_directories_of_dead_drivers_are_swept(tmp_path):
         removed = tempdirs.sweep(str(base))
         assert not code_dead.exists() and code_live.exists()
         assert not (base / "dead-run").exists() and (base / "live-run" / "0123.0.json").exists()
-        assert set(removed) == {str(code_dead), str(base / "dead-run")}
+        assert {str(code_dead), str(base / "dead-run")} <= set(removed)  # (and any other dead driver's)
     finally:
         shutil.rmtree(code_dead, ignore_errors=True)
         shutil.rmtree(code_live, ignore_errors=True)

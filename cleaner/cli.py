@@ -463,7 +463,7 @@ def _trained_on(model, pages) -> str:
     trained = training_pages(model.meta, DEFAULT_DATA)
     if not trained:
         return ""
-    n = sum(hashlib.sha256(p.html_path.read_bytes()).digest() in trained for p in pages)
+    n = sum(hashlib.sha256(p.read_html()).digest() in trained for p in pages)
     if not n:
         return ""
     cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}

@@ -10,6 +10,7 @@ Three layouts are accepted wherever a DATA_DIR is given:
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import re
 from collections import Counter
@@ -28,12 +29,22 @@ class Page:
     def key(self) -> str:
         return f"{self.dataset}/{self.id}"
 
+    def read_html(self) -> bytes:
+        """The page's bytes as published (a gzip-compressed `ID.html.gz`, as wcxb stores its pages, unpacked)."""
+        raw = self.html_path.read_bytes()
+        return gzip.decompress(raw) if self.html_path.name.endswith(".gz") else raw
+
+
+def _page_id(html: Path) -> str:
+    return html.name[: -len(".html.gz")] if html.name.endswith(".html.gz") else html.stem
+
 
 def _dataset_pages(root: Path, name: str) -> list[Page]:
     pages = []
-    for html in sorted((root / "html").glob("*.html"), key=lambda p: _natural(p.stem)):
-        gold = root / "gold" / (html.stem + ".txt")
-        pages.append(Page(name, html.stem, html, gold if gold.exists() else None))
+    files = [*(root / "html").glob("*.html"), *(root / "html").glob("*.html.gz")]
+    for html in sorted(files, key=lambda p: _natural(_page_id(p))):
+        gold = root / "gold" / (_page_id(html) + ".txt")
+        pages.append(Page(name, _page_id(html), html, gold if gold.exists() else None))
     return pages
 
 
@@ -124,7 +135,7 @@ def without_sites_of(train: list, held_out: list, sites: dict[str, str | None] |
 
 def page_sites(pages: list[Page]) -> dict[str, str | None]:
     """`dataset/id` -> site of every page (`page_site`)."""
-    return {p.key: page_site(p.html_path.read_bytes()) for p in pages}
+    return {p.key: page_site(p.read_html()) for p in pages}
 
 
 # -- a model's training pages ----------------------------------------------------------------
@@ -146,4 +157,4 @@ def training_pages(meta: dict, data_dir: str | Path) -> dict[bytes, str] | None:
     if not pages or manifest_hash(pages) != manifest:
         return None
     left_out = {k for k, *_ in meta.get("left_out") or ()} | set(meta.get("left_out_empty_gold") or ())
-    return {hashlib.sha256(p.html_path.read_bytes()).digest(): p.key for p in pages if p.key not in left_out}
+    return {hashlib.sha256(p.read_html()).digest(): p.key for p in pages if p.key not in left_out}

@@ -194,9 +194,34 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     return segment_tree(parse_html(html, config), config)
 
 
-def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentation:
-    """Split a parsed page into text blocks (see module docstring)."""
+def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: bool = True) -> Segmentation:
+    """Split a parsed page into text blocks (see module docstring). A page that shows fewer than
+    [segment] fallback_below_chars characters is segmented again with its <noscript> content and its
+    JSON-LD article shown (cleaner.hidden_text), when that shows fallback_min_gain_chars more."""
     config = config or load_config()
+    seg = _walk(parsed, config)
+    cfg = config["segment"]
+    below = int(cfg["fallback_below_chars"])
+    if not fallback or below <= 0:
+        return seg
+    shown = 0
+    for b in seg.blocks:
+        shown += len(b.text)
+        if shown >= below:
+            return seg
+    from .hidden_text import fallback_html  # rare: near-empty pages only
+
+    alt = fallback_html(parsed.tree)
+    if alt is None:
+        return seg
+    other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.nesting_capped), config)
+    if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
+        return seg
+    other.title = seg.title
+    return other
+
+
+def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     cfg = config["segment"]
     limits = config["limits"]
     drop = frozenset(cfg["drop_tags"])

@@ -65,6 +65,8 @@ class Segment:
     block_tags: list[str] = setting()
     img_alt_min_chars: int = setting(ge=0)
     max_block_chars: int = setting(**POSITIVE)
+    fallback_below_chars: int = setting(ge=0)  # 0: never
+    fallback_min_gain_chars: int = setting(ge=0)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     config: Config = _PREP_STATE["config"]
     extractor: FeatureExtractor = _PREP_STATE["extractor"]
     folds: dict = _PREP_STATE["folds"]
-    decoded = decode_html(page.html_path.read_bytes(), config=config)
+    decoded = decode_html(page.read_html(), config=config)
     seg = segment_blocks(decoded.text, config)
     stats = extractor.stats(seg.blocks)
     feats = extractor.extract(seg.blocks, stats, title=seg.title)

@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     pages = find_pages(args.data)[:: args.every]
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(pages)
-    blobs = [(p.dataset, p.html_path.read_bytes()) for p in pages]
+    blobs = [(p.dataset, p.read_html()) for p in pages]
     clean_html(blobs[0][1], model=model, config=config)  # warm-up: tagger, regexps, tables
     best: list[tuple[float, object] | None] = [None] * len(blobs)
     for _ in range(args.repeat):

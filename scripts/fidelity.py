@@ -134,7 +134,7 @@ def cmd_lsp(args) -> int:
     print("| set | pages | cleaned output | gold |\n|---|---|---|---|")
     for name in args.sets.split(","):
         pages = find_pages(Path(args.data) / name)
-        ours = sum(lsp_count(clean_html(p.html_path.read_bytes(), model=model).plain or "") for p in pages)
+        ours = sum(lsp_count(clean_html(p.read_html(), model=model).plain or "") for p in pages)
         gold = sum(lsp_count(read_gold(p.gold_path)) for p in pages if p.gold_path)
         print(f"| {name} | {len(pages)} | {ours} | {gold} |", flush=True)
     return 0
@@ -154,7 +154,7 @@ def cmd_browser(args) -> int:
         context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
         tab = open_page(context)
         for p in pages:
-            data = p.html_path.read_bytes()
+            data = p.read_html()
             shown = inner_text(tab, decode_html(data).text)
             m, n, h = token_agreement(kept_text(data, model), shown)
             acc = per_set.setdefault(p.dataset, [0, 0, 0, 0])

@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     if args.gc == "tuned":
         tune_gc(load_config())
     model = load_model(args.model)
-    blobs = [p.html_path.read_bytes() for p in find_pages(args.data)]
+    blobs = [p.read_html() for p in find_pages(args.data)]
     for b in blobs[:200]:  # warm-up: tables, regexps, tagger, caches partly filled
         clean_html(b, model=model)
     readings = [(0, rss_mb())]

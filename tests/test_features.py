@@ -181,7 +181,7 @@ def test_url_hints_change_speed_not_features(data_dir):
     assert len(pages) > 200
     n_url = 0
     for page in pages:
-        blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, config).blocks
+        blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
         rows = with_hints.extract(blocks)
         assert rows == without.extract(blocks), page.key
         n_url += sum("regexp.url" in r for r in rows)
@@ -269,7 +269,7 @@ def test_a_title_model_cleans_pages_as_it_was_trained(data_dir):
     assert model.meta["families"] == list(families)
     titled = 0
     for page, doc in zip(pages, docs):
-        res = clean_html(page.html_path.read_bytes(), model=model, config=config, keep_blocks=True)
+        res = clean_html(page.read_html(), model=model, config=config, keep_blocks=True)
         assert res.labels == predict(model, doc).pred_labels, page.key
         titled += bool(res.title)
     assert titled >= 15

@@ -81,7 +81,7 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
     docs = []
     for p in tqdm(pages, desc="prepare", unit="page", disable=not progress, file=sys.stderr):
         t = time.thread_time()
-        decoded = decode_html(p.html_path.read_bytes(), config=config)
+        decoded = decode_html(p.read_html(), config=config)
         seg = segment_blocks(decoded.text, config)
         ms = (time.thread_time() - t) * 1000
         gold = read_gold(p.gold_path) if p.gold_path else ""

@@ -86,6 +86,10 @@ _ROOT: tuple = ("", (), frozenset(), (), -1, -1, False)
 # 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints), but the rest hold 826
 # words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.
 HIDDEN = "#hidden"
+# A pseudo-tag among a block's ancestors: some ancestor says it holds the page's main content by an attribute
+# rather than a tag (`role="main"`, `itemprop="articleBody"`); `[features] class_main` lists it beside <article>
+# and <main>.
+MAIN = "#main"
 _HIDING_STYLES = ("display:none", "visibility:hidden")
 
 
@@ -339,8 +343,11 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             ancestors = parent[2]
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
-            if attrs and HIDDEN not in ancestors and _is_hidden(attrs):
-                ancestors = ancestors | {HIDDEN}
+            if attrs:
+                if HIDDEN not in ancestors and _is_hidden(attrs):
+                    ancestors = ancestors | {HIDDEN}
+                if MAIN not in ancestors and (attrs.get("role") == "main" or attrs.get("itemprop") == "articleBody"):
+                    ancestors = ancestors | {MAIN}
             push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre"))
             opened[tag] = opened.get(tag, 0) + 1
             if len(stack) > max_depth:

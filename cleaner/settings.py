@@ -87,6 +87,13 @@ class Title:
 
 
 @dataclass(frozen=True)
+class Cues:
+    max_words: int = setting(ge=0)
+    idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
+    text: dict[str, str] = setting()  # cue -> regexp searched in a short block's text
+
+
+@dataclass(frozen=True)
 class Regexps:
     url: str = setting(regexp=True)
     date: str = setting(regexp=True)
@@ -109,6 +116,7 @@ class Features:
     url_hints: list[str] = setting(nonempty_items=True)
     bins: Bins = setting()
     title: Title = setting()
+    cues: Cues = setting()
     regexp: Regexps = setting()
     # every `class_<name> = [tags]` key, by name (class_header, class_nav, ..., and any new one)
     classes: dict[str, list[str]] = setting(prefix=CLASS_PREFIX)

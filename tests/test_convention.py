@@ -139,3 +139,26 @@ def test_a_convention_aware_model_is_trained_one_pass(data_dir, tmp_path):
     overlay = Path(__file__).resolve().parents[1] / "conf" / "onepass.toml"
     r = subprocess.run(base + ["--config", str(overlay), "--datasets", "nonexistent"], capture_output=True, text=True)
     assert r.returncode == 3 and "conf/onepass.toml" not in r.stderr  # (no such data set: exit 3)
+
+
+def test_the_shipped_modern_model_keeps_the_main_content_by_default(data_dir):
+    """cleaner/models/modern.crfsuite: trained on every shared set, old and modern, with each set's convention
+    (docs/modern.md); `main` is its default, the other two are asked for by name."""
+    from pathlib import Path
+
+    import cleaner
+    from cleaner.api import clean_html
+    from cleaner.data import find_pages
+    from cleaner.gold import read_gold
+    from cleaner.model import load_model
+    from cleaner.score import score_document
+
+    model = load_model(Path(cleaner.__file__).parent / "models" / "modern.crfsuite")  # checks its sidecar hash
+    assert model.conventions.names == ("main", "cleaneval", "dragnet") and model.typer is not None
+    assert model.meta["training_sets"]["wcxb"] > 700 and model.meta["training_sets"]["dragnet"] > 1300
+    page = find_pages(data_dir, ["dragnet"])[0]
+    main, own = (clean_html(page.read_html(), model=model, config=Config(_merge(load_config().data, {
+        "model": {"convention": conv}}))) for conv in ("", "dragnet"))
+    assert main.ok and own.ok
+    gold = read_gold(page.gold_path)
+    assert score_document(own.cleaneval, gold).f1 > 0.8

@@ -22,28 +22,30 @@ _ARTICLE_TYPES = ("article", "newsarticle", "blogposting", "reportagenewsarticle
 def _json_ld_articles(tree: LexborHTMLParser) -> list[tuple[str, str]]:
     """(headline, articleBody) of each JSON-LD object that has an article body."""
     found: list[tuple[str, str]] = []
-
-    def walk(obj, depth: int) -> None:
-        if depth > 6:
-            return
-        if isinstance(obj, list):
-            for o in obj:
-                walk(o, depth + 1)
-        elif isinstance(obj, dict):
-            body = obj.get("articleBody") or (obj.get("text") if _is_article(obj) else None)
-            if isinstance(body, str) and body.strip():
-                headline = obj.get("headline") or obj.get("name") or ""
-                found.append((headline if isinstance(headline, str) else "", body))
-            for key in ("@graph", "mainEntity", "mainEntityOfPage"):
-                if key in obj:
-                    walk(obj[key], depth + 1)
-
     for node in tree.css('script[type="application/ld+json"]'):
         try:
-            walk(json.loads(node.text(deep=True) or "null"), 0)
+            _walk(json.loads(node.text(deep=True) or "null"), 0, found)
         except (ValueError, RecursionError):
             continue  # a broken JSON-LD block is common; it holds nothing we can read
     return found
+
+
+def _walk(obj, depth: int, found: list[tuple[str, str]]) -> None:
+    # A module function, not a closure: a closure that calls itself is a reference cycle, and the cleaner
+    # makes none (the garbage collector's thresholds are raised on that promise: cleaner/runtime.py).
+    if depth > 6:
+        return
+    if isinstance(obj, list):
+        for o in obj:
+            _walk(o, depth + 1, found)
+    elif isinstance(obj, dict):
+        body = obj.get("articleBody") or (obj.get("text") if _is_article(obj) else None)
+        if isinstance(body, str) and body.strip():
+            headline = obj.get("headline") or obj.get("name") or ""
+            found.append((headline if isinstance(headline, str) else "", body))
+        for key in ("@graph", "mainEntity", "mainEntityOfPage"):
+            if key in obj:
+                _walk(obj[key], depth + 1, found)
 
 
 def _is_article(obj: dict) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .config import Config, load_config
+from .hidden_text import fallback_html
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
 # Only this many innermost ancestors are kept verbatim in Block.containers; class
@@ -213,8 +214,6 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
         shown += len(b.text)
         if shown >= below:
             return seg
-    from .hidden_text import fallback_html  # rare: near-empty pages only
-
     alt = fallback_html(parsed.tree)
     if alt is None:
         return seg

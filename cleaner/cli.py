@@ -523,8 +523,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
                    help="annotation convention for a convention-aware model (`train --conventions`): "
-                   "cleaneval (everything a reader takes for the page's text) or article (the article and its "
-                   "comments, as Dragnet's gold); default: [model] convention, else the model's default")
+                   "main (the page's main content: on an article page the article only), cleaneval (everything a "
+                   "reader takes for the page's text) or dragnet (the article and its comments), as the model knows "
+                   "them (`cleaner models`; the packaged conventions model of before: cleaneval / article); default: "
+                   "[model] convention, else the model's first (main)")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")

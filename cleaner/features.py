@@ -25,6 +25,9 @@ Families (the prefix of every attribute, used for ablation):
   run        size, words, text density and link density of the block's inline run: the blocks
              between two block-level tags, i.e. the unit Kohlschütter/Dragnet measure. A
              paragraph that links chop into many small blocks is still one dense run.
+  cue        what today's boilerplate is called ([features.cues]): consent, ad, newsletter, share,
+             caption, byline, paywall, related ... in the id/class tokens of the ancestors (as
+             substrings: "cookiebanner") and in the text of short blocks, in several languages
 """
 
 from __future__ import annotations
@@ -43,12 +46,12 @@ from .text import char_classes, count_words, words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
-    "position", "document", "tag", "idclass", "density", "run", "cetr", "title",
+    "position", "document", "tag", "idclass", "density", "run", "cetr", "title", "cue",
 )  # fmt: skip
 # `run` is opt-in (`--families`): measured neutral on validation fold 1 (mean macro F1
 # -0.001 with the other families present) for 4 more attributes per block. `title` (the block
 # against the page's <title>) is opt-in until measured on all folds (docs/ablation.md).
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr", "title"))
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr", "title", "cue"))
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
@@ -114,6 +117,24 @@ class _PrefixCache(dict):
         if self.codec is not None:
             value = self.codec[value]
         self[key] = value
+        return value
+
+
+@mypyc_attr(native_class=False)
+class _CueCache(dict):
+    """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
+    built once per token (tokens recur across a site's pages and across sites)."""
+
+    def __init__(self, cues: list, namer=None):
+        super().__init__()
+        self.cues = [(("cue.idclass=" + name) if namer is None else namer("cue.idclass=" + name), subs)
+                     for name, subs in cues]
+
+    def __missing__(self, token: str):
+        if len(self) >= 50_000:  # an open vocabulary on a real crawl
+            self.clear()
+        value = tuple(name for name, subs in self.cues if any(sub in token for sub in subs))
+        self[token] = value
         return value
 
 
@@ -198,6 +219,8 @@ class _Names:
         self.tag_parent = _PrefixCache("tag.parent=", tag_codec)
         self.tag_artificial = _PrefixCache("tag.artificial=", tag_codec)
         self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
+        self.cue_idclass = _CueCache(ex.cue_idclass, namer("cue"))
+        self.cue_text = [name("cue", "cue.text=" + cue) for cue in ex.cue_text_names]
         # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
         self.text_cache: dict[str, tuple[list, list, int]] = {}
 
@@ -259,6 +282,12 @@ class FeatureExtractor:
         self.title_precision_bins = [float(b) for b in tt["precision_bins"]]
         self.title_coverage_bins = [float(b) for b in tt["coverage_bins"]]
         self.title_anchor_min = float(tt["anchor_min"])
+        # (Models trained before the cue family have no [features.cues]: the runtime config's is laid under.)
+        cc = fc["cues"]
+        self.cue_max_words = int(cc["max_words"])
+        self.cue_idclass = [(str(k), tuple(v)) for k, v in cc["idclass"].items()]
+        self.cue_text_names = [str(k) for k in cc["text"]]
+        self.cue_text_rx = [re.compile(v) for v in cc["text"].values()]
         self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._names: dict[int, _Names] = {}
 
@@ -334,6 +363,13 @@ class FeatureExtractor:
             if len(tokens) > self.max_idclass:
                 tokens = tokens[: self.max_idclass]
             out.extend(map(v.idclass.__getitem__, tokens))
+        if "cue" in fam and b.idclass:
+            found: tuple = ()
+            cues = v.cue_idclass
+            for token in b.idclass[: self.max_idclass]:
+                found += cues[token]
+            if found:
+                (shared if "cue" in wf else private).extend(dict.fromkeys(found))
         return cached[2]
 
     def _may_hold_url(self, text: str) -> bool:
@@ -402,6 +438,11 @@ class FeatureExtractor:
                     out.append(v.re_time)
             if self.re_bullet.match(text):
                 out.append(v.re_bullet)
+        if "cue" in fam and st.n_words <= self.cue_max_words:
+            out = shared if "cue" in wf else private
+            for name, rx in zip(v.cue_text, self.cue_text_rx):
+                if rx.search(text):
+                    out.append(name)
         if "density" in fam:
             lines = -(-st.n_chars // 80) or 1
             (shared if "density" in wf else private).append(v.t_density[st.n_words // lines])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .config import Config, load_config
+from .hidden_text import fallback_html
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
 # Only this many innermost ancestors are kept verbatim in Block.containers; class
@@ -86,6 +87,10 @@ _ROOT: tuple = ("", (), frozenset(), (), -1, -1, False)
 # 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints), but the rest hold 826
 # words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.
 HIDDEN = "#hidden"
+# A pseudo-tag among a block's ancestors: some ancestor says it holds the page's main content by an attribute
+# rather than a tag (`role="main"`, `itemprop="articleBody"`); `[features] class_main` lists it beside <article>
+# and <main>.
+MAIN = "#main"
 _HIDING_STYLES = ("display:none", "visibility:hidden")
 
 
@@ -194,9 +199,32 @@ def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
     return segment_tree(parse_html(html, config), config)
 
 
-def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentation:
-    """Split a parsed page into text blocks (see module docstring)."""
+def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: bool = True) -> Segmentation:
+    """Split a parsed page into text blocks (see module docstring). A page that shows fewer than
+    [segment] fallback_below_chars characters is segmented again with its <noscript> content and its
+    JSON-LD article shown (cleaner.hidden_text), when that shows fallback_min_gain_chars more."""
     config = config or load_config()
+    seg = _walk(parsed, config)
+    cfg = config["segment"]
+    below = int(cfg["fallback_below_chars"])
+    if not fallback or below <= 0:
+        return seg
+    shown = 0
+    for b in seg.blocks:
+        shown += len(b.text)
+        if shown >= below:
+            return seg
+    alt = fallback_html(parsed.tree)
+    if alt is None:
+        return seg
+    other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.nesting_capped), config)
+    if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
+        return seg
+    other.title = seg.title
+    return other
+
+
+def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     cfg = config["segment"]
     limits = config["limits"]
     drop = frozenset(cfg["drop_tags"])
@@ -314,8 +342,11 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None) -> Segmentati
             ancestors = parent[2]
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
-            if attrs and HIDDEN not in ancestors and _is_hidden(attrs):
-                ancestors = ancestors | {HIDDEN}
+            if attrs:
+                if HIDDEN not in ancestors and _is_hidden(attrs):
+                    ancestors = ancestors | {HIDDEN}
+                if MAIN not in ancestors and (attrs.get("role") == "main" or attrs.get("itemprop") == "articleBody"):
+                    ancestors = ancestors | {MAIN}
             push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre"))
             opened[tag] = opened.get(tag, 0) + 1
             if len(stack) > max_depth:

@@ -65,6 +65,8 @@ class Segment:
     block_tags: list[str] = setting()
     img_alt_min_chars: int = setting(ge=0)
     max_block_chars: int = setting(**POSITIVE)
+    fallback_below_chars: int = setting(ge=0)  # 0: never
+    fallback_min_gain_chars: int = setting(ge=0)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,13 @@ class Title:
     precision_bins: list[float] = setting(nonempty=True, ascending=True)
     coverage_bins: list[float] = setting(nonempty=True, ascending=True)
     anchor_min: float = setting(**SHARE)
+
+
+@dataclass(frozen=True)
+class Cues:
+    max_words: int = setting(ge=0)
+    idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
+    text: dict[str, str] = setting()  # cue -> regexp searched in a short block's text
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,7 @@ class Features:
     url_hints: list[str] = setting(nonempty_items=True)
     bins: Bins = setting()
     title: Title = setting()
+    cues: Cues = setting()
     regexp: Regexps = setting()
     # every `class_<name> = [tags]` key, by name (class_header, class_nav, ..., and any new one)
     classes: dict[str, list[str]] = setting(prefix=CLASS_PREFIX)

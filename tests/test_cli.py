@@ -172,10 +172,11 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     assert models[0]["hash"] == load_model().hash
     assert models[0]["kind"] == "stacked (first pass: decided labels), marker typer"
     by_name = {m["path"].rsplit("/", 1)[1]: m for m in models}
-    assert set(by_name) == {"default.crfsuite", "onepass.crfsuite", "conventions.crfsuite"}
+    assert set(by_name) == {"default.crfsuite", "onepass.crfsuite", "conventions.crfsuite", "modern.crfsuite"}
     assert by_name["onepass.crfsuite"]["kind"] == "one pass, marker typer"
     assert "default.pass1.crfsuite" in by_name["default.crfsuite"]["files"]
     assert "conventions cleaneval / article" in by_name["conventions.crfsuite"]["kind"]
+    assert "conventions main / cleaneval / dragnet" in by_name["modern.crfsuite"]["kind"]
     cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())["cross_validation"]["cleaneval-final"]
     assert models[0]["cross_validation"]["cleaneval-final"] == {
         "pages": cv["n_docs"], "word_f1": cv["macro_f1"], "text_only": cv["macro_text_only"],
@@ -318,7 +319,7 @@ def test_a_packaged_model_by_name_from_any_folder(tmp_path, data_dir):
         assert r.returncode == 0, (spec, r.stderr)
         assert r.stdout == want.cleaneval + "\n", spec
     r = run("clean", page, "--model", "twopass", cwd=tmp_path)
-    assert r.returncode == 4 and "the name of a packaged model: conventions, default, onepass" in r.stderr
+    assert r.returncode == 4 and "the name of a packaged model: conventions, default, modern, onepass" in r.stderr
 
 
 def test_a_truncated_page_is_warned_counted_and_flagged(tmp_path):

@@ -270,7 +270,7 @@ def test_a_title_model_cleans_pages_as_it_was_trained(data_dir):
     assert model.meta["families"] == list(families)
     titled = 0
     for page, doc in zip(pages, docs):
-        res = clean_html(page.html_path.read_bytes(), model=model, config=config, keep_blocks=True)
+        res = clean_html(page.read_html(), model=model, config=config, keep_blocks=True)
         assert res.labels == predict(model, doc).pred_labels, page.key
         titled += bool(res.title)
     assert titled >= 15

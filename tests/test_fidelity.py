@@ -73,7 +73,7 @@ def test_cleaned_text_agrees_with_what_chromium_shows(fidelity, tab, data_dir):
     agree = counted = 0
     off = []
     for p in pages:
-        data = p.html_path.read_bytes()
+        data = p.read_html()
         m, n, _ = fidelity.token_agreement(fidelity.kept_text(data, model),
                                            fidelity.inner_text(tab, decode_html(data).text))
         agree += m
@@ -91,6 +91,6 @@ def test_letter_space_punctuation_within_twice_the_gold(fidelity, data_dir):
     model = load_model()
     for name in ("fundus", "chaos"):
         pages = find_pages(data_dir / name)[::2]
-        ours = sum(fidelity.lsp_count(clean_html(p.html_path.read_bytes(), model=model).plain or "") for p in pages)
+        ours = sum(fidelity.lsp_count(clean_html(p.read_html(), model=model).plain or "") for p in pages)
         gold = sum(fidelity.lsp_count(read_gold(p.gold_path)) for p in pages)
         assert gold > 5 and ours <= 2 * gold, (name, ours, gold)

@@ -25,7 +25,7 @@ DATA = ROOT.parent / "shared" / "data"
 
 # A child interpreter that cleans pages and pickles what a user gets from each.
 _CLEAN = r"""
-import pickle, sys
+import gzip, pickle, sys
 sys.path.insert(0, sys.argv[1])
 import cleaner
 from cleaner.api import clean_html
@@ -40,7 +40,8 @@ def variants(data):
     yield data[:half] + b'<p id="' + b"x " * 300 + b'" class hidden style="display: none">t</p><img alt=" a  b ">' + data[half:]
 out = []
 for path in sys.argv[3:]:
-    for data in variants(open(path, "rb").read()):
+    raw = open(path, "rb").read()
+    for data in variants(gzip.decompress(raw) if path.endswith(".gz") else raw):
         r = clean_html(data, keep_blocks=True)
         out.append((r.status, r.reason, r.error, r.cleaneval, r.labels, r.confidences, r.decision))
 pickle.dump((cleaner.native_modules(), out), open(sys.argv[2], "wb"))

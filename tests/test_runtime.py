@@ -31,7 +31,7 @@ def test_cleaning_pages_leaves_no_reference_cycles(data_dir):
     object a page allocates must be freed by reference counting, rejected pages included."""
     model, config = load_model(), load_config()
     pages = [p for ds in ("cleaneval-final", "cleanportaleval", "dragnet") for p in find_pages(data_dir, [ds])[:15]]
-    inputs = [p.html_path.read_bytes() for p in pages]
+    inputs = [p.read_html() for p in pages]
     inputs += [b"", b"\x00\xff" * 500, b"<html><body></body></html>", b"<p>" * 5000 + b"deep",
                "<p>caf\u00e9 \udcff</p>".encode("utf-8", "surrogatepass")]
     clean_html(inputs[0], model=model, config=config)  # first use builds tables and caches: not per page

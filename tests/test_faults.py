@@ -204,7 +204,7 @@ def _size(path: Path) -> int:
 # NEWEST_ROWS below) with the response ids of the inputs, counts duplicates, and checks exit codes.
 # ------------------------------------------------------------------------------------------
 
-from test_job import _make_warc, run_job, spark  # noqa: E402,F401  (the session fixture too)
+from test_job import _make_warc, run_job  # noqa: E402
 
 from jobs.clean_warc import JobError  # noqa: E402
 from jobs.runs import SimulatedCrash  # noqa: E402
@@ -262,6 +262,23 @@ def _wait_for(pred, timeout: float, proc=None) -> None:
             raise AssertionError(f"job ended early ({proc.returncode}): {proc.stderr.read()[-3000:]}")
         time.sleep(0.2)
     raise AssertionError("timed out")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A session of this module's own, stopped at its end: its Python workers load other models and configs
+    than those of tests/test_job.py, which counts model loads per worker on fresh ones."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("test_faults")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -96,7 +96,7 @@ def cmd_clean(args) -> int:
         pages, skipped, args.out, fmt,
         lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
-        max_blocks=int(config["limits"]["max_blocks"]),
+        max_blocks=int(config["limits"]["max_blocks"]), config=config,
     )
 
 

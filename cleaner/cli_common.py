@@ -43,7 +43,7 @@ def report_skipped(skipped, *, quiet: bool) -> None:
 
 
 def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
-                overwrite: bool, max_blocks: int | None = None, label: str = "") -> int:
+                overwrite: bool, max_blocks: int | None = None, label: str = "", config=None) -> int:
     """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.outputs);
     report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
     whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
@@ -53,6 +53,12 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
     from .outputs import OutputRefused, output_for, render
 
     sink = output_for(out, fmt, overwrite=overwrite)
+    # the JSON formats carry the job's corpus columns (language, dedup keys, quality signals), as configured
+    corpus = None
+    if fmt in ("json", "jsonl"):
+        from .corpus import CorpusColumns, default_corpus_columns
+
+        corpus = CorpusColumns.from_settings(config.settings.corpus) if config is not None else default_corpus_columns()
     try:
         sink.check(pages)
     except OutputRefused as exc:
@@ -81,7 +87,7 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
                 limit = f"first {max_blocks} " if max_blocks else "first "
                 print(f"cleaner: warning: {prefix}{page.shown}: truncated: only its {limit}blocks were cleaned "
                       f"(raise [limits] max_blocks with --config)", file=sys.stderr)
-            sink.write(page, render(res, page, fmt))
+            sink.write(page, render(res, page, fmt, corpus))
     except OutputRefused as exc:
         return fail(EXIT_OUTPUT, str(exc))
     except BrokenPipeError:  # `cleaner clean ... | head`: the reader is gone, nothing more to say

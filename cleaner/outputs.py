@@ -22,14 +22,18 @@ class OutputRefused(Exception):
     """The output cannot or must not be written; the message names the file and what to do."""
 
 
-def render(result, page: Page, fmt: str) -> str:
+def render(result, page: Page, fmt: str, corpus=None) -> str:
     """The bytes written for one page, as text: CleanEval segments, plain text, or a JSON document
-    (one line; `json` with the blocks, `jsonl` without)."""
+    (one line; `json` with the blocks, `jsonl` without; with `corpus` (cleaner.corpus.CorpusColumns) the
+    Spark job's corpus columns of the plain text: language, dedup keys, quality signals)."""
     if fmt == "cleaneval":
         return result.cleaneval + ("\n" if result.cleaneval else "")  # a rejected page: an empty file
     if fmt == "txt":
         return result.plain + ("\n" if result.plain else "")
-    return json.dumps(result_json(result, page.shown, blocks=fmt == "json"), ensure_ascii=False) + "\n"
+    doc = result_json(result, page.shown, blocks=fmt == "json")
+    if corpus is not None:
+        doc.update(corpus.columns(result.plain))
+    return json.dumps(doc, ensure_ascii=False) + "\n"
 
 
 def result_json(result, name: str, *, blocks: bool = True) -> dict:
@@ -46,8 +50,10 @@ def result_json(result, name: str, *, blocks: bool = True) -> dict:
         "model_hash": result.model_hash,
         "title": result.title,
         "stats": result.stats.to_dict() if result.stats else None,
-        "text": result.cleaneval,
-        "plain": result.plain,
+        # the names of the job's columns: `text` the plain text (what datasets and datatrove read), `cleaneval`
+        # the same with its <h>/<p>/<l> segment markers
+        "text": result.plain,
+        "cleaneval": result.cleaneval,
     }
     if blocks:
         doc["blocks"] = _blocks(result)

@@ -298,7 +298,7 @@ def test_stdin_stdout_and_formats(tmp_path, data_dir):
     r = run("clean", *two, "--format", "jsonl")
     lines = [json.loads(line) for line in r.stdout.splitlines()]
     assert r.returncode == 0 and [d["file"] for d in lines] == [str(p) for p in two]
-    assert lines[0]["text"] == want.cleaneval and lines[0]["plain"] == want.plain and "blocks" not in lines[0]
+    assert lines[0]["cleaneval"] == want.cleaneval and lines[0]["text"] == want.plain and "blocks" not in lines[0]
     assert lines[0]["truncated"] is False and lines[0]["stats"]["truncated"] is False
     r = run("clean", *two, "--format", "jsonl", "--out", tmp_path / "all.jsonl")
     assert r.returncode == 0 and len((tmp_path / "all.jsonl").read_text().splitlines()) == 2
@@ -407,3 +407,18 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
 
     pages = read_page_table(tmp_path / "p.tsv")  # the WCXB metric per page, for scripts/peers.py --project-pages
     assert sum(float(row["wcxb_f1"]) for row in pages.values()) / 5 == pytest.approx(wcxb["macro_wcxb_f1"], abs=1e-5)
+
+
+def test_json_formats_carry_the_jobs_corpus_columns(tmp_path, data_dir):
+    """`--format jsonl` gives each page the Spark job's corpus columns of its plain text: its language (a German
+    and an English news page), the exact-duplicate hash (the same page under two names: one hash) and the
+    near-duplicate band keys."""
+    de, en = data_dir / "fundus/html/at-DerStandard_2024_05_03.html", data_dir / "cleaneval-dev/html/12.html"
+    copy = tmp_path / "copy.html"
+    copy.write_bytes(de.read_bytes())
+    r = run("clean", de, en, copy, "--format", "jsonl")
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [d["language"] for d in docs] == ["de", "en", "de"]
+    assert all(d["language_score"] >= 0.9 and len(d["minhash_bands"]) == 14 for d in docs)
+    assert docs[0]["text_hash"] == docs[2]["text_hash"] != docs[1]["text_hash"]

@@ -115,7 +115,7 @@ def clean(args, pages, skipped, crf_clean) -> int:
             pages, skipped, out, args.format,
             lambda data, system=system, as_json=as_json: clean_page(data, system, config=config, keep_blocks=as_json),
             quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
-            max_blocks=int(config["limits"]["max_blocks"]), label=kind,
+            max_blocks=int(config["limits"]["max_blocks"]), label=kind, config=config,
         )
         worst = max(worst, code)
     return worst

@@ -1,6 +1,7 @@
 """`cleaner`: the command line.
 
-    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--format cleaneval|txt|json|jsonl] [--overwrite]
+    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--format cleaneval|txt|json|jsonl]
+                 [--overwrite | --skip-done]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
     cleaner clean-warc WARC... --out DIR [--jobs N] [--skip-done]   (jobs/local_job.py: the WARC job, no Spark)
@@ -96,7 +97,7 @@ def cmd_clean(args) -> int:
         pages, skipped, args.out, fmt,
         lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
-        max_blocks=int(config["limits"]["max_blocks"]), config=config,
+        max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
     )
 
 
@@ -514,8 +515,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("cleaneval", "txt", "json", "jsonl"), default="cleaneval",
                    help="cleaneval: text with <h>/<p>/<l> segment markers (default); txt: plain text, one segment "
                    "a line; json: one document per page with the blocks, labels and probabilities; jsonl: one "
-                   "line per page (status, reason, truncated, stats, text, plain) in one file")
-    p.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
+                   "line per page (status, reason, truncated, stats, text, cleaneval, the corpus columns) in one file")
+    done = p.add_mutually_exclusive_group()
+    done.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
+    done.add_argument("--skip-done", action="store_true",
+                      help="resume an interrupted run into --out DIR: a page whose output file exists is not cleaned "
+                           "again (an output file appears only once it is whole)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, onepass, conventions: "

@@ -43,7 +43,8 @@ def report_skipped(skipped, *, quiet: bool) -> None:
 
 
 def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
-                overwrite: bool, max_blocks: int | None = None, label: str = "", config=None) -> int:
+                overwrite: bool, max_blocks: int | None = None, label: str = "", config=None,
+                skip_done: bool = False) -> int:
     """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.outputs);
     report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
     whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
@@ -52,7 +53,10 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
 
     from .outputs import OutputRefused, output_for, render
 
-    sink = output_for(out, fmt, overwrite=overwrite)
+    try:
+        sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done)
+    except OutputRefused as exc:
+        return fail(EXIT_USAGE, str(exc))
     # the JSON formats carry the job's corpus columns (language, dedup keys, quality signals), as configured
     corpus = None
     if fmt in ("json", "jsonl"):
@@ -63,6 +67,13 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
         sink.check(pages)
     except OutputRefused as exc:
         return fail(EXIT_OUTPUT, str(exc))
+    done_before = getattr(sink, "done", [])
+    if done_before:  # --skip-done: their outputs are whole (written, then renamed into place)
+        given = len(pages)
+        done_keys = {id(p) for p in done_before}
+        pages = [p for p in pages if id(p) not in done_keys]
+        if not quiet:
+            print(f"cleaner: {len(done_before)} of {given} pages done by an earlier run (--skip-done)", file=sys.stderr)
     report_skipped(skipped, quiet=quiet)
     rejected: dict[str, int] = {}
     truncated = 0

@@ -79,11 +79,14 @@ def _blocks(result) -> list[dict]:
 
 
 class FolderOutput:
-    """OUT/<page name><suffix> for each page (sub-folders as the inputs have them)."""
+    """OUT/<page name><suffix> for each page (sub-folders as the inputs have them). A page's file appears
+    only once it is whole (written beside it, then renamed), so the files in OUT are the record of what an
+    interrupted run did, and `skip_done` resumes it: a page whose output exists is not cleaned again."""
 
-    def __init__(self, root: Path, fmt: str, *, overwrite: bool):
-        self.root, self.suffix, self.overwrite = root, SUFFIX[fmt], overwrite
+    def __init__(self, root: Path, fmt: str, *, overwrite: bool, skip_done: bool = False):
+        self.root, self.suffix, self.overwrite, self.skip_done = root, SUFFIX[fmt], overwrite, skip_done
         self.shown = str(root)
+        self.done: list[Page] = []  # with skip_done: the pages whose output a run before this one wrote
 
     def target(self, page: Page) -> Path:
         return self.root / (page.name + self.suffix)
@@ -100,7 +103,9 @@ class FolderOutput:
                 raise OutputRefused(f"the output {t} would replace the input {t}: give another --out")
             if t.exists():
                 existing.append(t)
-        if existing and not self.overwrite:
+                if self.skip_done:
+                    self.done.append(page)
+        if existing and not self.overwrite and not self.skip_done:
             more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
             raise OutputRefused(f"{existing[0]} exists{more}: add --overwrite to replace, or give another --out")
         try:
@@ -112,7 +117,9 @@ class FolderOutput:
         t = self.target(page)
         try:
             t.parent.mkdir(parents=True, exist_ok=True)
-            t.write_text(text, encoding="utf-8")
+            part = t.with_name(f".{t.name}.part")  # hidden: a folder input never takes it for a page
+            part.write_text(text, encoding="utf-8")
+            os.replace(part, t)
         except OSError as exc:
             raise OutputRefused(f"cannot write {t}: {exc.strerror or exc}") from exc
 
@@ -161,10 +168,13 @@ class StreamOutput:
             self.fh.close()
 
 
-def output_for(out: str | None, fmt: str, *, overwrite: bool):
-    """The destination of --out (None or - : standard output) for --format `fmt`."""
+def output_for(out: str | None, fmt: str, *, overwrite: bool, skip_done: bool = False):
+    """The destination of --out (None or - : standard output) for --format `fmt`; `skip_done` only for a folder."""
+    if skip_done and (out is None or out == STDOUT or fmt == "jsonl"):
+        raise OutputRefused("--skip-done resumes a run into a folder of one file per page: give --out DIR "
+                            "(not standard output, not --format jsonl)")
     if out is None or out == STDOUT:
         return StreamOutput(None, overwrite=overwrite)
     if fmt == "jsonl":
         return StreamOutput(Path(out), overwrite=overwrite)
-    return FolderOutput(Path(out), fmt, overwrite=overwrite)
+    return FolderOutput(Path(out), fmt, overwrite=overwrite, skip_done=skip_done)

@@ -422,3 +422,28 @@ def test_json_formats_carry_the_jobs_corpus_columns(tmp_path, data_dir):
     assert [d["language"] for d in docs] == ["de", "en", "de"]
     assert all(d["language_score"] >= 0.9 and len(d["minhash_bands"]) == 14 for d in docs)
     assert docs[0]["text_hash"] == docs[2]["text_hash"] != docs[1]["text_hash"]
+
+
+def test_skip_done_resumes_an_interrupted_run(tmp_path, data_dir):
+    """An output file appears only whole, so the files in OUT record what an interrupted run did: a run cut
+    after its first pages (here: run on the first three, with a half-written temporary file left as a kill
+    would) is resumed with --skip-done, which cleans only the rest and leaves the done outputs untouched."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for n in (1, 2, 3, 4, 5):
+        copy_page(data_dir / f"cleaneval-dev/html/{n}.html", pages / f"{n}.html")
+    out = tmp_path / "out"
+    first = run("clean", *(pages / f"{n}.html" for n in (1, 2, 3)), "--out", out)
+    assert first.returncode in (0, 1), first.stderr
+    assert not list(out.glob(".*"))  # no temporary file left by a finished write
+    (out / ".4.txt.part").write_text("<p> half a pa")  # what a kill in the middle of a write leaves
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.txt")}
+    r = run("clean", pages, "--out", out)
+    assert r.returncode == 5 and "--overwrite" in r.stderr  # without the flag, refused as before
+    r = run("clean", pages, "--out", out, "--skip-done")
+    assert r.returncode in (0, 1), r.stderr
+    assert "3 of 5 pages done by an earlier run" in r.stderr and "cleaned 2/2 pages" in r.stderr
+    assert sorted(p.name for p in out.glob("*.txt")) == [f"{n}.txt" for n in (1, 2, 3, 4, 5)]
+    assert {n: out.joinpath(n).stat().st_mtime_ns for n in before} == before
+    assert (out / "4.txt").read_text().strip() and not (out / "4.txt").read_text().startswith("<p> half a pa")
+    assert run("clean", pages, "--out", "-", "--skip-done").returncode == 2  # a stream cannot be resumed

@@ -116,6 +116,7 @@ def clean(args, pages, skipped, crf_clean) -> int:
             lambda data, system=system, as_json=as_json: clean_page(data, system, config=config, keep_blocks=as_json),
             quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
             max_blocks=int(config["limits"]["max_blocks"]), label=kind, config=config,
+            skip_done=getattr(args, "skip_done", False),
         )
         worst = max(worst, code)
     return worst

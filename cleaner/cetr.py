@@ -1,6 +1,7 @@
 """CETR (Weninger et al. 2010): content extraction by tag ratios, on the project's blocks.
 
-Shared by the CRF's `cetr` feature family and the Dragnet seed system.
+Used by the Dragnet seed system (cleaner/systems/dragnet.py). As a feature family of the CRF it was
+measured within noise and removed (docs/ablation.md).
 """
 
 from __future__ import annotations

@@ -20,11 +20,6 @@ Families (the prefix of every attribute, used for ablation):
   tag        the innermost tag and its parent (Dragnet-era markup cue)
   idclass    id/class tokens of the ancestors (Dragnet)
   density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
-  cetr       CETR tag ratio of the block (log chars per tag), smoothed, its smoothed absolute
-             derivative and CETR's own k-means content prediction (Weninger et al. 2010)
-  run        size, words, text density and link density of the block's inline run: the blocks
-             between two block-level tags, i.e. the unit Kohlschütter/Dragnet measure. A
-             paragraph that links chop into many small blocks is still one dense run.
   cue        what today's boilerplate is called ([features.cues]): consent, ad, newsletter, share,
              caption, byline, paywall, related ... in the id/class tokens of the ancestors (as
              substrings: "cookiebanner") and in the text of short blocks, in several languages
@@ -46,12 +41,12 @@ from .text import char_classes, count_words, words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
-    "position", "document", "tag", "idclass", "density", "run", "cetr", "title", "cue",
+    "position", "document", "tag", "idclass", "density", "title", "cue",
 )  # fmt: skip
-# `run` is opt-in (`--families`): measured neutral on validation fold 1 (mean macro F1
-# -0.001 with the other families present) for 4 more attributes per block. `title` (the block
-# against the page's <title>) is opt-in until measured on all folds (docs/ablation.md).
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("run", "cetr", "title", "cue"))
+# `title` (the block against the page's <title>) and `cue` are opt-in (`--families`) until measured on all
+# folds (docs/ablation.md, docs/modern.md). The `run` (inline-run density) and `cetr` (CETR tag ratios)
+# families were measured within noise and removed (docs/ablation.md keeps their figures).
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("title", "cue"))
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
@@ -206,10 +201,6 @@ class _Names:
         self.t_doc = [table("document", k, bins["document"], doc_cap)
                       for k in ("word-count", "sentence-count", "block-count")]
         self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
-        self.t_run = (count("run", "blocks"), count("run", "words"), count("run", "density"), rel("run", "link"))
-        self.t_cetr = (table("cetr", "tr", list(range(21)), 21), table("cetr", "smooth", list(range(21)), 21),
-                       table("cetr", "derivative", list(range(13)), 13))
-        self.cetr_content = name("cetr", "cetr.kmeans-content")
         self.title_none = name("title", "title.none")
         self.title_rel = tuple(name("title", f"title.rel={k}") for k in ("before", "at", "after", "none"))
         self.title_match = _PrefixCache("title.match=", None if namer("title") is None else codec)
@@ -457,41 +448,6 @@ class FeatureExtractor:
             out.append(BlockStats(n, len(b.text), n if b.in_link else 0))
         return out
 
-    def _run_features(self, blocks: list[Block], stats: list[BlockStats], v: _Names) -> list[tuple]:
-        """Per block, the attributes of the inline run it belongs to."""
-        block_tags = self.block_tags
-        starts = [
-            i == 0 or not (block_tags.isdisjoint(b.opened) and block_tags.isdisjoint(b.closed))
-            for i, b in enumerate(blocks)
-        ]
-        t_blocks, t_words, t_density, t_link = v.t_run
-        out: list[tuple] = []
-        i, n = 0, len(blocks)
-        while i < n:
-            j = i + 1
-            while j < n and not starts[j]:
-                j += 1
-            words = sum(s.n_words for s in stats[i:j])
-            chars = sum(s.n_chars for s in stats[i:j]) + (j - i - 1)
-            links = sum(s.link_words for s in stats[i:j])
-            lines = -(-chars // 80) or 1
-            feats = (t_blocks[j - i], t_words[words], t_density[words // lines], t_link[links * 1000 // (words or 1)])
-            out.extend([feats] * (j - i))
-            i = j
-        return out
-
-    def _cetr_features(self, blocks: list[Block], v: _Names) -> list[tuple]:
-        from .cetr import cetr
-
-        c = cetr(blocks)
-        t_tr, t_smooth, t_d = v.t_cetr
-        out = []
-        for tr, s, d, k in zip(c["tr"], c["tr_smooth"], c["dtr_smooth"], c["kmeans"]):
-            # log-scale values in half (ratio) and quarter (derivative) units
-            feats = (t_tr[int(tr * 2)], t_smooth[int(s * 2)], t_d[int(d * 4)])
-            out.append(feats + (v.cetr_content,) if k else feats)
-        return out
-
     def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:
         """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
         get = self.neighbour_names(offset, codec).__getitem__
@@ -575,12 +531,6 @@ class FeatureExtractor:
             td_words[b.td_group] = td_words.get(b.td_group, 0) + free
             div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
             div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
-        run_feats: list[tuple] = []
-        if "run" in fam:
-            run_feats = self._run_features(blocks, stats, v)
-        cetr_feats: list[tuple] = []
-        if "cetr" in fam and blocks:
-            cetr_feats = self._cetr_features(blocks, v)
         title_feats: list[tuple] = []
         if "title" in fam:
             title_feats = self._title_features(blocks, stats, title, v)
@@ -617,10 +567,6 @@ class FeatureExtractor:
             if "position" in fam:
                 out = shared if "position" in wf else private
                 out.append(v.t_pos[i * 1000 // n])
-            if run_feats:
-                (shared if "run" in wf else private).extend(run_feats[i])
-            if cetr_feats:
-                (shared if "cetr" in wf else private).extend(cetr_feats[i])
             if title_feats:
                 (shared if "title" in wf else private).extend(title_feats[i])
             shared_rows.append(shared)

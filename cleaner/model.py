@@ -41,7 +41,7 @@ from .crf import (
     read_crfsuite,
 )
 from .decide import DecisionSettings, decide
-from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
+from .features import DEFAULT_FAMILIES, FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
 from .stacking import StackingSettings, first_pass_attributes, first_pass_ids
@@ -542,6 +542,10 @@ def load_model(path: str | Path | None = None) -> CrfModel:
     expected = meta.get("model_hash")
     if expected and expected != model.hash:
         raise ModelError(f"model {path} does not match its sidecar (hash {model.hash} != {expected})")
+    gone = [f for f in meta.get("families", ()) if f not in FAMILIES]
+    if gone:  # it would read fewer attributes than it was trained on, silently: refuse it
+        raise ModelError(f"model {path} was trained with feature families this version no longer has "
+                         f"({', '.join(gone)}; docs/ablation.md): retrain it")
     try:
         model.open()
     except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file

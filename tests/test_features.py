@@ -152,17 +152,6 @@ def test_ascii_fast_path_counts_like_the_general_path(text):
     assert sum(char_classes(text)) == len(text)
 
 
-def test_run_features_measure_the_inline_run_between_block_tags():
-    blocks = segment_blocks(
-        "<p>Some words <a href=x>a link</a> and more words here</p><div>menu</div>"
-    ).blocks
-    f = feats(blocks, families=("run",))
-    # run 1: "Some words" + "a link" + "and more words here" = 3 blocks, 8 words, 2 in a link
-    assert {"run.blocks=3", "run.words=7", "run.link=0.2"} <= set(f[0])
-    assert f[0] == f[1] == f[2]
-    assert "run.blocks=1" in f[3] and "run.words=1" in f[3]
-
-
 def test_url_hints_change_speed_not_features(data_dir):
     # url_hints is left out of the config hash (a model trained before it existed, and its stored
     # cross-validation, stay current), so it must never change a row: every 10th shared page, with

@@ -30,10 +30,8 @@ The page and all its data are served by this process: no network.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from html import escape
@@ -43,6 +41,7 @@ from pathlib import Path
 from .align import align_blocks
 from .annotate_server import AnnotateApp, RequestError, is_loopback, make_server, new_token
 from .assemble import assemble
+from .files import write_atomic
 from .inspect import UNDECODABLE_SHARE, PageAnalysis, analyse_page, reason_message, undecodable_share, web_asset
 from .labels import CONTINUATION, LABELS, OTHER, PARAGRAPH
 from .segment import Block
@@ -104,37 +103,6 @@ def round_trip(blocks: list[Block], labels: list[str], gold: str) -> dict:
             why = "its text also occurs elsewhere on the page and aligns there"
         mismatches.append({"i": i, "given": given, "reads_back": got, "why": why})
     return {"labels": back, "mismatches": mismatches, "f1": s.f1, "markup_f1": s.markup_f1}
-
-
-def _file_mode() -> int:
-    """The mode open() gives a new file (0666 less the umask), as every other output of cleaner has."""
-    try:  # Linux: the umask without changing it (os.umask() both reads and sets: not thread-safe)
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a text file so that readers see the old or the new file, never a partial one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _file_mode())  # mkstemp makes 0600; a gold file is an output like any other
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- the application ------------------------------------------------------------------------

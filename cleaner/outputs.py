@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from .files import write_atomic
 from .inputs import Page
 
 STDOUT = "-"
@@ -117,9 +118,8 @@ class FolderOutput:
         t = self.target(page)
         try:
             t.parent.mkdir(parents=True, exist_ok=True)
-            part = t.with_name(f".{t.name}.part")  # hidden: a folder input never takes it for a page
-            part.write_text(text, encoding="utf-8")
-            os.replace(part, t)
+            # whole or not there (what --skip-done relies on); no fsync: a page is cleaned again at little cost
+            write_atomic(t, text, fsync=False)
         except OSError as exc:
             raise OutputRefused(f"cannot write {t}: {exc.strerror or exc}") from exc
 

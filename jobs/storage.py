@@ -20,11 +20,12 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
+
+from cleaner.files import write_atomic
 
 _SCHEME_RX = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB_RX = re.compile(r"[*?\[{]")
@@ -305,23 +306,8 @@ class LocalFS:
         """Atomic: readers see the old or the new file, never half of one. The file gets the mode a new
         file gets (0666 & ~umask, as Spark's Parquet files), not mkstemp's 0600; a failed write (disk
         full) leaves no temporary file behind."""
-        d = os.path.dirname(path) or "."
-        os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
-                fh.write(text)
-                _injected_write_fault(path)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        write_atomic(path, text, after_write=lambda: _injected_write_fault(path))
 
     def create_exclusive(self, path: str, text: str) -> bool:
         """Create `path` holding `text` unless it exists (O_EXCL): True when this call created it."""
@@ -477,13 +463,6 @@ def _injected_write_fault(path: str) -> None:
         import errno
 
         raise OSError(errno.ENOSPC, "No space left on device (injected)", path)
-
-
-def current_umask() -> int:
-    """The process's umask (read by setting it and setting it back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def json_dumps(obj) -> str:

@@ -15,6 +15,20 @@ DATA = ROOT.parent / "shared" / "data"
 HEAVY_SETS = ("wcxb",)
 
 
+# The fetch date of every test WARC (scripts/make_warc.py --date), so that rows and partitions are reproducible.
+WARC_DATE = "2024-05-06T07:08:09Z"
+
+
+def make_warc(out: Path, *args: str, date: str = WARC_DATE) -> Path:
+    """A WARC of shared pages built by the project's own script (`args`: its input folder and options)."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_warc.py"), *map(str, args), "--date", date,
+                    "--out", str(out)], check=True, capture_output=True)
+    return out
+
+
 def sampled_pages(data_dir: Path = DATA, every: int = 1):
     """Every `every`-th page of the shared sets but HEAVY_SETS (cleaner.data.find_pages' order)."""
     from cleaner.data import find_pages

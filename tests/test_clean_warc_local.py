@@ -14,27 +14,20 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT
+from conftest import ROOT, WARC_DATE, make_warc
 
-MAKE_WARC = ROOT / "scripts" / "make_warc.py"
-DATE = "2024-05-06T07:08:09Z"
+DATE = WARC_DATE
 KEY = ("warc_file", "warc_offset", "record_id")
-
-
-def _make_warc(out: Path, *args: str) -> Path:
-    subprocess.run([sys.executable, str(MAKE_WARC), *args, "--date", DATE, "--out", str(out)],
-                   check=True, capture_output=True)
-    return out
 
 
 @pytest.fixture(scope="module")
 def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("warcs")
     return {
-        "a": _make_warc(d / "a.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "25",
+        "a": make_warc(d / "a.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "25",
                         "--with-requests"),
-        "b": _make_warc(d / "b.warc", str(data_dir / "dragnet" / "html"), "--limit", "15", "--no-gzip"),
-        "c": _make_warc(d / "c.warc.gz", str(data_dir / "cleanportaleval" / "html"), "--limit", "8"),
+        "b": make_warc(d / "b.warc", str(data_dir / "dragnet" / "html"), "--limit", "15", "--no-gzip"),
+        "c": make_warc(d / "c.warc.gz", str(data_dir / "cleanportaleval" / "html"), "--limit", "8"),
         "damaged": data_dir / "warc" / "example-trunc.warc",
     }
 

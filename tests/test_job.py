@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, WARC_DATE, make_warc
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -41,20 +41,13 @@ from jobs.runs import SimulatedCrash  # noqa: E402
 from jobs.storage import InputFile, RangeReader  # noqa: E402
 
 JOB = ROOT / "jobs" / "clean_warc.py"
-MAKE_WARC = ROOT / "scripts" / "make_warc.py"
-DATE = "2024-05-06T07:08:09Z"
+DATE = WARC_DATE
 KEY = ("warc_file", "warc_offset", "record_id")
 
 
 # ------------------------------------------------------------------------------------------
 # Fixtures
 # ------------------------------------------------------------------------------------------
-
-def _make_warc(out: Path, *args: str) -> Path:
-    subprocess.run([sys.executable, str(MAKE_WARC), *args, "--date", DATE, "--out", str(out)],
-                   check=True, capture_output=True)
-    return out
-
 
 @pytest.fixture(scope="session")
 def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
@@ -71,11 +64,11 @@ def warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
     for p in dev_pages[20:32]:
         shutil.copy(p, part_d / p.name)
     return {
-        "a": _make_warc(d / "a.warc.gz", str(part_a), "--with-requests"),
-        "b": _make_warc(d / "b.warc.gz", str(data_dir / "dragnet" / "html"), "--limit", "15"),
-        "c": _make_warc(d / "c.warc", str(data_dir / "cleanportaleval" / "html"), "--limit", "10",
+        "a": make_warc(d / "a.warc.gz", str(part_a), "--with-requests"),
+        "b": make_warc(d / "b.warc.gz", str(data_dir / "dragnet" / "html"), "--limit", "15"),
+        "c": make_warc(d / "c.warc", str(data_dir / "cleanportaleval" / "html"), "--limit", "10",
                         "--no-gzip", "--with-requests"),
-        "d": _make_warc(d / "d.warc.gz", str(part_d)),
+        "d": make_warc(d / "d.warc.gz", str(part_d)),
     }
 
 

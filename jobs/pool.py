@@ -16,10 +16,9 @@ import multiprocessing
 import shutil
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
 
 from . import tempdirs
-from .clean_warc import CleanWarcJob, JobError, ProgressLogger
+from .clean_warc import CleanWarcJob, JobError, ProgressLogger, build_parser
 from .worker import index_file, marker_root, process_partition_arrow
 
 
@@ -72,10 +71,11 @@ def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], com
 
 
 def _job_namespace(args: argparse.Namespace) -> argparse.Namespace:
-    """The `cleaner clean-warc` arguments with what CleanWarcJob reads of the Spark job's flags."""
-    spark_only: dict[str, Any] = {"master": None, "spark_conf": [], "no_progress": True, "simulate_crash": None,
-                                  "format": None, "distribution": None, "target_file_mb": None}
-    return argparse.Namespace(**(spark_only | vars(args)))
+    """The `cleaner clean-warc` arguments over the Spark job's defaults: CleanWarcJob reads every flag of the
+    job's parser, so each one it has and clean-warc does not (--master, --format, ...) takes the job's default
+    here, also the next one added (no list of them to keep in step)."""
+    job_defaults = vars(build_parser().parse_args(["--output", str(args.output)]))
+    return argparse.Namespace(**(job_defaults | {"no_progress": True} | vars(args)))
 
 
 def _command_line(a: argparse.Namespace) -> list[str]:

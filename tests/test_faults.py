@@ -204,7 +204,8 @@ def _size(path: Path) -> int:
 # NEWEST_ROWS below) with the response ids of the inputs, counts duplicates, and checks exit codes.
 # ------------------------------------------------------------------------------------------
 
-from test_job import _make_warc, run_job  # noqa: E402
+from conftest import make_warc  # noqa: E402
+from test_job import run_job  # noqa: E402
 
 from jobs.clean_warc import JobError  # noqa: E402
 from jobs.runs import SimulatedCrash  # noqa: E402
@@ -286,9 +287,9 @@ def fault_warcs(tmp_path_factory, data_dir) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("fault_warcs")
     dev = data_dir / "cleaneval-dev" / "html"
     return {
-        "a": _make_warc(d / "a.warc.gz", str(dev), "--limit", "24"),
-        "b": _make_warc(d / "b.warc.gz", str(data_dir / "dragnet" / "html"), "--limit", "16"),
-        "c": _make_warc(d / "c.warc.gz", str(data_dir / "cleanportaleval" / "html"), "--limit", "10"),
+        "a": make_warc(d / "a.warc.gz", str(dev), "--limit", "24"),
+        "b": make_warc(d / "b.warc.gz", str(data_dir / "dragnet" / "html"), "--limit", "16"),
+        "c": make_warc(d / "c.warc.gz", str(data_dir / "cleanportaleval" / "html"), "--limit", "10"),
     }
 
 

@@ -166,19 +166,7 @@ def cmd_train(args) -> int:
     c1 = args.c1 if args.c1 is not None else float(tc["c1"])
     c2 = args.c2 if args.c2 is not None else float(tc["c2"])
     iters = args.max_iterations or int(tc["max_iterations"])
-    conventions = None
-    if getattr(args, "conventions", False):
-        from .convention import ConventionError, Conventions
-
-        try:
-            conventions = Conventions.from_config(config)
-        except ConventionError as exc:
-            return _fail(EXIT_MODEL, str(exc))
-        from .stacking import StackingSettings
-
-        if StackingSettings.from_config(config) is not None:  # never built nor measured together
-            return _fail(EXIT_USAGE, "a convention-aware model is one pass: add --config conf/onepass.toml "
-                                     "(or an overlay with [stacking] enabled = false)")
+    conventions = _conventions(args, config)
     t0 = time.time()
     docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
     min_al = float(tc["min_alignment"])
@@ -225,6 +213,25 @@ def cmd_train(args) -> int:
     print(f"model written to {path} ({size / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
           file=sys.stderr)
     return EXIT_OK
+
+
+def _conventions(args, config):
+    """`--conventions` (train, eval --cv): the config's annotation conventions, or None without the flag.
+    Exits with a one-line error when the config names none or asks for stacking (never built nor measured
+    together with conventions)."""
+    if not getattr(args, "conventions", False):
+        return None
+    from .convention import ConventionError, Conventions
+    from .stacking import StackingSettings
+
+    try:
+        conventions = Conventions.from_config(config)
+    except ConventionError as exc:
+        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from None
+    if StackingSettings.from_config(config) is not None:
+        raise SystemExit(_fail(EXIT_USAGE, "a convention-aware model is one pass: add --config conf/onepass.toml "
+                                           "(or an overlay with [stacking] enabled = false)"))
+    return conventions
 
 
 _ONLY_FOLDS = (" **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same "
@@ -330,6 +337,10 @@ def cmd_eval(args) -> int:
             return _fail(EXIT_INPUT, str(exc))
     if args.folds and not args.cv:
         return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
+    if args.conventions and not args.cv:
+        return _fail(EXIT_USAGE, "--conventions trains convention-aware models: add --cv (a saved model already "
+                                 "knows whether it is one)")
+    conventions = _conventions(args, config)
     if args.cv:
         families = _families(args)
         fold_ids = _chosen_folds(args.folds, pages, folds)
@@ -339,10 +350,11 @@ def cmd_eval(args) -> int:
         iters = args.max_iterations or int(tc["max_iterations"])
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
                                  processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
-                                 models_dir=args.fold_models)
+                                 models_dir=args.fold_models, conventions=conventions)
         if args.report:
-            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, unseen_sites=args.unseen_sites,
-                             config=config, folds=fold_ids, page_types=_page_types(args))
+            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
+                             unseen_sites=args.unseen_sites, config=config, folds=fold_ids,
+                             page_types=_page_types(args))
             args.report = None
         how = ""
     else:
@@ -596,6 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "folds of a full run, not with the all-fold figures")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")
+    p.add_argument("--conventions", action="store_true",
+                   help="with --cv: train convention-aware models (as `train --conventions`) and score each page "
+                   "under its own set's convention")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
                    "expected F1, fold), to compare another run with this one page by page (--against)")

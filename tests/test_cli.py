@@ -158,6 +158,10 @@ def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
         assert r.returncode == 2 and "--folds" in r.stderr
     r = run("eval", folder, "--folds", "1", "-q")
     assert r.returncode == 2 and "add --cv" in r.stderr
+    r = run("eval", folder, "--conventions", "-q")  # a saved model already is convention-aware or not
+    assert r.returncode == 2 and "add --cv" in r.stderr
+    r = run("eval", folder, "--cv", "--conventions", "-q")  # the stacked default config: refused before any work
+    assert r.returncode == 2 and "one pass" in r.stderr
     r = run("eval", folder, "--cv", "--folds", "1", "--model-kind", "dragnet", "-q")
     assert r.returncode == 2 and "are for the CRF" in r.stderr
 

@@ -187,17 +187,16 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, title: str = "") -> list[list] | WindowRows:
+    def features(self, blocks, stats=None) -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them; readable rows for a convention-aware model,
-        whose conventions rewrite readable attributes. `title` is the page's <title>
-        (Segmentation.title), for a model that reads the `title` family."""
+        whose conventions rewrite readable attributes."""
         ex = self.extractor()
         if self.conventions is not None:
-            return ex.extract(blocks, stats, None, title)
+            return ex.extract(blocks, stats, None)
         codec = self.attribute_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec, ex)
+        return WindowRows(ex.extract_parts(blocks, stats, codec), codec, ex)
 
     @property
     def encoded(self) -> bool:

@@ -32,6 +32,12 @@ def setting(**rules) -> typing.Any:
     return field(metadata=rules)
 
 
+# Settings of variants that were measured, rejected and deleted, with the document that keeps their figures:
+# a config that still names one is refused with that reason rather than as an unknown key.
+REMOVED = {
+    ("features", "title"): "the `title` feature family, docs/ablation.md",
+}
+
 POSITIVE = {"gt": 0}
 SHARE = {"ge": 0, "le": 1}
 
@@ -79,14 +85,6 @@ class Bins:
 
 
 @dataclass(frozen=True)
-class Title:
-    max_words: int = setting(**POSITIVE)
-    precision_bins: list[float] = setting(nonempty=True, ascending=True)
-    coverage_bins: list[float] = setting(nonempty=True, ascending=True)
-    anchor_min: float = setting(**SHARE)
-
-
-@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
@@ -115,7 +113,6 @@ class Features:
     max_idclass_tokens_per_block: int = setting(ge=0)
     url_hints: list[str] = setting(nonempty_items=True)
     bins: Bins = setting()
-    title: Title = setting()
     cues: Cues = setting()
     regexp: Regexps = setting()
     # every `class_<name> = [tags]` key, by name (class_header, class_nav, ..., and any new one)
@@ -356,6 +353,10 @@ def _build(cls, data: dict, path: tuple[str, ...]):
             item_tp = typing.get_args(hints[owner.name])[1]
             gathered[owner.name][key] = _value(item_tp, value, {}, path + (key,))
             continue
+        if path + (key,) in REMOVED:
+            what = f"[{'.'.join(path + (key,))}]" if isinstance(value, dict) else _where(path + (key,))
+            raise SettingsError(f"{what} was removed (measured and rejected: "
+                                f"{REMOVED[path + (key,)]}): delete it")
         if path:
             names = ", ".join(sorted(n for n, g in known.items() if "prefix" not in g.metadata))
             raise SettingsError(f"unknown key {_where(path + (key,))} "

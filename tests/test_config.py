@@ -67,7 +67,8 @@ BAD = [
     ("[limits]\ntime_budget_s = true\n", "[limits] time_budget_s must be a number"),
     ("[features.bins]\ncount = [3, 2]\n", "[features.bins] count must be in ascending order"),
     ("[features.regexp]\nurl = '('\n", "[features.regexp] url is not a valid regular expression"),
-    ("[features.title]\nanchor = 1\n", "unknown key [features.title] anchor"),
+    # a removed variant's setting says so and where its figures are
+    ("[features.title]\nmax_words = 40\n", "[features.title] was removed (measured and rejected: the `title` feature"),
     ('[features]\nclass_nav = "nav"\n', "[features] class_nav must be a list"),
     ("[decision]\ncontent_threshold = 1.5\n", "[decision] content_threshold must be at most 1"),
     ('[decode]\ndetector = "chardet"\n', "[decode] detector must be one of"),

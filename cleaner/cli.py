@@ -245,7 +245,7 @@ def _passes(stacking) -> str:
     windows = " / ".join(f"±{w}" for w in stacking.windows)
     reads = "" if stacking.first_pass_neighbours else " (reading each block's own attributes only)"
     return (f" Stacked: inside each fold a first pass{reads} labels the pages, and the CRF also reads its "
-            f"{stacking.first_pass_labels} labels and P(content) (windows {windows} blocks; "
+            f"decided labels and P(content) (windows {windows} blocks; "
             f"{stacking.inner_folds} inner folds).")
 
 
@@ -438,7 +438,7 @@ def describe_model(path: Path) -> dict:
     kind = ["one pass"]
     if model.stacking:
         own = "" if model.stacking.first_pass_neighbours else ", own attributes only"
-        kind = [f"stacked (first pass: {model.stacking.first_pass_labels} labels{own})"]
+        kind = [f"stacked (first pass: decided labels{own})"]
     if model.conventions is not None:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:

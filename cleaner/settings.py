@@ -4,7 +4,7 @@
 overlay laid over it, cleaner.config) into frozen dataclasses, one per section, and refuses with a
 one-line `SettingsError` naming the key and the file: an unknown section or key (`[limitz]`,
 `max_block`), a value of the wrong type (`max_blocks = "lots"`), or one out of its obvious range
-(a negative size, a probability above 1, a detector that does not exist).
+(a negative size, a probability above 1, a policy that does not exist).
 
 The dataclasses give no defaults: conf/default.toml is the one place where a default is written,
 and every key of it must be described here (tests/test_config.py checks both ways). Code reads the
@@ -36,6 +36,8 @@ def setting(**rules) -> typing.Any:
 # a config that still names one is refused with that reason rather than as an unknown key.
 REMOVED = {
     ("features", "title"): "the `title` feature family, docs/ablation.md",
+    ("decode", "detector"): "resiliparse's charset detector beside faust-cchardet, docs/decoding.md",
+    ("stacking", "first_pass_labels"): "a second pass reading the first pass's Viterbi path, docs/ablation.md",
 }
 
 POSITIVE = {"gt": 0}
@@ -55,7 +57,6 @@ class Decode:
     prescan_bytes: int = setting(ge=0)
     min_detector_confidence: float = setting(**SHARE)
     detector_bytes: int = setting(**POSITIVE)
-    detector: str = setting(choices=("cchardet", "resiliparse"))
     invalid_declared_utf8: str = setting(choices=("trust", "detect", "repair"))
     valid_utf8_wins: bool = setting()
     utf8_first: bool = setting()
@@ -185,7 +186,6 @@ class Stacking:
     enabled: bool = setting()
     windows: list[int] = setting(nonempty=True, ge=0)
     inner_folds: int = setting(gt=1)
-    first_pass_labels: str = setting(choices=("viterbi", "decided"))
     first_pass_neighbours: bool = setting()
 
 

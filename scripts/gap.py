@@ -147,8 +147,8 @@ def main(argv=None) -> int:
                     f"{c.f1 - r.f1:+.3f} | {why} |")
     stacking = StackingSettings.from_config(config)
     crf_kind = ("stacked, the default: a first-pass CRF, and a second-pass CRF that also reads the first pass's "
-                f"labelling of the page, [stacking] inner_folds = {stacking.inner_folds}, first_pass_labels = "
-                f"\"{stacking.first_pass_labels}\"" if stacking else "one pass: [stacking] disabled")
+                f"labelling of the page after the decision stage, [stacking] inner_folds = {stacking.inner_folds}"
+                if stacking else "one pass: [stacking] disabled")
     read_by = ", over the attributes its second pass reads of the page" if stacking else ""
     pass1 = ("; `pass1.` the first pass's view of the page: its label, P(content) in tenths, the mean P(content) "
              "within each window `w<k>=`, and where the block lies against the blocks it keeps") if stacking else ""

@@ -99,9 +99,11 @@ def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(smal
         assert encoded == model.attribute_ids.encode(readable) and isinstance(encoded[0][0], int)
         window_rows = model.features(blocks)  # what clean_html scores: ids, the window kept apart
         assert len(window_rows) == len(blocks)
-        tagged = model.tag(window_rows)
-        assert tagged[0] == model.tag(encoded)[0] == model.tag(readable)[0] == model.tag(CODEC.encode(readable))[0]
-        assert tagged[1] == pytest.approx(model.tag(readable)[1], abs=1e-12)
+        counts = [s.n_words for s in model.extractor().stats(blocks)]  # (its first pass is decided)
+        tagged = model.tag(window_rows, word_counts=counts)
+        assert tagged[0] == model.tag(encoded, word_counts=counts)[0] == model.tag(readable, word_counts=counts)[0] \
+            == model.tag(CODEC.encode(readable), word_counts=counts)[0]
+        assert tagged[1] == pytest.approx(model.tag(readable, word_counts=counts)[1], abs=1e-12)
 
 
 # Each packaged model and the report of the cross-validation whose figures its sidecar holds

@@ -75,6 +75,7 @@ class DocResult:
     coverage: float
     p_other: list[float] | None = None  # marginal P(other) per block (decision-rule studies)
     expected_f1: float | None = None  # the word F1 the model expects of its output (cleaner.assemble.expected_scores)
+    ms: float | None = None  # CPU ms of the whole pipeline on the page, where timed (the seed systems' table)
 
 
 _PREP_STATE: dict = {}

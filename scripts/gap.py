@@ -114,7 +114,11 @@ def main(argv=None) -> int:
                                              progress=False, models_dir=models_dir)}
     print(f"crf cross-validated in {time.time() - t0:.0f}s", file=sys.stderr)
     if args.dragnet_results:
-        ref = {r.key: r for r in load_results(Path(args.dragnet_results))["dragnet"]}
+        stored = load_results(Path(args.dragnet_results)).get("dragnet")
+        if stored is None:  # no dragnet results, or a file of the older per-page layout (not reused)
+            sys.exit(f"gap.py: {args.dragnet_results} holds no dragnet results of this layout: run "
+                     "`cleaner eval --model-kind dragnet --cv --results FILE` again")
+        ref = {r.key: r for r in stored}
     else:
         sysdocs = prepare_docs(pages + others, config, folds, progress=False)
         ref = {r.key: r for r in cross_validate_system("dragnet", sysdocs, config, progress=False)}

@@ -187,7 +187,7 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
             result.url = decoded.wrapper.get("id")
     if seg is not None:
         result.n_blocks = len(seg.blocks)
-        result.title, result.sanitized_chars = _sanitize(seg.title)  # (the features read seg.title itself)
+        result.title, result.sanitized_chars = _sanitize(seg.title)
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
 
 
@@ -204,7 +204,7 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
 
     t = time.perf_counter()
     stats = model.extractor().stats(seg.blocks)
-    feats = model.features(seg.blocks, stats, seg.title)
+    feats = model.features(seg.blocks, stats)
     timings["features"] = (time.perf_counter() - t) * 1000
     if budget.expired():
         result.reason = "timeout"

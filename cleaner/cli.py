@@ -36,9 +36,11 @@ from .cli_common import (  # noqa: F401 (EXIT_*, DEFAULT_DATA: the command line'
     clean_files,
     report_skipped,
 )
+from .cli_common import chosen_folds as _chosen_folds
 from .cli_common import config_from_args as _config
 from .cli_common import fail as _fail
 from .cli_common import gold_pages_from_args as _pages
+from .cli_common import page_types_from_args as _page_types
 from .cli_common import sites_from_args as _sites
 
 # Each module defines add_parser(subparsers) and sets `func` on its sub-parser. jobs.local_job is
@@ -140,17 +142,6 @@ def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[
     return summary
 
 
-def _page_types(args) -> dict[str, str]:
-    """Page key -> page type of the data dirs' sets that list them (wcxb/pages.tsv)."""
-    from .data import load_page_types
-
-    out: dict[str, str] = {}
-    for d in args.data_dirs or [str(DEFAULT_DATA)]:
-        if Path(d).is_dir():
-            out.update(load_page_types(d))
-    return out
-
-
 def cmd_train(args) -> int:
     if getattr(args, "model_kind", "crf") != "crf":
         from .systems.cli import train as train_system
@@ -245,23 +236,8 @@ def _passes(stacking) -> str:
     windows = " / ".join(f"±{w}" for w in stacking.windows)
     reads = "" if stacking.first_pass_neighbours else " (reading each block's own attributes only)"
     return (f" Stacked: inside each fold a first pass{reads} labels the pages, and the CRF also reads its "
-            f"{stacking.first_pass_labels} labels and P(content) (windows {windows} blocks; "
+            f"decided labels and P(content) (windows {windows} blocks; "
             f"{stacking.inner_folds} inner folds).")
-
-
-def _chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] | None:
-    """`--folds 0,1` -> [0, 1] (None: every fold); a fold no page is in is a usage error."""
-    if not spec:
-        return None
-    known = sorted({folds[p.key] for p in pages if p.key in folds})
-    try:
-        chosen = sorted({int(k) for k in spec.split(",") if k.strip()})
-    except ValueError:
-        raise SystemExit(_fail(EXIT_USAGE, f"--folds takes fold numbers separated by commas, not {spec!r}")) from None
-    unknown = [k for k in chosen if k not in known]
-    if unknown or not chosen:
-        raise SystemExit(_fail(EXIT_USAGE, f"--folds {spec}: no page is in fold(s) {unknown}; the folds are {known}"))
-    return chosen
 
 
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
@@ -306,10 +282,9 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
 
 
 def cmd_eval(args) -> int:
+    if args.folds and not args.cv:
+        return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
     if getattr(args, "model_kind", "crf") != "crf":
-        if args.folds or args.pages or args.against:
-            return _fail(EXIT_USAGE, "--folds, --pages and --against are for the CRF; the systems keep their per-page "
-                                     "results with --results")
         from .systems.cli import evaluate as evaluate_systems
 
         return evaluate_systems(args)
@@ -335,8 +310,6 @@ def cmd_eval(args) -> int:
             baseline = read_page_table(Path(args.against))
         except (OSError, ValueError) as exc:
             return _fail(EXIT_INPUT, str(exc))
-    if args.folds and not args.cv:
-        return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
     if args.conventions and not args.cv:
         return _fail(EXIT_USAGE, "--conventions trains convention-aware models: add --cv (a saved model already "
                                  "knows whether it is one)")
@@ -438,7 +411,7 @@ def describe_model(path: Path) -> dict:
     kind = ["one pass"]
     if model.stacking:
         own = "" if model.stacking.first_pass_neighbours else ", own attributes only"
-        kind = [f"stacked (first pass: {model.stacking.first_pass_labels} labels{own})"]
+        kind = [f"stacked (first pass: decided labels{own})"]
     if model.conventions is not None:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:
@@ -613,7 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "under its own set's convention")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
-                   "expected F1, fold), to compare another run with this one page by page (--against)")
+                   "expected F1, fold), to compare another run with this one page by page (--against); the CRF's "
+                   "or one --model-kind's")
     p.add_argument("--against", metavar="FILE.tsv", help="compare this run with another's --pages table on the pages "
                    "both scored: per set, the difference of macro F1 with its 95 %% paired bootstrap interval")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",

@@ -163,6 +163,32 @@ def sites_from_args(args, pages):
     return page_sites(pages, listed)
 
 
+def page_types_from_args(args) -> dict[str, str]:
+    """Page key -> page type of the data dirs' sets that list them (wcxb/pages.tsv)."""
+    from .data import load_page_types
+
+    out: dict[str, str] = {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        if Path(d).is_dir():
+            out.update(load_page_types(d))
+    return out
+
+
+def chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] | None:
+    """`--folds 0,1` -> [0, 1] (None: every fold); a fold no page is in is a usage error."""
+    if not spec:
+        return None
+    known = sorted({folds[p.key] for p in pages if p.key in folds})
+    try:
+        chosen = sorted({int(k) for k in spec.split(",") if k.strip()})
+    except ValueError:
+        raise SystemExit(fail(EXIT_USAGE, f"--folds takes fold numbers separated by commas, not {spec!r}")) from None
+    unknown = [k for k in chosen if k not in known]
+    if unknown or not chosen:
+        raise SystemExit(fail(EXIT_USAGE, f"--folds {spec}: no page is in fold(s) {unknown}; the folds are {known}"))
+    return chosen
+
+
 UNSEEN_SITES_NOTE = (
     " **Unseen sites** (`--unseen-sites`): each fold's model is trained without the pages of every site that occurs "
     "in the fold, in any set (a site in chaos and fundus is held out of both), so every held-out page is from a site "

@@ -35,7 +35,7 @@ FEATURE_SECTIONS = ("segment", "features")
 SPEED_ONLY_KEYS = {"features": ("url_hints",)}
 # Keys that configure one opt-in feature family (cleaner.features): hashed only for a model that reads
 # the family, so that adding one does not make every stored model look stale either.
-FAMILY_KEYS = {"features": {"title": "title", "cues": "cue"}}
+FAMILY_KEYS = {"features": {"cues": "cue"}}
 
 
 class ConfigError(ValueError):

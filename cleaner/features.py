@@ -37,16 +37,16 @@ from mypy_extensions import mypyc_attr
 
 from .config import Config, load_config
 from .segment import Block
-from .text import char_classes, count_words, words
+from .text import char_classes, count_words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
-    "position", "document", "tag", "idclass", "density", "title", "cue",
+    "position", "document", "tag", "idclass", "density", "cue",
 )  # fmt: skip
-# `title` (the block against the page's <title>) and `cue` are opt-in (`--families`) until measured on all
-# folds (docs/ablation.md, docs/modern.md). The `run` (inline-run density) and `cetr` (CETR tag ratios)
-# families were measured within noise and removed (docs/ablation.md keeps their figures).
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in ("title", "cue"))
+# `cue` is opt-in (`--families`) until measured on all folds (docs/modern.md). The `run` (inline-run density),
+# `cetr` (CETR tag ratios) and `title` (the block against the page's <title>) families were measured and
+# removed (docs/ablation.md keeps their figures).
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f != "cue")
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 
@@ -201,9 +201,6 @@ class _Names:
         self.t_doc = [table("document", k, bins["document"], doc_cap)
                       for k in ("word-count", "sentence-count", "block-count")]
         self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
-        self.title_none = name("title", "title.none")
-        self.title_rel = tuple(name("title", f"title.rel={k}") for k in ("before", "at", "after", "none"))
-        self.title_match = _PrefixCache("title.match=", None if namer("title") is None else codec)
         # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
         tag_codec = None if namer("tag") is None else codec
         self.tag_self = _PrefixCache("tag.self=", tag_codec)
@@ -266,13 +263,6 @@ class FeatureExtractor:
         # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
         self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
-        # (A model's stored feature config from before the title family has no [features.title]; it
-        # is laid over the runtime config, which has it: cleaner.model.CrfModel.feature_config.)
-        tt = fc["title"]
-        self.title_max_words = int(tt["max_words"])
-        self.title_precision_bins = [float(b) for b in tt["precision_bins"]]
-        self.title_coverage_bins = [float(b) for b in tt["coverage_bins"]]
-        self.title_anchor_min = float(tt["anchor_min"])
         # (Models trained before the cue family have no [features.cues]: the runtime config's is laid under.)
         cc = fc["cues"]
         self.cue_max_words = int(cc["max_words"])
@@ -453,43 +443,13 @@ class FeatureExtractor:
         get = self.neighbour_names(offset, codec).__getitem__
         return [list(map(get, row)) for row in rows]
 
-    def _title_features(self, blocks: list[Block], stats: list[BlockStats], title: str, v: _Names) -> list[tuple]:
-        """The block against the page's <title>, which names the page's main text ("Headline | Site"):
-        for a short block that shares words with it, the share of its words in the title and of the
-        title's words in it (binned); for every block, whether it comes before, at or after the page's
-        best match (the headline, when it scores at least anchor_min), which marks where the article
-        starts. Words as everywhere (cleaner.text: CJK by character), case folded."""
-        n = len(blocks)
-        title_words = {w.casefold() for w in words(title)}
-        if not n or not title_words:
-            return [(v.title_none,)] * n
-        own: list[tuple] = [()] * n
-        score = [0.0] * n
-        for i, (b, st) in enumerate(zip(blocks, stats)):
-            if not st.n_words or st.n_words > self.title_max_words:
-                continue
-            block_words = {w.casefold() for w in words(b.text)}
-            shared = len(block_words & title_words)
-            if shared:
-                precision, coverage = shared / len(block_words), shared / len(title_words)
-                own[i] = (v.title_match[_bin_label(self.title_precision_bins, precision) + "/"
-                                        + _bin_label(self.title_coverage_bins, coverage)],)
-                score[i] = precision * coverage
-        best = max(range(n), key=score.__getitem__)
-        if score[best] < self.title_anchor_min:
-            return [row + (v.title_rel[3],) for row in own]
-        before, at, after = v.title_rel[:3]
-        return [row + ((before if i < best else at if i == best else after),) for i, row in enumerate(own)]
-
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
-                title: str = "") -> AttributeRows:
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> AttributeRows:
         """One attribute list per block (own features, then the neighbours' with offsets).
-        `title` is the page's <title> (Segmentation.title), read by the `title` family only.
 
         With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
         stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
         block's own attributes are encoded once, not once more for each neighbour that sees them."""
-        parts = self.extract_parts(blocks, stats, codec, title)
+        parts = self.extract_parts(blocks, stats, codec)
         shared_rows, n = parts.shared, len(parts.private)
         # `private` rows are named already; the shared attributes are encoded here, once, as their
         # block's own (and below under each neighbour's prefix).
@@ -506,8 +466,8 @@ class FeatureExtractor:
                 row += after[i] if i + k < n else edge_after
         return result
 
-    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
-                      title: str = "") -> AttributeParts:
+    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None,
+                      codec=None) -> AttributeParts:
         """The page's attributes before the neighbour window is laid on: per block the attributes of
         the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
         named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
@@ -531,9 +491,6 @@ class FeatureExtractor:
             td_words[b.td_group] = td_words.get(b.td_group, 0) + free
             div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
             div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
-        title_feats: list[tuple] = []
-        if "title" in fam:
-            title_feats = self._title_features(blocks, stats, title, v)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:
@@ -567,8 +524,6 @@ class FeatureExtractor:
             if "position" in fam:
                 out = shared if "position" in wf else private
                 out.append(v.t_pos[i * 1000 // n])
-            if title_feats:
-                (shared if "title" in wf else private).extend(title_feats[i])
             shared_rows.append(shared)
             rows.append(private)
         if "document" in fam:

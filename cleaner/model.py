@@ -44,7 +44,7 @@ from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
-from .stacking import StackingSettings, first_pass_attributes, first_pass_ids
+from .stacking import FIRST_PASS_LABELS, StackingSettings, first_pass_attributes, first_pass_ids
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -187,17 +187,16 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, title: str = "") -> list[list] | WindowRows:
+    def features(self, blocks, stats=None) -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them; readable rows for a convention-aware model,
-        whose conventions rewrite readable attributes. `title` is the page's <title>
-        (Segmentation.title), for a model that reads the `title` family."""
+        whose conventions rewrite readable attributes."""
         ex = self.extractor()
         if self.conventions is not None:
-            return ex.extract(blocks, stats, None, title)
+            return ex.extract(blocks, stats, None)
         codec = self.attribute_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec, ex)
+        return WindowRows(ex.extract_parts(blocks, stats, codec), codec, ex)
 
     @property
     def encoded(self) -> bool:
@@ -383,7 +382,7 @@ def first_pass_view(
     """What a second pass reads of the first pass's labelling of a page (cleaner.stacking), the
     same in training (an inner fold's first pass) and in tagging: `tagger` (a ScoringTagger given
     attribute ids, or a CRFsuite tagger given codes) labels the `rows`, its labels are decided
-    (cleaner.decide) when the settings say so (this needs the blocks' `word_counts`), and the view
+    (cleaner.decide: this needs the blocks' `word_counts`), and the view
     is named with `codec` when given: with attribute ids (AttributeIds), as an (n, columns) array of ids.
     `scores`: the (blocks, labels) state scores of `rows` for a ScoringTagger, when computed already."""
     if scores is None:
@@ -392,13 +391,12 @@ def first_pass_view(
         tagger.set_scores(scores)
     labels = tagger.tag()
     p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]
-    if settings.first_pass_labels == "decided":
-        if word_counts is None:
-            raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
-                             "blocks' word counts")
-        # (without the F1-optimal threshold, which models were not trained to read from their first pass)
-        decision = replace(decision or DecisionSettings(), f1_optimal_threshold=False)
-        labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision, p_other=p_other)
+    if word_counts is None:
+        raise ValueError("this stacked model's first pass is decided (cleaner.decide): tag() needs the "
+                         "blocks' word counts")
+    # (without the F1-optimal threshold, which models were not trained to read from their first pass)
+    decision = replace(decision or DecisionSettings(), f1_optimal_threshold=False)
+    labels, _ = decide(labels, _MarginalRows(tagger), word_counts, decision, p_other=p_other)
     if isinstance(codec, AttributeIds):
         return first_pass_ids(labels, p_other, settings, codec)
     return first_pass_attributes(labels, p_other, settings, codec)
@@ -546,6 +544,10 @@ def load_model(path: str | Path | None = None) -> CrfModel:
     if gone:  # it would read fewer attributes than it was trained on, silently: refuse it
         raise ModelError(f"model {path} was trained with feature families this version no longer has "
                          f"({', '.join(gone)}; docs/ablation.md): retrain it")
+    read = meta["stacking"]["settings"].get("first_pass_labels", "viterbi") if meta.get("stacking") else None
+    if read not in (None, FIRST_PASS_LABELS):  # its second pass learnt from a first-pass labelling no longer made
+        raise ModelError(f"model {path} is stacked on the first pass's {read} labels, a variant this version "
+                         f"no longer has (docs/ablation.md): retrain it")
     try:
         model.open()
     except Exception as exc:  # CRFsuite raises ValueError/IOError on a corrupt file

@@ -4,7 +4,7 @@
 overlay laid over it, cleaner.config) into frozen dataclasses, one per section, and refuses with a
 one-line `SettingsError` naming the key and the file: an unknown section or key (`[limitz]`,
 `max_block`), a value of the wrong type (`max_blocks = "lots"`), or one out of its obvious range
-(a negative size, a probability above 1, a detector that does not exist).
+(a negative size, a probability above 1, a policy that does not exist).
 
 The dataclasses give no defaults: conf/default.toml is the one place where a default is written,
 and every key of it must be described here (tests/test_config.py checks both ways). Code reads the
@@ -32,6 +32,14 @@ def setting(**rules) -> typing.Any:
     return field(metadata=rules)
 
 
+# Settings of variants that were measured, rejected and deleted, with the document that keeps their figures:
+# a config that still names one is refused with that reason rather than as an unknown key.
+REMOVED = {
+    ("features", "title"): "the `title` feature family, docs/ablation.md",
+    ("decode", "detector"): "resiliparse's charset detector beside faust-cchardet, docs/decoding.md",
+    ("stacking", "first_pass_labels"): "a second pass reading the first pass's Viterbi path, docs/ablation.md",
+}
+
 POSITIVE = {"gt": 0}
 SHARE = {"ge": 0, "le": 1}
 
@@ -49,7 +57,6 @@ class Decode:
     prescan_bytes: int = setting(ge=0)
     min_detector_confidence: float = setting(**SHARE)
     detector_bytes: int = setting(**POSITIVE)
-    detector: str = setting(choices=("cchardet", "resiliparse"))
     invalid_declared_utf8: str = setting(choices=("trust", "detect", "repair"))
     valid_utf8_wins: bool = setting()
     utf8_first: bool = setting()
@@ -76,14 +83,6 @@ class Bins:
     position: list[float] = setting(nonempty=True, ascending=True)
     document: list[float] = setting(nonempty=True, ascending=True)
     split: list[float] = setting(nonempty=True, ascending=True)
-
-
-@dataclass(frozen=True)
-class Title:
-    max_words: int = setting(**POSITIVE)
-    precision_bins: list[float] = setting(nonempty=True, ascending=True)
-    coverage_bins: list[float] = setting(nonempty=True, ascending=True)
-    anchor_min: float = setting(**SHARE)
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,6 @@ class Features:
     max_idclass_tokens_per_block: int = setting(ge=0)
     url_hints: list[str] = setting(nonempty_items=True)
     bins: Bins = setting()
-    title: Title = setting()
     cues: Cues = setting()
     regexp: Regexps = setting()
     # every `class_<name> = [tags]` key, by name (class_header, class_nav, ..., and any new one)
@@ -188,7 +186,6 @@ class Stacking:
     enabled: bool = setting()
     windows: list[int] = setting(nonempty=True, ge=0)
     inner_folds: int = setting(gt=1)
-    first_pass_labels: str = setting(choices=("viterbi", "decided"))
     first_pass_neighbours: bool = setting()
 
 
@@ -356,6 +353,10 @@ def _build(cls, data: dict, path: tuple[str, ...]):
             item_tp = typing.get_args(hints[owner.name])[1]
             gathered[owner.name][key] = _value(item_tp, value, {}, path + (key,))
             continue
+        if path + (key,) in REMOVED:
+            what = f"[{'.'.join(path + (key,))}]" if isinstance(value, dict) else _where(path + (key,))
+            raise SettingsError(f"{what} was removed (measured and rejected: "
+                                f"{REMOVED[path + (key,)]}): delete it")
         if path:
             names = ", ".join(sorted(n for n, g in known.items() if "prefix" not in g.metadata))
             raise SettingsError(f"unknown key {_where(path + (key,))} "

@@ -8,9 +8,8 @@ that for the block itself, as the mean over the 3 and the 10 blocks on each side
 whether the block lies between the first and the last block the first pass keeps (the
 range maximum subsequence segmentation looks for, here from the CRF's own evidence).
 This is stacked sequential learning (Cohen & Carvalho 2005). The first pass's labels are
-either its Viterbi path or, with `first_pass_labels = "decided"`, the path after the
-decision stage (cleaner.decide) rescues content-looking blocks and empty pages, i.e. the
-labelling the product would output from the first pass alone.
+its path after the decision stage (cleaner.decide) rescues content-looking blocks and empty
+pages, i.e. the labelling the product would output from the first pass alone.
 
 The second pass must be trained on first-pass labellings of pages the first pass did not
 learn from, or it learns to trust the first pass blindly: `cleaner train` labels its
@@ -30,7 +29,11 @@ from .config import Config
 from .labels import OTHER
 
 PREFIX = "pass1."
-FIRST_PASS_LABELS = ("viterbi", "decided")
+# What the second pass reads of the first: its labels after the decision stage, recorded in the sidecar as
+# `first_pass_labels`. Reading the first pass's Viterbi path instead ("viterbi", what models saved before the
+# key existed read) was measured worse and removed (docs/ablation.md, "Reading the decided labels"): a model
+# that read it is refused at load (cleaner.model.load_model).
+FIRST_PASS_LABELS = "decided"
 
 
 @dataclass(frozen=True)
@@ -39,16 +42,11 @@ class StackingSettings:
     windows: tuple[int, ...]
     # Folds of the training pages for the first pass's out-of-sample labelling.
     inner_folds: int
-    # Which labelling of the first pass the second reads: "viterbi" or "decided" (cleaner.decide).
-    first_pass_labels: str = "viterbi"
     # Whether the first pass also reads the neighbours' attributes (the feature window), as the second
     # always does. False: each block's own attributes only, ~40 % less for CRFsuite to take in.
     first_pass_neighbours: bool = True
 
     def __post_init__(self):
-        if self.first_pass_labels not in FIRST_PASS_LABELS:
-            raise ValueError(f"[stacking] first_pass_labels must be one of {FIRST_PASS_LABELS}, "
-                             f"not {self.first_pass_labels!r}")
         if not isinstance(self.first_pass_neighbours, bool):
             raise ValueError(f"[stacking] first_pass_neighbours must be true or false, "
                              f"not {self.first_pass_neighbours!r}")
@@ -63,13 +61,13 @@ class StackingSettings:
 
     @classmethod
     def from_meta(cls, meta: dict) -> StackingSettings:
-        # Models saved before a setting existed: the Viterbi path, and a first pass with neighbours.
+        # Models saved before first_pass_neighbours existed: a first pass with neighbours.
         return cls(tuple(int(w) for w in meta["windows"]), int(meta["inner_folds"]),
-                   str(meta.get("first_pass_labels", "viterbi")), meta.get("first_pass_neighbours", True))
+                   meta.get("first_pass_neighbours", True))
 
     def to_meta(self) -> dict:
         return {"windows": list(self.windows), "inner_folds": self.inner_folds,
-                "first_pass_labels": self.first_pass_labels, "first_pass_neighbours": self.first_pass_neighbours}
+                "first_pass_labels": FIRST_PASS_LABELS, "first_pass_neighbours": self.first_pass_neighbours}
 
 
 class _AttributeNames:

@@ -75,6 +75,7 @@ class DocResult:
     coverage: float
     p_other: list[float] | None = None  # marginal P(other) per block (decision-rule studies)
     expected_f1: float | None = None  # the word F1 the model expects of its output (cleaner.assemble.expected_scores)
+    ms: float | None = None  # CPU ms of the whole pipeline on the page, where timed (the seed systems' table)
 
 
 _PREP_STATE: dict = {}
@@ -86,7 +87,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     folds: dict = _PREP_STATE["folds"]
     seg = read_page_to_score(page.read_html(), config).segmentation
     stats = extractor.stats(seg.blocks)
-    feats = extractor.extract(seg.blocks, stats, title=seg.title)
+    feats = extractor.extract(seg.blocks, stats)
     gold = page.read_gold()
     al = align_blocks(seg.blocks, gold)
     markers: MarkerSettings | None = _PREP_STATE.get("markers")

@@ -13,12 +13,14 @@ For each pipeline variant and page: decode the page bytes, then measure
 Prints one table per data set and a pooled one (mean coverage over all pages and over the pages
 that are not pure ASCII, non-ASCII gold words found, pages where the variant is below the best
 variant for that page, pages with any U+FFFD, median µs per page, how often each source decided),
-then the time of each detector alone on the pages that are not valid UTF-8.
+then the time of the detector alone on the pages that are not valid UTF-8.
 
     .venv/bin/python scripts/bench_decode.py [--data ../shared/data] [--sets cleaneval-dev,...]
         [--variants name,name] [--repeat 3] [--list-diffs]
 
-charset-normalizer is used only as a reference when it is installed (it is not a dependency).
+The other detectors once measured beside faust-cchardet (resiliparse's uchardet wrapper, charset-normalizer,
+none) were removed from cleaner/decode.py with their variants here; docs/decoding.md keeps their figures.
+resiliparse's own decoding pipeline stays a reference (`ref: resiliparse own`, when it is installed).
 """
 
 from __future__ import annotations
@@ -106,15 +108,6 @@ FULL = dict(invalid_declared_utf8="repair", valid_utf8_wins=True, utf8_first=Tru
             western_guard=True, detector_whatwg_only=True)
 
 
-def _charset_normalizer(sample: bytes):
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(sample).best()
-    if best is None:
-        return None, 0.0
-    return best.encoding, 1.0 - float(best.chaos)
-
-
 def external_resiliparse(data: bytes):
     """resiliparse's own pipeline: meta (first 1 KiB) then uchardet, then bytes_to_str."""
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
@@ -141,34 +134,20 @@ def wrapper_label(data: bytes):
 
 
 def variants() -> dict[str, object]:
-    chosen = load_config()["decode"]["detector"]
-    v: dict[str, object] = {
-        "browser+cchardet": cfg(detector="cchardet", **BROWSER),
-        "browser+resiliparse": cfg(detector="resiliparse", **BROWSER),
-        "browser+no detector": cfg(detector="none", **BROWSER),
-        "utf8+cchardet": cfg(detector="cchardet", **UTF8),
-        "utf8+resiliparse": cfg(detector="resiliparse", **UTF8),
-        "full+cchardet": cfg(detector="cchardet", **FULL),
-        "full+resiliparse": cfg(detector="resiliparse", **FULL),
-        f"default ({chosen}) -valid_utf8_wins": cfg(valid_utf8_wins=False),
-        f"default ({chosen}) invalid_utf8=trust": cfg(invalid_declared_utf8="trust"),
-        f"default ({chosen}) invalid_utf8=detect": cfg(invalid_declared_utf8="detect"),
-        f"default ({chosen}) -utf8_first": cfg(utf8_first=False),
-        f"default ({chosen}) prescan=1024": cfg(prescan_bytes=1024),
-        f"default ({chosen}) prescan=16384": cfg(prescan_bytes=16384),
+    return {
+        "browser+cchardet": cfg(**BROWSER),
+        "utf8+cchardet": cfg(**UTF8),
+        "full+cchardet": cfg(**FULL),
+        "default -valid_utf8_wins": cfg(valid_utf8_wins=False),
+        "default invalid_utf8=trust": cfg(invalid_declared_utf8="trust"),
+        "default invalid_utf8=detect": cfg(invalid_declared_utf8="detect"),
+        "default -utf8_first": cfg(utf8_first=False),
+        "default prescan=1024": cfg(prescan_bytes=1024),
+        "default prescan=16384": cfg(prescan_bytes=16384),
         "ref: resiliparse own": external_resiliparse,
         "ref: utf8 else cp1252": naive_utf8_cp1252,
         "ref: wrapper label": wrapper_label,
     }
-    try:
-        import charset_normalizer  # noqa: F401
-
-        dec.DETECTORS["charset_normalizer"] = _charset_normalizer
-        v["browser+charset-normalizer"] = cfg(detector="charset_normalizer", **BROWSER)
-        v["full+charset-normalizer"] = cfg(detector="charset_normalizer", **FULL)
-    except ImportError:
-        pass
-    return v
 
 
 def run_variant(variant, data: bytes):
@@ -280,21 +259,18 @@ def main(argv=None) -> int:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             samples.append(raw[:det_bytes])
-    print(f"\n### detectors alone on the {len(samples)} pages that are not valid UTF-8 "
+    print(f"\n### the detector alone on the {len(samples)} pages that are not valid UTF-8 "
           f"(first {det_bytes} bytes)\n")
     print("| detector | median µs | mean µs |")
     print("| --- | --- | --- |")
-    for det in [d for d in dec.DETECTORS if d != "none"]:
-        fn = dec.DETECTORS[det]
-        fn(b"warm up")
-        best_t = [float("inf")] * len(samples)
-        for _ in range(args.repeat):
-            for j, smp in enumerate(samples):
-                t0 = time.perf_counter_ns()
-                fn(smp)
-                best_t[j] = min(best_t[j], time.perf_counter_ns() - t0)
-        print(f"| {det} | {statistics.median(best_t) / 1000:.1f} "
-              f"| {statistics.fmean(best_t) / 1000:.1f} |")
+    dec.detect_charset(b"warm up")
+    best_t = [float("inf")] * len(samples)
+    for _ in range(args.repeat):
+        for j, smp in enumerate(samples):
+            t0 = time.perf_counter_ns()
+            dec.detect_charset(smp)
+            best_t[j] = min(best_t[j], time.perf_counter_ns() - t0)
+    print(f"| faust-cchardet | {statistics.median(best_t) / 1000:.1f} | {statistics.fmean(best_t) / 1000:.1f} |")
 
     if args.list_diffs:
         print("\n### pages where coverage differs between variants\n")

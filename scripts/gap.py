@@ -114,7 +114,11 @@ def main(argv=None) -> int:
                                              progress=False, models_dir=models_dir)}
     print(f"crf cross-validated in {time.time() - t0:.0f}s", file=sys.stderr)
     if args.dragnet_results:
-        ref = {r.key: r for r in load_results(Path(args.dragnet_results))["dragnet"]}
+        stored = load_results(Path(args.dragnet_results)).get("dragnet")
+        if stored is None:  # no dragnet results, or a file of the older per-page layout (not reused)
+            sys.exit(f"gap.py: {args.dragnet_results} holds no dragnet results of this layout: run "
+                     "`cleaner eval --model-kind dragnet --cv --results FILE` again")
+        ref = {r.key: r for r in stored}
     else:
         sysdocs = prepare_docs(pages + others, config, folds, progress=False)
         ref = {r.key: r for r in cross_validate_system("dragnet", sysdocs, config, progress=False)}
@@ -147,8 +151,8 @@ def main(argv=None) -> int:
                     f"{c.f1 - r.f1:+.3f} | {why} |")
     stacking = StackingSettings.from_config(config)
     crf_kind = ("stacked, the default: a first-pass CRF, and a second-pass CRF that also reads the first pass's "
-                f"labelling of the page, [stacking] inner_folds = {stacking.inner_folds}, first_pass_labels = "
-                f"\"{stacking.first_pass_labels}\"" if stacking else "one pass: [stacking] disabled")
+                f"labelling of the page after the decision stage, [stacking] inner_folds = {stacking.inner_folds}"
+                if stacking else "one pass: [stacking] disabled")
     read_by = ", over the attributes its second pass reads of the page" if stacking else ""
     pass1 = ("; `pass1.` the first pass's view of the page: its label, P(content) in tenths, the mean P(content) "
              "within each window `w<k>=`, and where the block lies against the blocks it keeps") if stacking else ""

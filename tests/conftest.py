@@ -54,9 +54,9 @@ def small_model(tmp_path_factory, data_dir):
     from cleaner.data import find_pages
     from cleaner.train import model_meta, prepare, train_model, trainable, with_typer
 
-    # Its second pass reads the first pass's Viterbi path (the packaged default reads decided labels:
-    # tests/test_stacking.py trains that kind too), so `tag` works on attribute rows alone.
-    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "viterbi"},
+    # Its second pass reads the first pass's decided labels, as the packaged default's does, so `tag` needs
+    # the blocks' word counts beside their attribute rows.
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2},
                                     "markers": {"enabled": True}})
     pages = find_pages(data_dir, ["cleaneval-dev"])[:12] + find_pages(data_dir, ["dragnet"])[:12]
     docs = prepare(pages, config, processes=1, progress=False)

@@ -162,8 +162,21 @@ def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
     assert r.returncode == 2 and "add --cv" in r.stderr
     r = run("eval", folder, "--cv", "--conventions", "-q")  # the stacked default config: refused before any work
     assert r.returncode == 2 and "one pass" in r.stderr
-    r = run("eval", folder, "--cv", "--folds", "1", "--model-kind", "dragnet", "-q")
-    assert r.returncode == 2 and "are for the CRF" in r.stderr
+    # a seed system goes the same way: only the chosen folds scored, its pages' figures in the same table, and a
+    # rerun compared with it page by page (0 pages moved: the system and the folds are the same)
+    pages = tmp_path / "mss.tsv"
+    r = run("eval", folder, "--cv", "--folds", "1,3", "--model-kind", "mss-baseline", "-q", "--pages", pages)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in pages.read_text().splitlines()]
+    assert sorted(row[0] for row in rows[1:]) == ["annotated/3", "annotated/4", "annotated/5", "annotated/8"]
+    assert "| mss-baseline | annotated | 4 |" in r.stdout
+    r = run("eval", folder, "--cv", "--folds", "1,3", "--model-kind", "mss-baseline", "-q", "--against", pages)
+    assert r.returncode == 0, r.stderr
+    assert "| annotated | 4 |" in r.stdout and "| 0 / 0 |" in r.stdout
+    r = run("eval", folder, "--cv", "--folds", "1", "--model-kind", "all", "-q", "--pages", pages)
+    assert r.returncode == 2 and "give one --model-kind" in r.stderr
+    r = run("eval", folder, "--folds", "1", "--model-kind", "mss-baseline", "-q")
+    assert r.returncode == 2 and "add --cv" in r.stderr
 
 
 def test_models_describes_each_packaged_model_and_its_cross_validated_figures(small_model):

@@ -186,7 +186,6 @@ def test_unknown_meta_label_falls_through_to_detector():
 
 
 # ------------------------------------------------------------------------------ detector
-@pytest.mark.parametrize("detector", ["cchardet", "resiliparse"])
 @pytest.mark.parametrize(
     "text,codec,expected",
     [
@@ -199,10 +198,9 @@ def test_unknown_meta_label_falls_through_to_detector():
         (KOREAN, "euc-kr", {"cp949"}),
     ],
 )
-def test_detector_on_undeclared_text(detector, text, codec, expected):
-    pytest.importorskip("cchardet" if detector == "cchardet" else "resiliparse")
+def test_detector_on_undeclared_text(text, codec, expected):
     data = page(text * 3).encode(codec)
-    result = decode_html(data, config={"detector": detector})
+    result = decode_html(data)
     assert result.source == "detector"
     assert result.encoding in expected
     assert text in result.text
@@ -224,31 +222,30 @@ def test_detector_input_is_bounded(monkeypatch):
         seen.append(len(sample))
         return "windows-1252", 0.99
 
-    monkeypatch.setitem(dec.DETECTORS, "recording-test", recording)
+    monkeypatch.setattr(dec, "detect_charset", recording)
     data = page(FRENCH * 200).encode("cp1252")
     assert len(data) > 50_000
-    result = decode_html(data, config={"detector": "recording-test", "detector_bytes": 1000})
+    result = decode_html(data, config={"detector_bytes": 1000})
     assert seen == [1000]
     assert result.encoding == "cp1252"
     assert FRENCH in result.text
 
 
 def test_low_confidence_detector_answer_is_ignored(monkeypatch):
-    monkeypatch.setitem(dec.DETECTORS, "unsure-test", lambda sample: ("windows-1251", 0.1))
+    monkeypatch.setattr(dec, "detect_charset", lambda sample: ("windows-1251", 0.1))
     data = page("caf\xe9 cr\xe8me").encode("cp1252")
-    result = decode_html(data, config={"detector": "unsure-test", "min_detector_confidence": 0.2})
+    result = decode_html(data, config={"min_detector_confidence": 0.2})
     assert result.source == "default"
     assert "café crème" in result.text
 
 
 def test_non_whatwg_detector_answer_is_ignored(monkeypatch):
-    monkeypatch.setitem(dec.DETECTORS, "dos-test", lambda sample: ("IBM865", 0.9))
+    monkeypatch.setattr(dec, "detect_charset", lambda sample: ("IBM865", 0.9))
     data = page("it\x92s \x93fine\x94").encode("latin-1")
-    result = decode_html(data, config={"detector": "dos-test"})
+    result = decode_html(data)
     assert "it’s “fine”" in result.text
     assert result.encoding == "cp1252"
-    allowed = decode_html(data, config={"detector": "dos-test", "detector_whatwg_only": False,
-                                        "western_guard": False})
+    allowed = decode_html(data, config={"detector_whatwg_only": False, "western_guard": False})
     assert allowed.encoding == "cp865"
     assert "itÆs" in allowed.text
 
@@ -405,7 +402,9 @@ def test_config_forms():
 
     data = b"<p>caf\xe9</p>"
     assert decode_html(data, config=load_config()) == decode_html(data)
-    assert decode_html(data, config={"decode": {"detector": "none"}}).source == "default"
+    assert decode_html(data).source == "detector"
+    # a dict's [decode] section is laid over the defaults: here no detector answer is sure enough
+    assert decode_html(data, config={"decode": {"min_detector_confidence": 1.0}}).source == "default"
 
 
 PREFIXES = [b"", b'<meta charset="utf-8">', b'<meta charset="shift_jis">', b'<meta charset=utf-16>',
@@ -419,13 +418,11 @@ PREFIXES = [b"", b'<meta charset="utf-8">', b'<meta charset="shift_jis">', b'<me
     body=st.binary(max_size=3000),
     http=st.one_of(st.none(), st.sampled_from(["utf-8", "utf-16", "utf-16be", "euc-jp", "bogus",
                                                "text/html; charset=", "gb18030", "x-user-defined"])),
-    detector=st.sampled_from(["cchardet", "resiliparse", "none"]),
     policy=st.sampled_from(["trust", "detect", "repair"]),
 )
-def test_random_bytes_never_raise(prefix, body, http, detector, policy):
+def test_random_bytes_never_raise(prefix, body, http, policy):
     data = prefix + body
-    result = decode_html(data, http_charset=http,
-                         config={"detector": detector, "invalid_declared_utf8": policy})
+    result = decode_html(data, http_charset=http, config={"invalid_declared_utf8": policy})
     assert isinstance(result, DecodedPage)
     assert isinstance(result.text, str)
     assert result.source in SOURCES

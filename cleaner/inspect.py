@@ -360,7 +360,8 @@ def find_warc_record(path: str, record_id: str | None = None, url: str | None = 
 
     Returns (record, stats, n_matches); record is None when nothing matches.
     """
-    from .warc import WarcFileStats, iter_html_records, open_warc
+    from .warc.read import iter_html_records, open_warc
+    from .warc.records import WarcFileStats
 
     stats = WarcFileStats()
     found, n = None, 0

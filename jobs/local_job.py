@@ -73,7 +73,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean_warc(args) -> int:
-    from .clean_warc import JobError, log, setup_logging
+    from .arguments import JobError
+    from .report import log, setup_logging
 
     setup_logging()
     if args.jobs < 1:

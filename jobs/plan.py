@@ -71,7 +71,7 @@ def split_candidates(files: list[InputFile], target: float, settings: PlanSettin
     """Files worth an offset pre-scan (only in "split" mode)."""
     if settings.mode != "split":
         return []
-    # zstd files are read whole: their record offsets are in the decompressed stream (cleaner/warc.py)
+    # zstd files are read whole: their record offsets are in the decompressed stream (cleaner/warc/zstd.py)
     return [f for f in files if file_cost(f, settings) > settings.split_factor * target
             and not is_zstd_name(f.uri)]
 

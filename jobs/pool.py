@@ -1,6 +1,6 @@
 """The WARC job's tasks on a pool of local processes instead of Spark executors (`cleaner clean-warc`).
 
-`PoolCleanWarcJob` is `jobs.clean_warc.CleanWarcJob` with its engine steps replaced: everything else
+`PoolCleanWarcJob` is `jobs.warc_job.WarcJob` with its engine steps done here: everything else
 (the checks, the plan, the output directory, the counters, the run record, publishing, the summary)
 is the job's own code. Each task runs in a worker process through `jobs.worker.process_partition_arrow`,
 the function Spark's `mapInArrow` runs, given what it reads from Spark: the model and config as a
@@ -18,7 +18,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from . import tempdirs
-from .clean_warc import CleanWarcJob, JobError, ProgressLogger, build_parser
+from .arguments import JobError, build_parser
+from .report import ProgressLogger
+from .warc_job import WarcJob
 from .worker import index_file, marker_root, process_partition_arrow
 
 
@@ -89,7 +91,7 @@ def _command_line(a: argparse.Namespace) -> list[str]:
     return argv + (["--skip-done"] if a.skip_done else []) + (["--overwrite"] if a.overwrite else [])
 
 
-class PoolCleanWarcJob(CleanWarcJob):
+class PoolCleanWarcJob(WarcJob):
     """The WARC job with a process pool of `args.jobs` workers as its engine (no JVM, no Spark)."""
 
     command = "cleaner clean-warc"
@@ -124,7 +126,7 @@ class PoolCleanWarcJob(CleanWarcJob):
                 self.pool = None
             self.release()
 
-    # --- the engine steps (CleanWarcJob's are Spark's) --------------------------------------------------
+    # --- the engine steps (jobs/clean_warc.py's are Spark's) --------------------------------------------------
 
     def _start_engine(self, spark) -> None:
         # Each worker process gets the model and config once, as a Spark executor gets the broadcast.

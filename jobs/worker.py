@@ -8,7 +8,7 @@
 * `process_partition` is the per-partition generator (cc-pyspark's `process_warcs`): for
   each piece of its task (a whole WARC or a record range) it streams HTML records with
   `cleaner.warc.iter_html_records`, cleans each with `clean_html`, yields one row tuple in
-  schema order, and when the piece is done adds the piece's counters to the accumulator.
+  schema order, and when the piece is done adds the piece's outcome (jobs/outcomes.py) to the accumulator.
 * Counters travel back through a Spark accumulator whose value is a dict keyed by piece
   ({uri}#{start}); merging is "last write wins" on identical values, so a re-executed task
   (failure, speculation, stage retry) cannot count a piece twice.
@@ -34,6 +34,7 @@ import os
 import resource
 import tempfile
 import time
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 import cleaner
@@ -43,9 +44,11 @@ from cleaner.corpus import CorpusColumns
 from cleaner.model import CrfModel
 from cleaner.runtime import tune_gc
 from cleaner.schema import build_row, row_values
-from cleaner.warc import WarcFileStats, iter_html_records
+from cleaner.warc.read import iter_html_records
+from cleaner.warc.records import WarcFileStats
 
 from . import scan
+from .outcomes import Outcome, PieceOutcome
 from .storage import is_gzip_name, open_input
 
 if TYPE_CHECKING:  # the type checker sees the accumulator type; at run time pyspark may be missing
@@ -62,7 +65,7 @@ _CORPUS: dict[str, CorpusColumns] = {}  # by the [corpus] section's hash: MinHas
 
 
 class PieceStatsParam(_AccumulatorParam):
-    """Accumulator of {piece key: counters}. Copy-on-merge, so the driver can read a
+    """Accumulator of {piece key: PieceOutcome.to_dict()}. Copy-on-merge, so the driver can read a
     consistent snapshot while the accumulator server thread merges updates."""
 
     def zero(self, value):
@@ -220,17 +223,6 @@ def _max_rss_kb() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
-# Bands of expected word F1 the run's report counts cleaned records in (docs/confidence.md).
-EXPECTED_F1_BANDS = ((0.9, "0.9-1"), (0.8, "0.8-0.9"), (0.5, "0.5-0.8"), (0.0, "0-0.5"))
-
-
-def expected_f1_band(value: float | None) -> str:
-    """The band of a record's expected word F1; "none" for labellers without probabilities."""
-    if value is None:
-        return "none"
-    return next(name for low, name in EXPECTED_F1_BANDS if value >= low)
-
-
 def corpus_columns(config: Config) -> CorpusColumns:
     """The corpus columns of `config`'s [corpus] settings, built once per process."""
     key = config.section_hash(("corpus",))
@@ -241,20 +233,15 @@ def corpus_columns(config: Config) -> CorpusColumns:
     return hit
 
 
-def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, out: dict):
-    """Yield the row tuples of one piece; fill `out` with its counters when done."""
+def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
+                  ) -> Generator[tuple, None, PieceOutcome]:
+    """Yield the row tuples of one piece; return its outcome (jobs/outcomes.py) when done."""
     uri = piece["uri"]
     corpus = corpus_columns(config)
     t0 = time.perf_counter()
     c0 = time.process_time()
     stats = WarcFileStats()
-    cleaned = 0
-    truncated = 0  # records with more than [limits] max_blocks blocks: only the first were cleaned
-    rejected: dict[str, int] = {}
-    expected: dict[str, int] = {}  # cleaned records by band of expected word F1
-    clean_s = 0.0
-    open_error = None
-    first_internal = None
+    counts = Outcome(pieces=1)
     max_payload = int(settings.get("max_payload_bytes", 10_000_000))
     fault = _fault_spec()
     attempt = _attempt()
@@ -262,7 +249,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
     try:
         fh = open_input(uri, piece.get("start") or 0, piece.get("end"))
     except Exception as exc:
-        open_error = f"cannot open: {type(exc).__name__}: {exc}"[:500]
+        counts.open_error = f"cannot open: {type(exc).__name__}: {exc}"[:500]
         fh = None
     if fh is not None:
         guard = _PoisonGuard(piece, settings, attempt)
@@ -288,7 +275,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                                          model_hash=model.hash,
                                          feature_version=model.feature_version)
                 ms = (time.perf_counter() - t) * 1000.0
-                clean_s += ms / 1000.0
+                counts.clean_seconds += ms / 1000.0
                 try:
                     row = build_row(rec, result, crawl=piece["crawl"], processing_ms=ms, corpus=corpus)
                 except Exception as exc:  # defensive: a row must exist for every record
@@ -297,16 +284,14 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                                       model_hash=model.hash, feature_version=model.feature_version)
                     row = build_row(rec, bad, crawl=piece["crawl"], processing_ms=ms, corpus=corpus)
                 if row["blocks_truncated"]:
-                    truncated += 1
+                    counts.blocks_truncated += 1
                 if row["status"] == "cleaned":
-                    cleaned += 1
-                    band = expected_f1_band(row["expected_f1"])
-                    expected[band] = expected.get(band, 0) + 1
+                    counts.count_cleaned(row["expected_f1"])
                 else:
                     reason = row["reason"] or "unknown"
-                    rejected[reason] = rejected.get(reason, 0) + 1
-                    if reason == "internal_error" and first_internal is None:
-                        first_internal = {"offset": rec.offset, "error": row["error"]}
+                    counts.count_rejected(reason)
+                    if reason == "internal_error" and counts.first_internal_error is None:
+                        counts.first_internal_error = {"offset": rec.offset, "error": row["error"]}
                 yield row_values(row)
             completed = True
         finally:
@@ -315,48 +300,28 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict, 
                 fh.close()
             except Exception:
                 pass
-    out.update({
-        "file": uri,
-        "start": piece.get("start") or 0,
-        "end": piece.get("end"),
-        "part": piece.get("part", 0),
-        "parts": piece.get("parts", 1),
-        "records_read": stats.records_read,
-        "html_records": stats.html_records,
-        "cleaned": cleaned,
-        "rejected": rejected,
-        "expected_f1": expected,
-        "skipped": dict(stats.skipped),
-        "errors": list(stats.errors),
-        "warnings": list(stats.warnings),
-        "open_error": open_error,
-        "first_internal_error": first_internal,
-        "reached_end": stats.reached_end,
-        "completed": stats.completed and open_error is None,
-        "bytes_read": stats.bytes_read,
-        "truncated_payloads": stats.truncated_payloads,
-        "blocks_truncated": truncated,
-        "seconds": time.perf_counter() - t0,
-        "cpu_seconds": time.process_time() - c0,
-        "clean_seconds": clean_s,
-        "reader_seconds": stats.seconds,
-        "attempt": attempt,
-        "poison_candidates": poisoned,
-    })
+    counts.records_read, counts.html_records = stats.records_read, stats.html_records
+    counts.skipped, counts.errors, counts.warnings = dict(stats.skipped), list(stats.errors), list(stats.warnings)
+    counts.reached_end = stats.reached_end
+    counts.completed = stats.completed and counts.open_error is None
+    counts.bytes_read, counts.truncated_payloads = stats.bytes_read, stats.truncated_payloads
+    counts.seconds, counts.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+    counts.reader_seconds = stats.seconds
+    return PieceOutcome(file=uri, start=piece.get("start") or 0, end=piece.get("end"), part=piece.get("part", 0),
+                        parts=piece.get("parts", 1), outcome=counts, attempt=attempt, poison_candidates=poisoned)
 
 
 def process_partition(iterator, bc, acc, settings: dict):
-    """mapPartitions function: task specs in, row tuples out (counters to `acc`)."""
+    """mapPartitions function: task specs in, row tuples out (each piece's outcome to `acc`, as a dict)."""
     for task in iterator:
         model, config, opened = _state(bc)
         for piece in task["pieces"]:
-            out: dict = {}
-            yield from process_piece(piece, model, config, settings, out)
-            out.update({"task": task["task"], "pid": os.getpid(), "max_rss_kb": _max_rss_kb(),
-                        "model_loads_in_process": _MODEL_LOADS, "opened_model": opened,
-                        "gc_thresholds": list(gc.get_threshold()), "native": cleaner.NATIVE_STATUS})
+            done = yield from process_piece(piece, model, config, settings)
+            done.task, done.pid, done.max_rss_kb = task["task"], os.getpid(), _max_rss_kb()
+            done.model_loads_in_process, done.opened_model = _MODEL_LOADS, opened
+            done.gc_thresholds, done.native = list(gc.get_threshold()), cleaner.NATIVE_STATUS
             opened = False
-            acc.add({piece["key"]: out})
+            acc.add({piece["key"]: done.to_dict()})
 
 
 def process_partition_arrow(batches, bc, acc, settings: dict, specs_bc, batch_rows: int = 256):

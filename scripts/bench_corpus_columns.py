@@ -77,16 +77,21 @@ def worker_only(warc: Path, rounds: int) -> None:
 
     def run(stub: bool) -> float:
         worker.corpus_columns = (lambda config: Stub()) if stub else real_corpus_columns
-        out: dict = {}
+        rows = []
         try:
-            rows = list(worker.process_piece(piece, model, config, {"run_id": "bench"}, out))
+            cleaning = worker.process_piece(piece, model, config, {"run_id": "bench"})
+            try:
+                while True:
+                    rows.append(next(cleaning))
+            except StopIteration as done:  # the generator returns the piece's outcome (jobs/outcomes.py)
+                cpu_seconds = done.value.outcome.cpu_seconds
             c = time.process_time()
             for i in range(0, len(rows), 256):
                 pa.RecordBatch.from_pylist([dict(zip(COLUMNS, v)) for v in rows[i:i + 256]], schema=SCHEMA)
             arrow = time.process_time() - c
         finally:
             worker.corpus_columns = real_corpus_columns
-        return (out["cpu_seconds"] + arrow) * 1000 / len(rows)
+        return (cpu_seconds + arrow) * 1000 / len(rows)
 
     print("| round | with corpus columns CPU ms/page | stub CPU ms/page | ratio |")
     print("|---|---|---|---|")

@@ -676,12 +676,11 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
 
 
 def test_cleaned_records_are_counted_by_band_of_expected_f1():
-    from jobs.clean_warc import _bands
-    from jobs.worker import expected_f1_band
+    from jobs.outcomes import by_band, expected_f1_band
 
     assert [expected_f1_band(x) for x in (1.0, 0.9, 0.85, 0.8, 0.5, 0.49, 0.0, None)] == \
         ["0.9-1", "0.9-1", "0.8-0.9", "0.8-0.9", "0.5-0.8", "0-0.5", "0-0.5", "none"]
-    assert list(_bands({"none": 1, "0-0.5": 2, "0.9-1": 5, "0.5-0.8": 0})) == ["0.9-1", "0-0.5", "none"]
+    assert list(by_band({"none": 1, "0-0.5": 2, "0.9-1": 5, "0.5-0.8": 0})) == ["0.9-1", "0-0.5", "none"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -839,10 +838,10 @@ def test_jvm_listed_directories_list_what_they_leave_out(spark, warcs, tmp_path)
 
 
 def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
-    from jobs.clean_warc import systematic_failure
+    from jobs.outcomes import Outcome, systematic_failure
 
     def piece(cleaned=0, **rejected):
-        return {"html_records": cleaned + sum(rejected.values()), "cleaned": cleaned, "rejected": rejected}
+        return Outcome(html_records=cleaned + sum(rejected.values()), cleaned=cleaned, rejected=rejected)
 
     assert systematic_failure([piece(parse_error=3), piece(parse_error=4)]) == \
         "every one of the 7 HTML records was rejected as parse_error"

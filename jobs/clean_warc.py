@@ -105,8 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--conf", dest="config", metavar="TOML",
                     help="config overlay (default: conf/default.toml only)")
     ap.add_argument("--model", metavar="M.crfsuite",
-                    help="CRF model: a file, or a packaged model's name, onepass or conventions (default: the "
+                    help="CRF model: a file, or a packaged model's name, default or cleaneval-2012 (default: the "
                     "packaged cleaner/models/default.crfsuite)")
+    ap.add_argument("--convention", metavar="NAME",
+                    help="what to keep, for a convention-aware model (the packaged default; docs/conventions.md): "
+                    "main (the main content: on an article page the article only), cleaneval (everything a reader "
+                    "takes for the page's text) or dragnet (the article and its comments) (default: [model] "
+                    "convention, main)")
     ap.add_argument("--master", help="Spark master when started with python (default: [job] "
                                      "master, local[*]); spark-submit's --master wins")
     ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
@@ -279,6 +284,7 @@ class CleanWarcJob:
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
         self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
+        self.convention: str | None = None  # what the model cleans by (set in prepare; None: no conventions)
 
     # --- before Spark -------------------------------------------------------------------
 
@@ -296,10 +302,12 @@ class CleanWarcJob:
         except ModelError as exc:
             hint = "" if a.model else " (train one with `cleaner train`, or pass --model)"
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
-        try:  # [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
-            self.model.check_convention(self.config["model"].get("convention"))
+        try:  # --convention, else [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
+            self.convention = self.model.tagging_convention(self.config, a.convention)
         except ConventionError as exc:
-            raise JobError(4, f"invalid config: {exc}") from exc
+            raise JobError(4, f"invalid {'--convention' if a.convention else 'config'}: {exc}") from exc
+        if a.convention:  # the workers read it from the config they are sent
+            self.config = self.config.overlay({"model": {"convention": a.convention}})
         self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
         if a.input_base and not a.input_list:
             raise JobError(2, "--input-base prefixes the entries of --input-list: give --input-list FILE too")
@@ -904,6 +912,7 @@ class CleanWarcJob:
             "config": dict(self.config.data, job=j),
             "model": {"path": self.model_path, "hash": self.model.hash,
                       "feature_version": self.model.feature_version,
+                      "convention": self.convention,  # None: a model trained without conventions
                       "labels": self.model.labels},
             "inputs": [f.uri for f in files],
             "inputs_skipped": getattr(self, "skipped_inputs", []),

@@ -505,15 +505,15 @@ _LOADED: dict[str, CrfModel] = {}
 
 
 def packaged_model_names() -> list[str]:
-    """The names of the models shipped in cleaner/models (`default`, `onepass`, ...)."""
+    """The names of the models shipped in cleaner/models (`default`, `cleaneval-2012`)."""
     companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
     return sorted(p.stem for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
 
 
 def resolve_model_path(spec: str | Path | None) -> Path:
     """The model file meant by `spec`: a path to a file, else the name of a packaged model
-    (`onepass`, `onepass.crfsuite`) from any working directory, including the checkout-relative
-    `cleaner/models/onepass.crfsuite` of older docs. A spec that is neither is returned as a path
+    (`cleaneval-2012`, `cleaneval-2012.crfsuite`) from any working directory, including the checkout-relative
+    `cleaner/models/cleaneval-2012.crfsuite` of older docs. A spec that is neither is returned as a path
     (loading it then fails with a message naming it)."""
     if not spec:
         return DEFAULT_MODEL_PATH

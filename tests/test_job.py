@@ -280,27 +280,6 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
     assert r.returncode == 2 and "no input" in r.stderr
 
 
-@pytest.mark.spark
-@pytest.mark.xdist_group("spark")
-def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
-    """The packaged default model keeps the main content (`main`: a blog post without its readers' comments)
-    unless the job is given another convention, and the run record says which one it cleaned by."""
-    # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
-    post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
-    warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
-    texts = {}
-    for convention in ("", "dragnet"):
-        out = tmp_path / (convention or "default")
-        record = run_job(spark, "--input", warc, "--output", out, "--partition-by", "",
-                         *(["--convention", convention] if convention else []))
-        assert record["model"]["convention"] == (convention or "main")
-        (row,) = read_rows(out)
-        assert row["status"] == "cleaned"
-        texts[convention] = row["text"]
-    assert post in texts[""] and comment not in texts[""]
-    assert post in texts["dragnet"] and comment in texts["dragnet"]
-
-
 # ------------------------------------------------------------------------------------------
 # (a) local mode: counts reconcile, every row equals clean_html on the same page
 # ------------------------------------------------------------------------------------------
@@ -875,3 +854,25 @@ def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
     assert systematic_failure([piece(no_content=9)]) is None                         # the pages' own reason
     assert systematic_failure([piece(timeout=4)]) is None                            # too few to tell
     assert systematic_failure([piece()]) is None
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
+    """The packaged default model keeps the main content (`main`: a blog post without its readers' comments)
+    unless the job is given another convention, and the run record says which one it cleaned by. (Last in the file:
+    the session's Python workers then open another model, which test_local_run_matches_clean_html counts.)"""
+    # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
+    post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
+    warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    texts = {}
+    for convention in ("", "dragnet"):
+        out = tmp_path / (convention or "default")
+        record = run_job(spark, "--input", warc, "--output", out, "--partition-by", "",
+                         *(["--convention", convention] if convention else []))
+        assert record["model"]["convention"] == (convention or "main")
+        (row,) = read_rows(out)
+        assert row["status"] == "cleaned"
+        texts[convention] = row["text"]
+    assert post in texts[""] and comment not in texts[""]
+    assert post in texts["dragnet"] and comment in texts["dragnet"]

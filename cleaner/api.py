@@ -144,14 +144,23 @@ def clean_html(
     config: Config | None = None,
     keep_blocks: bool = False,
     all_marginals: bool = False,
+    convention: str | None = None,
 ) -> CleanResult:
-    """Clean one page (see module docstring). Never raises."""
+    """Clean one page (see module docstring). Never raises for a page.
+
+    `convention`: what to keep, for a convention-aware model (the packaged default; docs/conventions.md):
+    "main" (the main content: on an article page the article only), "cleaneval" or "dragnet"; None: the
+    config's [model] convention (main). A convention the model does not know, or any convention for a
+    model trained without conventions, raises ConventionError at once: a wrong argument, not a page's
+    failure, so it is not turned into a rejection of every page."""
+    if convention:
+        (model or load_model()).tagging_convention(config or load_config(), convention)
     try:
         config = config or load_config()
         budget = float(config["limits"]["time_budget_s"])
         try:
             with _deadline(budget):
-                return _clean(data, http_charset, model, config, keep_blocks, all_marginals)
+                return _clean(data, http_charset, model, config, keep_blocks, all_marginals, convention)
         except _DeadlineExceeded:
             used = model or load_model()
             return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded",
@@ -191,7 +200,7 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
 
 
-def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> CleanResult:
+def _clean(data, http_charset, model, config, keep_blocks, all_marginals, convention=None) -> CleanResult:
     config = config or load_config()
     model = model or load_model()
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
@@ -212,11 +221,11 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals) -> Cle
 
     t = time.perf_counter()
     words = [s.n_words for s in stats]
-    # [model] convention only matters to a convention-aware model (cleaner.convention); the CLI
-    # and the job check it against the model before the first page.
-    convention = config["model"].get("convention") or None
+    # The convention only matters to a convention-aware model (cleaner.convention); the CLI and the
+    # job check it against the model before the first page.
     typer = model.typer
-    labelling = model.label(feats, words, DecisionSettings.from_config(config), convention=convention,
+    labelling = model.label(feats, words, DecisionSettings.from_config(config),
+                            convention=model.tagging_convention(config, convention),
                             layout=typer.layout_of(seg.blocks) if typer else None,
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings)

@@ -1,7 +1,7 @@
 """`cleaner`: the command line.
 
-    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--format cleaneval|txt|json|jsonl]
-                 [--overwrite | --skip-done]
+    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--convention main|cleaneval|dragnet]
+                 [--format cleaneval|txt|json|jsonl] [--overwrite | --skip-done]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
     cleaner clean-warc WARC... --out DIR [--jobs N] [--skip-done]   (jobs/local_job.py: the WARC job, no Spark)
@@ -61,12 +61,13 @@ def _load(args):
         model = load_model(getattr(args, "model", None))
     except ModelError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
-    if getattr(args, "convention", None):
-        config = config.overlay({"model": {"convention": args.convention}})
+    asked = getattr(args, "convention", None)
     try:  # checked here, once, so that no page fails on it
-        model.check_convention(config["model"].get("convention"))
+        model.tagging_convention(config, asked)
     except ConventionError as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
+    if asked:
+        config = config.overlay({"model": {"convention": asked}})
     return config, model
 
 
@@ -240,6 +241,19 @@ def _passes(stacking) -> str:
             f"{stacking.inner_folds} inner folds).")
 
 
+def _conventions_note(conventions, asked: str | None = None) -> str:
+    """What a report says of how a convention-aware model's pages were scored."""
+    head = (f" Convention-aware model (`cleaner train --conventions`, attributes conjoined: "
+            f"{', '.join(conventions.attributes)}): ")
+    if asked:
+        return head + (f"every page is tagged with the `{asked}` convention (`--convention`), whatever its set's "
+                       "gold keeps: the old sets' figures are not comparable with their own convention's.")
+    return head + (f"every page is tagged with the annotation convention of its set's gold "
+                   f"({', '.join(f'{k}: {v}' for k, v in sorted(conventions.by_dataset.items()))}; every other "
+                   f"set: {conventions.default}), so each set's figures are comparable with models trained on it "
+                   "alone.")
+
+
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
                      unseen_sites=False, *, config, folds: list[int] | None = None,
                      page_types: dict[str, str] | None = None) -> None:
@@ -257,12 +271,7 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
     wcxb = wcxb_scores(results, docs)
     figs = figures(results, wcxb=wcxb)
     untouched = [r for r in results if r.fold not in (None, 1)]
-    conv = ""
-    if conventions:
-        conv = (f" Convention-aware model (`cleaner train --conventions`, attributes conjoined: "
-                f"{', '.join(conventions.attributes)}): every page is tagged with the annotation convention of its "
-                f"set's gold ({', '.join(f'{k}: {v}' for k, v in sorted(conventions.by_dataset.items()))}; "
-                f"every other set: {conventions.default}).")
+    conv = _conventions_note(conventions) if conventions else ""
     how = (
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
@@ -313,6 +322,9 @@ def cmd_eval(args) -> int:
     if args.conventions and not args.cv:
         return _fail(EXIT_USAGE, "--conventions trains convention-aware models: add --cv (a saved model already "
                                  "knows whether it is one)")
+    if args.convention and args.cv:
+        return _fail(EXIT_USAGE, "--convention scores a saved model (--model); with --cv, --conventions scores each "
+                                 "page under its own set's convention")
     conventions = _conventions(args, config)
     if args.cv:
         families = _families(args)
@@ -337,9 +349,17 @@ def cmd_eval(args) -> int:
                        processes=args.jobs, progress=not args.quiet)
         from .decide import DecisionSettings
 
-        results = [predict(model, d, DecisionSettings.from_config(config)) for d in docs]
+        # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
+        # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
+        asked = model.tagging_convention(config, args.convention) if args.convention else None
+        settings = DecisionSettings.from_config(config)
+        conventions = model.conventions
+        results = [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
+                   for d in docs]
         how = (f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its "
                "training pages).")
+        if conventions is not None:
+            how += _conventions_note(conventions, asked)
         seen = _trained_on(model, pages)
         if seen:
             how += " " + seen
@@ -431,6 +451,7 @@ def describe_model(path: Path) -> dict:
         "c2": meta.get("c2"),
         "feature_version": meta.get("feature_version"),
         "cross_validation": cv,
+        "note": meta.get("note"),  # how it was trained, when its sidecar says (a model without --cv figures)
     }
 
 
@@ -453,6 +474,8 @@ def cmd_models(args) -> int:
         print(f"{d['path']}{'  (default)' if d['default'] else ''}")
         print(f"  model {d['hash']}: {d['kind']}; {d['training_documents']} training pages, c1={d['c1']} "
               f"c2={d['c2']}, {d['bytes'] / 1e6:.1f} MB in {len(d['files'])} files")
+        if d["note"]:
+            print(f"  {d['note']}")
         if d["cross_validation"]:
             print("  cross-validated by document (macro word F1 / text-only / markup F1):")
             for ds, f in d["cross_validation"].items():
@@ -508,15 +531,15 @@ def build_parser() -> argparse.ArgumentParser:
                            "again (an output file appears only once it is whole)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
-    p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, onepass, conventions: "
+    p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "
                    "`cleaner models`) or a model file (default: the packaged default)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
-                   help="annotation convention for a convention-aware model (`train --conventions`): "
-                   "main (the page's main content: on an article page the article only), cleaneval (everything a "
-                   "reader takes for the page's text) or dragnet (the article and its comments), as the model knows "
-                   "them (`cleaner models`; the packaged conventions model of before: cleaneval / article); default: "
-                   "[model] convention, else the model's first (main)")
+                   help="what to keep (docs/conventions.md), for a convention-aware model such as the packaged "
+                   "default: main (the page's main content: on an article page the article only, without comments; "
+                   "every post of a forum thread, a listing's items), cleaneval (everything a reader takes for the "
+                   "page's text) or dragnet (the article and its comments); default: [model] convention (main). "
+                   "A model trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
@@ -573,7 +596,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "P/R/F1, macro and micro), block accuracy and a confusion matrix per data set. With --cv, "
                        "train one model per fold (folds.tsv) and score the held-out pages.")
     data_args(p, "evaluation data")
-    p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model)")
+    p.add_argument("--model", metavar="M", help="model to evaluate (default: the packaged model); a convention-aware "
+                   "model cleans each set's pages by the convention of its gold, as `--cv --conventions` does")
     p.add_argument("--cv", action="store_true", help="k-fold cross-validation by document instead of --model")
     p.add_argument("--report", metavar="FILE.md", help="write a Markdown report (and FILE.png)")
     p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (the shared "
@@ -584,6 +608,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conventions", action="store_true",
                    help="with --cv: train convention-aware models (as `train --conventions`) and score each page "
                    "under its own set's convention")
+    p.add_argument("--convention", metavar="NAME",
+                   help="with --model, a convention-aware model: score every page under this convention (main, "
+                   "cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own sets: "
+                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
                    "expected F1, fold), to compare another run with this one page by page (--against); the CRF's "

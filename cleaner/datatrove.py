@@ -45,8 +45,10 @@ class WebCleanerExtractor(BaseExtractor):
     """datatrove step: each document's HTML `text` -> the cleaner's text, with its outcome in the metadata.
 
     Args:
-        model: a packaged model's name (default, onepass, conventions) or a model file; None: the default.
+        model: a packaged model's name (default, cleaneval-2012) or a model file; None: the default.
         config: a config overlay (TOML file) of conf/default.toml; None: the packaged config.
+        convention: what to keep, for a convention-aware model (docs/conventions.md): main, cleaneval or
+            dragnet; None: the config's [model] convention (main). Checked against the model on first use.
         output: "plain" (the text, no markers) or "cleaneval" (with <h>/<p>/<l> segment markers).
         timeout: seconds per document, as datatrove's extractors take it (the cleaner's own CPU budget,
             [limits] time_budget_s, rejects a page as `timeout` first when it is the smaller).
@@ -55,25 +57,29 @@ class WebCleanerExtractor(BaseExtractor):
     name = "🧹 webcleaner"
 
     def __init__(self, model: str | None = None, config: str | None = None, output: str = "plain",
-                 timeout: float = 5.0):
+                 timeout: float = 5.0, convention: str | None = None):
         super().__init__(timeout)
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
         self.model_name = model
         self.config_path = config
         self.output = output
+        self.convention = convention
         self._loaded = None  # (model, config): loaded on first use, so the step pickles small for executors
         self._warned_error = False  # a sandbox error is logged once, then only counted
 
     def _load(self):
         if self._loaded is None:
-            self._loaded = (load_model(self.model_name), load_config(self.config_path))
+            model, config = load_model(self.model_name), load_config(self.config_path)
+            model.tagging_convention(config, self.convention)  # ConventionError: a wrong argument, said at once
+            self._loaded = (model, config)
         return self._loaded
 
     def clean(self, text: str) -> tuple[str, dict]:
         """(the document's new text, what to add to its metadata)."""
         model, config = self._load()
-        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config)
+        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config,
+                         convention=self.convention)
         meta = {"cleaner_status": res.status, "cleaner_reason": res.reason, "title": res.title,
                 "expected_f1": res.stats.expected_f1 if res.stats else None,
                 "blocks_truncated": res.blocks_truncated, "cleaner_model": res.model_hash}

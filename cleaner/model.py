@@ -153,9 +153,23 @@ class CrfModel:
         if self.conventions is None:
             if name:
                 raise ConventionError(f"model {self.hash} was not trained with annotation conventions "
-                                      f"(cleaner train --conventions); cannot tag with {name!r}")
+                                      f"(cleaner train --conventions): it cannot clean by convention {name!r}; "
+                                      "leave --convention out, or use a convention-aware model (the packaged "
+                                      "default)")
             return None
         return self.conventions.resolve(name)
+
+    def tagging_convention(self, config: Config, asked: str | None = None) -> str | None:
+        """The convention this model tags pages with: `asked` (`--convention`, `clean_html(convention=...)`),
+        else `config`'s [model] convention (conf/default.toml: main). A model trained without conventions
+        tags without one: it passes over the packaged config's value (so that it runs with the default
+        config), and refuses a convention asked of it, by `asked` or by an overlay that sets another
+        [model] convention, with a ConventionError; so does a convention-aware model for a name it does not
+        know."""
+        name = asked or config["model"].get("convention") or None
+        if self.conventions is None and not asked and name == load_config()["model"].get("convention"):
+            return None
+        return self.check_convention(name)
 
     @property
     def feature_version(self) -> str:
@@ -491,15 +505,15 @@ _LOADED: dict[str, CrfModel] = {}
 
 
 def packaged_model_names() -> list[str]:
-    """The names of the models shipped in cleaner/models (`default`, `onepass`, ...)."""
+    """The names of the models shipped in cleaner/models (`default`, `cleaneval-2012`)."""
     companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
     return sorted(p.stem for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
 
 
 def resolve_model_path(spec: str | Path | None) -> Path:
     """The model file meant by `spec`: a path to a file, else the name of a packaged model
-    (`onepass`, `onepass.crfsuite`) from any working directory, including the checkout-relative
-    `cleaner/models/onepass.crfsuite` of older docs. A spec that is neither is returned as a path
+    (`cleaneval-2012`, `cleaneval-2012.crfsuite`) from any working directory, including the checkout-relative
+    `cleaner/models/cleaneval-2012.crfsuite` of older docs. A spec that is neither is returned as a path
     (loading it then fails with a message naming it)."""
     if not spec:
         return DEFAULT_MODEL_PATH

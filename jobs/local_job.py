@@ -56,8 +56,12 @@ def add_parser(sub) -> None:
                    help="prefix of the relative entries of --input-list (a local folder, file://, s3://commoncrawl/)")
     p.add_argument("--config", "--conf", dest="config", metavar="TOML",
                    help="config overlay (default: conf/default.toml only; the job's settings in [job])")
-    p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, onepass, conventions) "
+    p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012) "
                    "or a model file (default: the packaged default)")
+    p.add_argument("--convention", metavar="NAME",
+                   help="what to keep, for a convention-aware model (the packaged default; docs/conventions.md): "
+                   "main (the main content: on an article page the article only), cleaneval or dragnet "
+                   "(default: [model] convention, main)")
     p.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")
     p.add_argument("--partition-by", metavar="COLS",
                    help="comma-separated, of crawl, fetch_month, fetch_day, status; '' for none "

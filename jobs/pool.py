@@ -85,7 +85,7 @@ def _command_line(a: argparse.Namespace) -> list[str]:
     argv = [*a.input, "--out", a.output, "--jobs", str(a.jobs)]
     for lst in a.input_list:
         argv += ["--input-list", lst]
-    for flag in ("input_base", "config", "model", "crawl", "partition_by"):
+    for flag in ("input_base", "config", "model", "convention", "crawl", "partition_by"):
         if getattr(a, flag) is not None:
             argv += ["--" + flag.replace("_", "-"), getattr(a, flag)]
     return argv + (["--skip-done"] if a.skip_done else []) + (["--overwrite"] if a.overwrite else [])

@@ -40,7 +40,8 @@ def code_version() -> dict:
 
 
 def run_record(*, run_id: str, job: str, command: list[str], started: datetime, elapsed: float, config: Any,
-               settings: dict, model: Any, model_path: str, files: list[InputFile], todo: list[InputFile],
+               settings: dict, model: Any, model_path: str, convention: str | None, files: list[InputFile],
+               todo: list[InputFile],
                inputs_skipped: list[dict], skipped_done: dict, superseded: dict, crawl_of: dict[str, str],
                per_file: dict[str, list[PieceOutcome]], pieces: dict[str, PieceOutcome], dist: dict,
                out: OutputDir, staging: str, parquet_files: list, rows_written: int, engine: dict) -> dict:
@@ -106,6 +107,7 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
         "config": dict(config.data, job=j),
         "model": {"path": model_path, "hash": model.hash,
                   "feature_version": model.feature_version,
+                  "convention": convention,  # None: a model trained without conventions
                   "labels": model.labels},
         "inputs": [f.uri for f in files],
         "inputs_skipped": inputs_skipped,

@@ -48,6 +48,7 @@ class WarcJob:
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
         self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
+        self.convention: str | None = None  # what the model cleans by (set in prepare; None: no conventions)
 
     # --- before any engine -------------------------------------------------------------------------------
 
@@ -65,10 +66,12 @@ class WarcJob:
         except ModelError as exc:
             hint = "" if a.model else " (train one with `cleaner train`, or pass --model)"
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
-        try:  # [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
-            self.model.check_convention(self.config["model"].get("convention"))
+        try:  # --convention, else [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
+            self.convention = self.model.tagging_convention(self.config, a.convention)
         except ConventionError as exc:
-            raise JobError(4, f"invalid config: {exc}") from exc
+            raise JobError(4, f"invalid {'--convention' if a.convention else 'config'}: {exc}") from exc
+        if a.convention:  # the workers read it from the config they are sent
+            self.config = self.config.overlay({"model": {"convention": a.convention}})
         self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
         if a.input_base and not a.input_list:
             raise JobError(2, "--input-base prefixes the entries of --input-list: give --input-list FILE too")
@@ -346,7 +349,8 @@ class WarcJob:
         elapsed = time.perf_counter() - t0
         record = run_record(
             run_id=run_id, job=self.name, command=[self.command, *self.argv], started=started, elapsed=elapsed,
-            config=self.config, settings=j, model=self.model, model_path=self.model_path, files=files, todo=todo,
+            config=self.config, settings=j, model=self.model, model_path=self.model_path,
+            convention=self.convention, files=files, todo=todo,
             inputs_skipped=self.skipped_inputs, skipped_done=skipped_done, superseded=self.superseded,
             crawl_of=crawl_of, per_file=per_file, pieces=finished, dist=dist, out=out, staging=staging,
             parquet_files=parquet_files, rows_written=rows_written, engine=self._engine_record(spark))

@@ -13,7 +13,9 @@ The peers (dev-only dependencies: `pip install -e '.[dev]'`):
 * `resiliparse`: extract_plain_text(main_content=True), the page decoded by resiliparse's own detector;
 * `justext`: jusText with its English stoplist (the one language its stoplists and this comparison share; on
   pages in other languages it keeps little), paragraphs not classed boilerplate;
-* `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output.
+* `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output; a
+  convention-aware model cleans each page by its set's convention (CleanEval's sets `cleaneval`, Dragnet
+  `dragnet`, the modern sets `main`).
 
 Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
 `CACHE/<system>-<version>/<set>/<id>.json` outside the repository (a peer's version is its package's and a
@@ -133,10 +135,14 @@ class _Project:
         tune_gc(self.config)
         self.model = load_model(model_name)
 
-    def __call__(self, data: bytes) -> str:
+    def __call__(self, data: bytes, dataset: str = "") -> str:
+        """The page cleaned by the convention of its set's gold when the model is convention-aware (CleanEval's
+        sets `cleaneval`, Dragnet `dragnet`, the others `main`), as `cleaner eval --model` scores it."""
         from cleaner.api import clean_html
 
-        result = clean_html(data, model=self.model, config=self.config)
+        conventions = self.model.conventions
+        result = clean_html(data, model=self.model, config=self.config,
+                            convention=conventions.of(dataset) if conventions else None)
         return result.cleaneval if result.ok else ""
 
 
@@ -213,7 +219,7 @@ def run_system(name: str, version: str, pages: list[Page], cache: Path, timeout:
         c0 = time.process_time()
         signal.alarm(timeout)
         try:
-            text = system(data)
+            text = system(data, page.dataset) if name == "project" else system(data)
         except _Timeout:
             text, error = "", f"more than {timeout} s"
         except Exception as exc:  # a peer's failure on a page is an empty output, recorded
@@ -353,7 +359,9 @@ they are called: the script's docstring (trafilatura's defaults keep comments an
 summary HTML is turned into text with a line break at each block element; resiliparse with
 `main_content=True`; jusText with its English stoplist). Their outputs are plain text: a `<p>` in them is a
 word, not a marker. A page a system fails on scores as an empty output. *This project* is the shipped default
-model (`cleaner/models/default.crfsuite`) through `cleaner.api.clean_html`, its CleanEval output scored as is.
+model (`cleaner/models/default.crfsuite`) through `cleaner.api.clean_html`, its CleanEval output scored as is (a
+convention-aware model cleans each set's pages by its gold's convention: CleanEval's `cleaneval`, Dragnet's `dragnet`,
+the others `main`).
 """
 
 SET_NOTE = """¹ The shipped model was trained on every page of these four sets: its figures there are optimistic (its

@@ -113,6 +113,29 @@ def test_the_same_rows_and_counts_as_the_spark_job_without_java_or_spark(warcs, 
         pq.read_schema(next(published(spark_out)[0].rglob("*.parquet"))).names
 
 
+def test_clean_warc_cleans_by_the_convention_asked(data_dir, no_spark, tmp_path):
+    """`--convention` as in the Spark job: the packaged default keeps a blog post without its readers' comments
+    (`main`) unless asked for `dragnet`; a model trained without conventions refuses one, before any work."""
+    # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
+    post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
+    warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    texts = {}
+    for convention in ("", "dragnet"):
+        out = tmp_path / (convention or "default")
+        r = clean_warc(warc, "--out", out, "--jobs", "1", *(["--convention", convention] if convention else []),
+                       env=no_spark)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert json.loads((out / "_run.json").read_text())["model"]["convention"] == (convention or "main")
+        (row,) = rows_of(out)
+        texts[convention] = row["text"]
+    assert post in texts[""] and comment not in texts[""]
+    assert post in texts["dragnet"] and comment in texts["dragnet"]
+    old = clean_warc(warc, "--out", tmp_path / "old", "--model", "cleaneval-2012", "--convention", "dragnet",
+                     env=no_spark)
+    assert old.returncode == 4 and "not trained with annotation conventions" in old.stderr
+    assert not (tmp_path / "old").exists()
+
+
 def test_skip_done_overwrite_and_refusals_work_as_in_the_job(warcs, no_spark, tmp_path):
     out = tmp_path / "out"
     first = clean_warc(warcs["a"], "--out", out, "--jobs", "2", env=no_spark)

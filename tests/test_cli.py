@@ -89,6 +89,29 @@ def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
     assert "## Where markup is lost" in (tmp_path / "r.md").read_text()
 
 
+def test_eval_scores_a_convention_aware_model_by_each_sets_own_convention(tmp_path, data_dir):
+    """`cleaner eval --model M` cleans each set's pages by the convention of its gold, as `--cv --conventions`
+    does, so that the old sets' figures compare with the models trained on them; the report says so. A blog
+    post whose Dragnet gold keeps the readers' comments (dragnet/42) scores low under `main`, which drops them."""
+    dragnet = tmp_path / "dragnet"  # a data set named as the shared one: its gold keeps the comments
+    for part, suffix in (("html", ".html"), ("gold", ".txt")):
+        (dragnet / part).mkdir(parents=True)
+        (dragnet / part / f"42{suffix}").write_bytes((data_dir / "dragnet" / part / f"42{suffix}").read_bytes())
+    f1 = {}
+    for convention in ("", "main"):
+        figures = tmp_path / f"{convention or 'own'}.json"
+        r = run("eval", dragnet, "--jobs", "1", "-q", "--json", figures, "--report", tmp_path / "r.md",
+                *(["--convention", convention] if convention else []))
+        assert r.returncode == 0, r.stderr
+        f1[convention] = json.loads(figures.read_text())["dragnet"]["macro_f1"]
+        report = (tmp_path / "r.md").read_text()
+        assert ("annotation convention of its set's gold" in report) == (not convention)
+        assert ("tagged with the `main` convention" in report) == bool(convention)
+    assert f1[""] > 0.9 and f1[""] > f1["main"] + 0.3, f1
+    r = run("eval", dragnet, "--cv", "--convention", "main", "-q")
+    assert r.returncode == 2 and "--conventions" in r.stderr
+
+
 def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     folder = tmp_path / "annotated"
     folder.mkdir()
@@ -187,19 +210,21 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     models = json.loads(r.stdout)
     assert models[0]["default"] and models[0]["path"] == str(DEFAULT_MODEL_PATH)
     assert models[0]["hash"] == load_model().hash
-    assert models[0]["kind"] == "stacked (first pass: decided labels), marker typer"
+    # the default: one pass, convention-aware, trained on every set; the stacked model of the old sets by name
+    assert models[0]["kind"].startswith("one pass, conventions main / cleaneval / dragnet (--convention)")
     by_name = {m["path"].rsplit("/", 1)[1]: m for m in models}
-    assert set(by_name) == {"default.crfsuite", "onepass.crfsuite", "conventions.crfsuite", "modern.crfsuite"}
-    assert by_name["onepass.crfsuite"]["kind"] == "one pass, marker typer"
-    assert "default.pass1.crfsuite" in by_name["default.crfsuite"]["files"]
-    assert "conventions cleaneval / article" in by_name["conventions.crfsuite"]["kind"]
-    assert "conventions main / cleaneval / dragnet" in by_name["modern.crfsuite"]["kind"]
-    cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH).read_text())["cross_validation"]["cleaneval-final"]
-    assert models[0]["cross_validation"]["cleaneval-final"] == {
+    assert set(by_name) == {"default.crfsuite", "cleaneval-2012.crfsuite"}
+    old = by_name["cleaneval-2012.crfsuite"]
+    assert old["kind"] == "stacked (first pass: decided labels), marker typer"
+    assert "cleaneval-2012.pass1.crfsuite" in old["files"] and "the packaged default until issue 29" in old["note"]
+    cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite")).read_text())[
+        "cross_validation"]["cleaneval-final"]
+    assert old["cross_validation"]["cleaneval-final"] == {
         "pages": cv["n_docs"], "word_f1": cv["macro_f1"], "text_only": cv["macro_text_only"],
         "markup_f1": cv["macro_markup_f1"]}
     text = run("models").stdout
     assert f"cleaneval-final    681 pages  {cv['macro_f1']:.3f} / " in text and "(default)" in text
+    assert old["note"] in text
     # a model given by path; one trained without --cv has no figures to show
     r = run("models", small_model)
     assert r.returncode == 0 and "stacked" in r.stdout and "cross-validated" not in r.stdout
@@ -330,13 +355,15 @@ def test_a_packaged_model_by_name_from_any_folder(tmp_path, data_dir):
     from cleaner.api import clean_html
     from cleaner.model import load_model
 
-    want = clean_html(page.read_bytes(), model=load_model(Path(cleaner.__file__).parent / "models/onepass.crfsuite"))
-    for spec in ("onepass", "onepass.crfsuite", "cleaner/models/onepass.crfsuite"):
+    old = load_model(Path(cleaner.__file__).parent / "models/cleaneval-2012.crfsuite")
+    want = clean_html(page.read_bytes(), model=old)
+    assert want.cleaneval != clean_html(page.read_bytes()).cleaneval  # (not the default's output)
+    for spec in ("cleaneval-2012", "cleaneval-2012.crfsuite", "cleaner/models/cleaneval-2012.crfsuite"):
         r = run("clean", page, "--model", spec, cwd=tmp_path)
         assert r.returncode == 0, (spec, r.stderr)
         assert r.stdout == want.cleaneval + "\n", spec
-    r = run("clean", page, "--model", "twopass", cwd=tmp_path)
-    assert r.returncode == 4 and "the name of a packaged model: conventions, default, modern, onepass" in r.stderr
+    r = run("clean", page, "--model", "onepass", cwd=tmp_path)  # (removed in issue 29: docs/eval-onepass.md)
+    assert r.returncode == 4 and "the name of a packaged model: cleaneval-2012, default" in r.stderr
 
 
 def test_a_truncated_page_is_warned_counted_and_flagged(tmp_path):
@@ -370,7 +397,8 @@ def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_d
     for i in ("20", "21"):
         copy_page(data_dir / f"cleaneval-dev/html/{i}.html", folder / f"{i}.html")
         copy_page(data_dir / f"cleaneval-dev/gold/{i}.txt", folder / f"{i}.txt")
-    r = run("eval", folder, "--jobs", "1", "-q", "--report", tmp_path / "r.md")
+    # (the old default: its sidecar's training manifest is that of the shared data as it is now)
+    r = run("eval", folder, "--model", "cleaneval-2012", "--jobs", "1", "-q", "--report", tmp_path / "r.md")
     assert r.returncode == 0, r.stderr
     assert "2 of the 2 pages scored are pages this model was trained on" in r.stderr
     assert "cleaneval-dev 0.917" in r.stderr  # the cross-validated figure from its sidecar

@@ -104,17 +104,6 @@ def test_cli_checks_the_convention_before_cleaning(convention_model, small_model
     assert plain.returncode == 4 and "not trained with annotation conventions" in plain.stderr
 
 
-def test_the_shipped_convention_model_loads_and_knows_both_conventions():
-    from pathlib import Path
-
-    import cleaner
-    from cleaner.model import load_model
-
-    model = load_model(Path(cleaner.__file__).parent / "models" / "conventions.crfsuite")  # checks its sidecar hash
-    assert model.conventions.names == ("cleaneval", "article")
-    assert model.meta["cross_validation"]["cleaneval-final"]["macro_f1"] > 0.9
-
-
 def test_a_convention_aware_model_is_handed_readable_attributes(convention_model):
     # its conventions rewrite readable attributes (id/class, tags) before they are encoded
     from cleaner.model import load_model
@@ -141,24 +130,64 @@ def test_a_convention_aware_model_is_trained_one_pass(data_dir, tmp_path):
     assert r.returncode == 3 and "conf/onepass.toml" not in r.stderr  # (no such data set: exit 3)
 
 
-def test_the_shipped_modern_model_keeps_the_main_content_by_default(data_dir):
-    """cleaner/models/modern.crfsuite: trained on every shared set, old and modern, with each set's convention
-    (docs/modern.md); `main` is its default, the other two are asked for by name."""
-    from pathlib import Path
+# dragnet/42, a blog post (Paulo Coelho, "13 July: Viva Rosa Mystica!") and its readers' comments: Dragnet's gold
+# keeps the comments, the `main` convention the post only.
+POST = "I encourage you to visit the Rosa Mystica shrine"
+COMMENT = "Sad but I know nothing about Catholic Church"
 
-    import cleaner
+
+@pytest.fixture(scope="module")
+def post_with_comments(data_dir):
+    return data_dir / "dragnet" / "html" / "42.html"
+
+
+def test_the_default_model_keeps_the_main_content_unless_asked_for_another_convention(post_with_comments):
+    """The packaged default is convention-aware and trained on every shared set, old and modern: it cleans by
+    `main` unless told otherwise (`clean_html(convention=...)`, or [model] convention of the config)."""
     from cleaner.api import clean_html
-    from cleaner.data import find_pages
-    from cleaner.gold import read_gold
     from cleaner.model import load_model
-    from cleaner.score import score_document
 
-    model = load_model(Path(cleaner.__file__).parent / "models" / "modern.crfsuite")  # checks its sidecar hash
-    assert model.conventions.names == ("main", "cleaneval", "dragnet") and model.typer is not None
-    assert model.meta["training_sets"]["wcxb"] > 700 and model.meta["training_sets"]["dragnet"] > 1300
-    page = find_pages(data_dir, ["dragnet"])[0]
-    main, own = (clean_html(page.read_html(), model=model, config=Config(_merge(load_config().data, {
-        "model": {"convention": conv}}))) for conv in ("", "dragnet"))
-    assert main.ok and own.ok
-    gold = read_gold(page.gold_path)
-    assert score_document(own.cleaneval, gold).f1 > 0.8
+    model = load_model()  # checks its sidecar hash
+    assert set(model.conventions.names) == {"main", "cleaneval", "dragnet"} and model.typer is not None
+    assert load_config()["model"]["convention"] == "main"
+    html = post_with_comments.read_bytes()
+    default, main, dragnet = (clean_html(html, convention=c) for c in (None, "main", "dragnet"))
+    assert default.ok and main.ok and dragnet.ok
+    assert default.cleaneval == main.cleaneval
+    assert POST in main.plain and COMMENT not in main.plain
+    assert POST in dragnet.plain and COMMENT in dragnet.plain
+    by_config = clean_html(html, config=load_config().overlay({"model": {"convention": "dragnet"}}))
+    assert by_config.cleaneval == dragnet.cleaneval
+
+
+def test_a_convention_the_model_does_not_know_is_a_wrong_argument(post_with_comments, small_model):
+    """clean_html turns every page's failure into a rejection, but a wrong `convention` is the caller's: raised
+    at once, with a line that says what to do. A model trained without conventions still runs with the default
+    config (its `main` is passed over)."""
+    from cleaner.api import clean_html
+    from cleaner.model import load_model
+
+    html = post_with_comments.read_bytes()
+    with pytest.raises(ConventionError, match="unknown convention 'article'; this model knows main, cleaneval"):
+        clean_html(html, convention="article")
+    old = load_model(small_model)
+    with pytest.raises(ConventionError, match="not trained with annotation conventions"):
+        clean_html(html, model=old, convention="main")
+    assert clean_html(html, model=old).ok
+    # an overlay that asks the old model for a convention: every page says why it was not cleaned
+    asked = clean_html(html, model=old, config=load_config().overlay({"model": {"convention": "dragnet"}}))
+    assert asked.reason == "internal_error" and "not trained with annotation conventions" in asked.error
+
+
+def test_cli_cleans_by_the_convention_asked(post_with_comments, tmp_path):
+    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(post_with_comments), "--format", "txt", "-q"]
+    out = {c: subprocess.run(cli + (["--convention", c] if c else []), capture_output=True, text=True)
+           for c in ("", "dragnet")}
+    assert all(r.returncode == 0 for r in out.values()), {c: r.stderr for c, r in out.items()}
+    assert POST in out[""].stdout and COMMENT not in out[""].stdout
+    assert POST in out["dragnet"].stdout and COMMENT in out["dragnet"].stdout
+    old = subprocess.run(cli + ["--model", "cleaneval-2012", "--convention", "main"], capture_output=True, text=True)
+    assert old.returncode == 4 and "not trained with annotation conventions" in old.stderr
+    assert len(old.stderr.strip().splitlines()) == 1
+    plain = subprocess.run(cli + ["--model", "cleaneval-2012"], capture_output=True, text=True)
+    assert plain.returncode == 0 and POST in plain.stdout

@@ -22,7 +22,7 @@ from conftest import sampled_pages
 
 @pytest.fixture(scope="module")
 def packaged():
-    return load_model()
+    return load_model("cleaneval-2012")  # the stacked packaged model: two passes over one vocabulary
 
 
 def test_the_model_file_reads_as_crfsuite_dumps_it(packaged):
@@ -70,6 +70,27 @@ def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):
             assert worst < 1e-9, page.key
             checked += 1
     assert checked >= 40
+
+
+def test_the_default_model_tags_as_crfsuite_tags_it_under_each_convention(data_dir):
+    # The convention-aware default: its conventions rewrite the readable rows, which are then scored by ids.
+    default = load_model()
+    config = load_config()
+    reference = open_tagger(default.data)
+    checked = 0
+    for page in sampled_pages(data_dir, 197):
+        blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
+        if not blocks:
+            continue
+        readable = default.extractor().extract(blocks)
+        for convention in default.conventions.names:
+            rows = default.conventions.apply(readable, convention)
+            reference.set(CODEC.encode(rows))
+            labels, probabilities = default.tag(readable, convention=convention)
+            assert labels == reference.tag(), (page.key, convention)
+            assert max(abs(p - reference.marginal(y, i)) for i, (y, p) in enumerate(zip(labels, probabilities))) < 1e-9
+            checked += 1
+    assert checked >= 3 * 15
 
 
 def test_unknown_attributes_and_empty_rows_score_nothing(packaged):

@@ -82,3 +82,16 @@ def test_cleaneval_output_and_rejections_in_the_metadata(data_dir):
     assert text == "" and meta["cleaner_status"] == "rejected" and meta["cleaner_reason"] == "empty"
     with pytest.raises(ValueError, match="output must be one of"):
         WebCleanerExtractor(output="markdown")
+
+
+def test_the_step_cleans_by_the_convention_asked(data_dir):
+    """`convention` as in `cleaner clean --convention`: a blog post with its readers' comments (dragnet/42) loses
+    them under the default `main` and keeps them under `dragnet`; an unknown name is refused on first use."""
+    from cleaner.convention import ConventionError
+
+    html = (data_dir / "dragnet" / "html" / "42.html").read_text(encoding="utf-8")
+    comment = "Sad but I know nothing about Catholic Church"
+    assert comment not in WebCleanerExtractor().extract(html)
+    assert comment in WebCleanerExtractor(convention="dragnet").extract(html)
+    with pytest.raises(ConventionError, match="unknown convention 'article'"):
+        WebCleanerExtractor(convention="article").extract(html)

@@ -112,7 +112,7 @@ def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
     from cleaner.segment import segment_blocks
 
     config = load_config()
-    model = load_model()
+    model = load_model("cleaneval-2012")  # (the stacked packaged model)
     assert model.stacking is not None
     on, off = DecisionSettings(f1_optimal_threshold=True), DecisionSettings()
     changed = 0

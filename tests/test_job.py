@@ -230,9 +230,9 @@ def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
     from jobs.clean_warc import CleanWarcJob
 
     monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path here
-    job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "onepass"])
+    job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "cleaneval-2012"])
     job.prepare()
-    packaged = DEFAULT_MODEL_PATH.with_name("onepass.crfsuite").resolve()
+    packaged = DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite").resolve()
     assert job.model_path == str(packaged)  # what _run.json records
     assert job.model.hash == load_model(packaged).hash
 
@@ -264,6 +264,9 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
         (["--input", warcs["a"], "--model", small_model, "--conf", bad_conf], 4, "bad.toml"),
         (["--input", warcs["a"], "--model", small_model, "--conf", bad_job], 4, "partition_by"),
         (["--input", warcs["a"], "--model", small_model, "--conf", conv_conf], 4, "not trained with annotation conventions"),
+        (["--input", warcs["a"], "--model", small_model, "--convention", "main"], 4,
+         "not trained with annotation conventions"),
+        (["--input", warcs["a"], "--convention", "article"], 4, "unknown convention 'article'"),
     ]
     for args, code, name in cases:
         t = time.perf_counter()
@@ -850,3 +853,25 @@ def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
     assert systematic_failure([piece(no_content=9)]) is None                         # the pages' own reason
     assert systematic_failure([piece(timeout=4)]) is None                            # too few to tell
     assert systematic_failure([piece()]) is None
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
+    """The packaged default model keeps the main content (`main`: a blog post without its readers' comments)
+    unless the job is given another convention, and the run record says which one it cleaned by. (Last in the file:
+    the session's Python workers then open another model, which test_local_run_matches_clean_html counts.)"""
+    # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
+    post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
+    warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    texts = {}
+    for convention in ("", "dragnet"):
+        out = tmp_path / (convention or "default")
+        record = run_job(spark, "--input", warc, "--output", out, "--partition-by", "",
+                         *(["--convention", convention] if convention else []))
+        assert record["model"]["convention"] == (convention or "main")
+        (row,) = read_rows(out)
+        assert row["status"] == "cleaned"
+        texts[convention] = row["text"]
+    assert post in texts[""] and comment not in texts[""]
+    assert post in texts["dragnet"] and comment in texts["dragnet"]

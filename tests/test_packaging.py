@@ -141,7 +141,7 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
     default = next(d for d in described if d["default"])
     assert Path(default["path"]).is_relative_to(Path(site_new))
     assert default["hash"] == load_model().hash
-    assert {Path(d["path"]).stem for d in described} >= {"default", "onepass", "conventions"}
+    assert {Path(d["path"]).stem for d in described} == {"default", "cleaneval-2012"}
 
     page = next(p for p in find_pages(data_dir, ["cleaneval-final"]) if p.gold_path is not None).html_path
     cleaned = run(str(venv / "bin" / "cleaner"), "clean", "-", stdin=page.read_bytes())
@@ -151,7 +151,7 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
                           capture_output=True, timeout=300)
     assert here.returncode == 0 and here.stdout.strip(), here.stderr.decode()[-2000:]
     assert cleaned.stdout == here.stdout
-    by_name = run(str(venv / "bin" / "cleaner"), "clean", "-", "--model", "onepass", stdin=page.read_bytes())
+    by_name = run(str(venv / "bin" / "cleaner"), "clean", "-", "--model", "cleaneval-2012", stdin=page.read_bytes())
     assert by_name.returncode == 0, by_name.stderr.decode()[-2000:]
     assert by_name.stdout.strip()
 

@@ -85,3 +85,12 @@ def test_the_project_column_can_come_from_a_cross_validations_page_table(tmp_pat
     older = tmp_path / "older.tsv"
     older.write_text("\t".join(PAGE_COLUMNS[:-1]) + "\n" + "\t".join(cells[c] for c in PAGE_COLUMNS[:-1]) + "\n")
     assert read_page_table(older)["wcxb/0"]["word_f1"] == "0.666667"
+
+
+def test_the_project_cleans_each_page_by_its_sets_convention(data_dir):
+    """The project's column is scored against each set's gold: a Dragnet page keeps its readers' comments (as its
+    gold does), the same page filed under a modern set (`main`) loses them."""
+    project = _peers()._Project(None)
+    html = (data_dir / "dragnet" / "html" / "42.html").read_bytes()
+    comment = "Sad but I know nothing about Catholic Church"
+    assert comment in project(html, "dragnet") and comment not in project(html, "chaos")

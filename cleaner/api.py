@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .assemble import LabelStats, assemble
 from .config import Config, load_config
-from .decide import DecisionSettings
+from .decide import DecisionSettings, headline_block, keep_headline
 from .decode import DecodedPage
 from .model import CrfModel, load_model
 from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
@@ -224,12 +224,14 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals, conven
     # The convention only matters to a convention-aware model (cleaner.convention); the CLI and the
     # job check it against the model before the first page.
     typer = model.typer
-    labelling = model.label(feats, words, DecisionSettings.from_config(config),
-                            convention=model.tagging_convention(config, convention),
+    decision = DecisionSettings.from_config(config)
+    labelling = model.label(feats, words, decision, convention=model.tagging_convention(config, convention),
                             layout=typer.layout_of(seg.blocks) if typer else None,
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
+    if decision.keep_headline:
+        labels = keep_headline(labels, headline_block(seg.blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))
     if keep_blocks:

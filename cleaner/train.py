@@ -23,7 +23,7 @@ from .assemble import assemble
 from .config import Config, load_config
 from .convention import Conventions
 from .data import Page, without_sites_of
-from .decide import DecisionSettings
+from .decide import DecisionSettings, headline_block, keep_headline
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from .gold import parse_segments
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
@@ -61,6 +61,8 @@ class PreparedDoc:
     # (Block.shown, {index: text}): the assembly of the output, not the features.
     gaps: list[str] | None = None
     shown: dict[int, str] | None = None
+    # The page's headline block (cleaner.decide.headline_block), which [decision] keep_headline keeps.
+    headline: list[int] | None = None
 
 
 @dataclass
@@ -108,6 +110,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
         gaps=[b.gap for b in seg.blocks],
         shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
+        headline=headline_block(seg.blocks, seg.title),
     )
 
 
@@ -301,6 +304,8 @@ def predict(
     labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
                             layout=layout, texts=doc.texts)
     labels = labelling.labels
+    if settings is not None and settings.keep_headline:
+        labels = keep_headline(labels, doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,

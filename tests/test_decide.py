@@ -1,4 +1,5 @@
-from cleaner.decide import DecisionSettings, decide, max_subsequence
+from cleaner.decide import DecisionSettings, decide, headline_block, keep_headline, max_subsequence
+from cleaner.segment import segment_blocks
 
 
 def test_max_subsequence_linear_scan():
@@ -144,3 +145,60 @@ def test_the_f1_optimal_threshold_only_ever_adds_blocks_and_keeps_the_fallback()
         assert how_on == how_off or (how_off, how_on) == ("viterbi", "threshold")
         fallbacks += how_off == "fallback"
     assert fallbacks
+
+
+_HEADLINE_PAGE = """<html><head><title>Storm hits the coast overnight | Daily Example</title></head><body>
+<nav><a href="/">Home</a> <a href="/news">News</a></nav>
+<h1 class="brand">Daily Example</h1>
+<article><h1>Storm <em>hits</em> the coast overnight</h1>
+<p>The storm reached the coast at night and left thousands without power.</p></article>
+<h1>Storm elsewhere</h1></body></html>"""
+
+
+def test_the_headline_is_the_first_h1_block_whose_words_are_in_the_title():
+    blocks = segment_blocks(_HEADLINE_PAGE).blocks
+    title = segment_blocks(_HEADLINE_PAGE).title
+    run = headline_block(blocks, title)
+    # the headline's three blocks (its <em> splits it), not the site name's <h1>, which holds fewer title words
+    assert [blocks[i].text for i in run] == ["Storm", "hits", "the coast overnight"]
+    assert headline_block(blocks, "") == []
+    assert headline_block(blocks, "Something else entirely") == []
+
+
+def test_a_dropped_headline_is_kept_only_when_a_block_after_it_is_kept():
+    labels = ["other", "other", "other", "paragraph", "other"]
+    assert keep_headline(labels, [1, 2]) == ["other", "header", "continuation", "paragraph", "other"]
+    assert keep_headline(labels, []) == labels
+    assert keep_headline(["other", "other", "other"], [1]) == ["other", "other", "other"]  # nothing after it kept
+    assert keep_headline(["other", "list", "other", "paragraph"], [1, 2]) == ["other", "list", "other", "paragraph"]
+
+
+def test_clean_html_keeps_the_headline_with_the_setting_and_not_by_default():
+    from cleaner.api import clean_html
+    from cleaner.config import load_config
+    from cleaner.model import load_model
+
+    model = load_model()  # the packaged default
+
+    page = _HEADLINE_PAGE.encode()
+    on = clean_html(page, model=model, keep_blocks=True,
+                    config=load_config().overlay({"decision": {"keep_headline": True}}, "test"))
+    off = clean_html(page, model=model, keep_blocks=True)  # the default: off
+    run = headline_block(on.blocks, on.title)
+    assert len(run) == 3
+    assert on.labels == keep_headline(off.labels, run)
+    assert "Storm hits the coast overnight" in on.plain
+    # and on a page whose labelling drops the headline, the setting is what keeps it
+    dropped = ["other"] * len(off.labels)
+    dropped[-2] = "paragraph"
+    assert keep_headline(dropped, run)[run[0]] == "header"
+
+
+def test_keep_headline_must_be_a_boolean():
+    import pytest
+
+    from cleaner.config import load_config
+
+    with pytest.raises(ValueError, match="keep_headline"):
+        DecisionSettings.from_config(load_config().overlay({"decision": {"keep_headline": "yes"}}, "test"))
+    assert DecisionSettings.from_config(load_config()).keep_headline is False  # opt-in

@@ -52,23 +52,18 @@ MODEL_KINDS = ("crf", "dragnet", "mss", "mss-baseline", "mss-hr", "fiasco", "eve
 
 
 def _load(args):
-    """The config and the model named on the command line (errors name the file)."""
+    """The config and the model that cleans: --model, else the model of the convention chosen (--convention, else
+    the config's; cleaner.model.model_for_convention), checked once so that no page fails on it (errors name the
+    file). The config's [model] convention is the one the model tags with."""
     from .convention import ConventionError
-    from .model import ModelError, load_model
+    from .model import ModelError, model_for_convention
 
     config = _config(args)
     try:
-        model = load_model(getattr(args, "model", None))
-    except ModelError as exc:
+        serving = model_for_convention(config, getattr(args, "model", None), getattr(args, "convention", None))
+    except (ModelError, ConventionError) as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
-    asked = getattr(args, "convention", None)
-    try:  # checked here, once, so that no page fails on it
-        model.tagging_convention(config, asked)
-    except ConventionError as exc:
-        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
-    if asked:
-        config = config.overlay({"model": {"convention": asked}})
-    return config, model
+    return serving.config_for(config), serving
 
 
 # -- clean --------------------------------------------------------------------------------
@@ -94,7 +89,8 @@ def cmd_clean(args) -> int:
         return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
     from .api import clean_html
 
-    config, model = _load(args)
+    config, serving = _load(args)
+    model = serving.model
     as_json = fmt == "json"
     return clean_files(
         pages, skipped, args.out, fmt,
@@ -343,7 +339,8 @@ def cmd_eval(args) -> int:
             args.report = None
         how = ""
     else:
-        _, model = _load(args)
+        _, serving = _load(args)
+        model = serving.model
         config = model.feature_config(config)
         docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
                        processes=args.jobs, progress=not args.quiet)
@@ -351,7 +348,7 @@ def cmd_eval(args) -> int:
 
         # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
         # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
-        asked = model.tagging_convention(config, args.convention) if args.convention else None
+        asked = serving.convention if args.convention else None
         settings = DecisionSettings.from_config(config)
         conventions = model.conventions
         results = [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
@@ -360,6 +357,9 @@ def cmd_eval(args) -> int:
                "training pages).")
         if conventions is not None:
             how += _conventions_note(conventions, asked)
+        elif args.convention:  # no --model: the model [model.by_convention] names, trained without conventions
+            how += (f" `--convention {serving.chosen}` is served by this model ([model.by_convention]), trained "
+                    "without conventions: every page is cleaned as it was trained.")
         seen = _trained_on(model, pages)
         if seen:
             how += " " + seen

@@ -78,6 +78,9 @@ BAD = [
     ('[job]\ntask_bytes = "256M"\n', "[job] task_bytes must be an integer"),
     ("[stacking]\nwindows = 3\n", "[stacking] windows must be a list"),
     ("limits = 3\n", "[limits] must be a table"),
+    # the model of a convention is a packaged model, named as `cleaner models` lists them
+    ('[model.by_convention]\ndragnet = "dragnet-2013"\n',
+     "[model.by_convention] dragnet must name a packaged model (cleaneval-2012, default), not 'dragnet-2013'"),
 ]
 
 

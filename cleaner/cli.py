@@ -423,7 +423,9 @@ def packaged_models() -> list[Path]:
 
 def describe_model(path: Path) -> dict:
     """What a user needs to pick a model: what it is, its files, and its cross-validated figures."""
+    from .config import load_config
     from .model import DEFAULT_MODEL_PATH, load_model, model_files
+    from .packaged import packaged_model_path
 
     model = load_model(path)
     meta = model.meta
@@ -436,6 +438,9 @@ def describe_model(path: Path) -> dict:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:
         kind.append("marker typer")
+    # the conventions it cleans by when no --model is given (conf/default.toml [model.by_convention])
+    serves = [convention for convention, name in load_config()["model"]["by_convention"].items()
+              if packaged_model_path(name).resolve() == Path(path).resolve()]
     cv = {ds: {"pages": f.get("n_docs"), "word_f1": f.get("macro_f1"), "text_only": f.get("macro_text_only"),
                "markup_f1": f.get("macro_markup_f1")}
           for ds, f in (meta.get("cross_validation") or {}).items() if ds != "all"}
@@ -444,6 +449,7 @@ def describe_model(path: Path) -> dict:
         "default": Path(path).resolve() == DEFAULT_MODEL_PATH.resolve(),
         "hash": model.hash,
         "kind": ", ".join(kind),
+        "serves": serves,
         "files": [f.name for f in files],
         "bytes": sum(f.stat().st_size for f in files),
         "training_documents": meta.get("training_documents"),
@@ -474,6 +480,9 @@ def cmd_models(args) -> int:
         print(f"{d['path']}{'  (default)' if d['default'] else ''}")
         print(f"  model {d['hash']}: {d['kind']}; {d['training_documents']} training pages, c1={d['c1']} "
               f"c2={d['c2']}, {d['bytes'] / 1e6:.1f} MB in {len(d['files'])} files")
+        if d["serves"]:
+            print(f"  cleans by --convention {' / '.join(d['serves'])} when no --model is given "
+                  "([model.by_convention])")
         if d["note"]:
             print(f"  {d['note']}")
         if d["cross_validation"]:

@@ -541,14 +541,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "
-                   "`cleaner models`) or a model file (default: the packaged default)")
+                   "`cleaner models`) or a model file (default: the packaged model of the convention, "
+                   "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
                    help="what to keep (docs/conventions.md), for a convention-aware model such as the packaged "
                    "default: main (the page's main content: on an article page the article only, without comments; "
                    "every post of a forum thread, a listing's items), cleaneval (everything a reader takes for the "
                    "page's text) or dragnet (the article and its comments); default: [model] convention (main). "
-                   "A model trained without conventions (cleaneval-2012) refuses it")
+                   "Without --model it picks the model too (`cleaner models`); a model given by --model that was "
+                   "trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
@@ -620,7 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--convention", metavar="NAME",
                    help="with --model, a convention-aware model: score every page under this convention (main, "
                    "cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own sets: "
-                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet)")
+                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet); without --model, score the model "
+                   "[model.by_convention] names for it")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
                    "expected F1, fold), to compare another run with this one page by page (--against); the CRF's "

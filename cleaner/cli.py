@@ -545,12 +545,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
-                   help="what to keep (docs/conventions.md), for a convention-aware model such as the packaged "
-                   "default: main (the page's main content: on an article page the article only, without comments; "
-                   "every post of a forum thread, a listing's items), cleaneval (everything a reader takes for the "
-                   "page's text) or dragnet (the article and its comments); default: [model] convention (main). "
-                   "Without --model it picks the model too (`cleaner models`); a model given by --model that was "
-                   "trained without conventions (cleaneval-2012) refuses it")
+                   help="what to keep (docs/conventions.md): main (the page's main content: on an article page the "
+                   "article only, without comments; every post of a forum thread, a listing's items), cleaneval "
+                   "(everything a reader takes for the page's text) or dragnet (the article and its comments); "
+                   "default: [model] convention (main). Without --model it picks the model too (`cleaner models`); "
+                   "a model given by --model that was trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")

@@ -29,7 +29,7 @@ from .assemble import LabelStats, assemble
 from .config import Config, load_config
 from .decide import DecisionSettings, headline_block, keep_headline
 from .decode import DecodedPage
-from .model import CrfModel, load_model
+from .model import CrfModel, model_for_convention
 from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
 from .segment import Block, Segmentation
 
@@ -148,23 +148,24 @@ def clean_html(
 ) -> CleanResult:
     """Clean one page (see module docstring). Never raises for a page.
 
-    `convention`: what to keep, for a convention-aware model (the packaged default; docs/conventions.md):
-    "main" (the main content: on an article page the article only), "cleaneval" or "dragnet"; None: the
-    config's [model] convention (main). A convention the model does not know, or any convention for a
-    model trained without conventions, raises ConventionError at once: a wrong argument, not a page's
-    failure, so it is not turned into a rejection of every page."""
-    if convention:
-        (model or load_model()).tagging_convention(config or load_config(), convention)
+    `convention`: what to keep (docs/conventions.md): "main" (the main content: on an article page the article
+    only), "cleaneval" or "dragnet"; None: the config's [model] convention (main). Without `model`, the
+    convention also picks the model, the packaged one [model.by_convention] names for it (cleaneval-2012 for
+    cleaneval and dragnet); a `model` given cleans by it if it is convention-aware. A convention the model does
+    not know, or any convention for a model given that was trained without conventions, raises ConventionError
+    at once: a wrong argument, not a page's failure, so it is not turned into a rejection of every page."""
+    serving = model_for_convention(config or load_config(), model, convention) if convention else None
     try:
         config = config or load_config()
+        serving = serving or model_for_convention(config, model)
         budget = float(config["limits"]["time_budget_s"])
         try:
             with _deadline(budget):
-                return _clean(data, http_charset, model, config, keep_blocks, all_marginals, convention)
+                return _clean(data, http_charset, serving.model, config, keep_blocks, all_marginals,
+                              serving.convention)
         except _DeadlineExceeded:
-            used = model or load_model()
             return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded",
-                               model_hash=used.hash, feature_version=used.feature_version)
+                               model_hash=serving.model.hash, feature_version=serving.model.feature_version)
     except MemoryError:
         return CleanResult("rejected", "internal_error", error="MemoryError")
     except Exception as exc:  # the contract: no exception escapes
@@ -200,9 +201,9 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
 
 
-def _clean(data, http_charset, model, config, keep_blocks, all_marginals, convention=None) -> CleanResult:
-    config = config or load_config()
-    model = model or load_model()
+def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all_marginals,
+           convention: str | None) -> CleanResult:
+    """clean_html for the model and the convention it tags with (model_for_convention resolved them)."""
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
     budget = CpuBudget(float(config["limits"]["time_budget_s"]))
@@ -221,11 +222,9 @@ def _clean(data, http_charset, model, config, keep_blocks, all_marginals, conven
 
     t = time.perf_counter()
     words = [s.n_words for s in stats]
-    # The convention only matters to a convention-aware model (cleaner.convention); the CLI and the
-    # job check it against the model before the first page.
     typer = model.typer
     decision = DecisionSettings.from_config(config)
-    labelling = model.label(feats, words, decision, convention=model.tagging_convention(config, convention),
+    labelling = model.label(feats, words, decision, convention=convention,
                             layout=typer.layout_of(seg.blocks) if typer else None,
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings)

@@ -52,23 +52,18 @@ MODEL_KINDS = ("crf", "dragnet", "mss", "mss-baseline", "mss-hr", "fiasco", "eve
 
 
 def _load(args):
-    """The config and the model named on the command line (errors name the file)."""
+    """The config and the model that cleans: --model, else the model of the convention chosen (--convention, else
+    the config's; cleaner.model.model_for_convention), checked once so that no page fails on it (errors name the
+    file). The config's [model] convention is the one the model tags with."""
     from .convention import ConventionError
-    from .model import ModelError, load_model
+    from .model import ModelError, model_for_convention
 
     config = _config(args)
     try:
-        model = load_model(getattr(args, "model", None))
-    except ModelError as exc:
+        serving = model_for_convention(config, getattr(args, "model", None), getattr(args, "convention", None))
+    except (ModelError, ConventionError) as exc:
         raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
-    asked = getattr(args, "convention", None)
-    try:  # checked here, once, so that no page fails on it
-        model.tagging_convention(config, asked)
-    except ConventionError as exc:
-        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from exc
-    if asked:
-        config = config.overlay({"model": {"convention": asked}})
-    return config, model
+    return serving.config_for(config), serving
 
 
 # -- clean --------------------------------------------------------------------------------
@@ -94,7 +89,8 @@ def cmd_clean(args) -> int:
         return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
     from .api import clean_html
 
-    config, model = _load(args)
+    config, serving = _load(args)
+    model = serving.model
     as_json = fmt == "json"
     return clean_files(
         pages, skipped, args.out, fmt,
@@ -343,7 +339,8 @@ def cmd_eval(args) -> int:
             args.report = None
         how = ""
     else:
-        _, model = _load(args)
+        _, serving = _load(args)
+        model = serving.model
         config = model.feature_config(config)
         docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
                        processes=args.jobs, progress=not args.quiet)
@@ -351,7 +348,7 @@ def cmd_eval(args) -> int:
 
         # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
         # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
-        asked = model.tagging_convention(config, args.convention) if args.convention else None
+        asked = serving.convention if args.convention else None
         settings = DecisionSettings.from_config(config)
         conventions = model.conventions
         results = [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
@@ -360,6 +357,9 @@ def cmd_eval(args) -> int:
                "training pages).")
         if conventions is not None:
             how += _conventions_note(conventions, asked)
+        elif args.convention:  # no --model: the model [model.by_convention] names, trained without conventions
+            how += (f" `--convention {serving.chosen}` is served by this model ([model.by_convention]), trained "
+                    "without conventions: every page is cleaned as it was trained.")
         seen = _trained_on(model, pages)
         if seen:
             how += " " + seen
@@ -423,7 +423,9 @@ def packaged_models() -> list[Path]:
 
 def describe_model(path: Path) -> dict:
     """What a user needs to pick a model: what it is, its files, and its cross-validated figures."""
+    from .config import load_config
     from .model import DEFAULT_MODEL_PATH, load_model, model_files
+    from .packaged import packaged_model_path
 
     model = load_model(path)
     meta = model.meta
@@ -436,6 +438,9 @@ def describe_model(path: Path) -> dict:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:
         kind.append("marker typer")
+    # the conventions it cleans by when no --model is given (conf/default.toml [model.by_convention])
+    serves = [convention for convention, name in load_config()["model"]["by_convention"].items()
+              if packaged_model_path(name).resolve() == Path(path).resolve()]
     cv = {ds: {"pages": f.get("n_docs"), "word_f1": f.get("macro_f1"), "text_only": f.get("macro_text_only"),
                "markup_f1": f.get("macro_markup_f1")}
           for ds, f in (meta.get("cross_validation") or {}).items() if ds != "all"}
@@ -444,6 +449,7 @@ def describe_model(path: Path) -> dict:
         "default": Path(path).resolve() == DEFAULT_MODEL_PATH.resolve(),
         "hash": model.hash,
         "kind": ", ".join(kind),
+        "serves": serves,
         "files": [f.name for f in files],
         "bytes": sum(f.stat().st_size for f in files),
         "training_documents": meta.get("training_documents"),
@@ -474,6 +480,9 @@ def cmd_models(args) -> int:
         print(f"{d['path']}{'  (default)' if d['default'] else ''}")
         print(f"  model {d['hash']}: {d['kind']}; {d['training_documents']} training pages, c1={d['c1']} "
               f"c2={d['c2']}, {d['bytes'] / 1e6:.1f} MB in {len(d['files'])} files")
+        if d["serves"]:
+            print(f"  cleans by --convention {' / '.join(d['serves'])} when no --model is given "
+                  "([model.by_convention])")
         if d["note"]:
             print(f"  {d['note']}")
         if d["cross_validation"]:
@@ -532,14 +541,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "
-                   "`cleaner models`) or a model file (default: the packaged default)")
+                   "`cleaner models`) or a model file (default: the packaged model of the convention, "
+                   "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet)")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
-                   help="what to keep (docs/conventions.md), for a convention-aware model such as the packaged "
-                   "default: main (the page's main content: on an article page the article only, without comments; "
-                   "every post of a forum thread, a listing's items), cleaneval (everything a reader takes for the "
-                   "page's text) or dragnet (the article and its comments); default: [model] convention (main). "
-                   "A model trained without conventions (cleaneval-2012) refuses it")
+                   help="what to keep (docs/conventions.md): main (the page's main content: on an article page the "
+                   "article only, without comments; every post of a forum thread, a listing's items), cleaneval "
+                   "(everything a reader takes for the page's text) or dragnet (the article and its comments); "
+                   "default: [model] convention (main). Without --model it picks the model too (`cleaner models`); "
+                   "a model given by --model that was trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/systems): a non-CRF kind takes its system file as --model (none for "
                    "training-free kinds); with `all`, --model is a directory from `train --model-kind all`")
@@ -611,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--convention", metavar="NAME",
                    help="with --model, a convention-aware model: score every page under this convention (main, "
                    "cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own sets: "
-                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet)")
+                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet); without --model, score the model "
+                   "[model.by_convention] names for it")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
                    "expected F1, fold), to compare another run with this one page by page (--against); the CRF's "

@@ -36,7 +36,7 @@ from datatrove.utils.typeshelper import StatHints
 
 from .api import clean_html
 from .config import load_config
-from .model import load_model
+from .model import model_for_convention
 
 OUTPUTS = ("plain", "cleaneval")
 
@@ -45,10 +45,11 @@ class WebCleanerExtractor(BaseExtractor):
     """datatrove step: each document's HTML `text` -> the cleaner's text, with its outcome in the metadata.
 
     Args:
-        model: a packaged model's name (default, cleaneval-2012) or a model file; None: the default.
+        model: a packaged model's name (default, cleaneval-2012) or a model file; None: the packaged model of the
+            convention ([model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet).
         config: a config overlay (TOML file) of conf/default.toml; None: the packaged config.
-        convention: what to keep, for a convention-aware model (docs/conventions.md): main, cleaneval or
-            dragnet; None: the config's [model] convention (main). Checked against the model on first use.
+        convention: what to keep (docs/conventions.md): main, cleaneval or dragnet; None: the config's [model]
+            convention (main). Checked against the model on first use.
         output: "plain" (the text, no markers) or "cleaneval" (with <h>/<p>/<l> segment markers).
         timeout: seconds per document, as datatrove's extractors take it (the cleaner's own CPU budget,
             [limits] time_budget_s, rejects a page as `timeout` first when it is the smaller).
@@ -70,16 +71,16 @@ class WebCleanerExtractor(BaseExtractor):
 
     def _load(self):
         if self._loaded is None:
-            model, config = load_model(self.model_name), load_config(self.config_path)
-            model.tagging_convention(config, self.convention)  # ConventionError: a wrong argument, said at once
-            self._loaded = (model, config)
+            config = load_config(self.config_path)
+            # ConventionError: a wrong argument, said at once
+            serving = model_for_convention(config, self.model_name, self.convention)
+            self._loaded = (serving.model, serving.config_for(config))
         return self._loaded
 
     def clean(self, text: str) -> tuple[str, dict]:
         """(the document's new text, what to add to its metadata)."""
-        model, config = self._load()
-        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config,
-                         convention=self.convention)
+        model, config = self._load()  # the config's [model] convention: the one the model tags with
+        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config)
         meta = {"cleaner_status": res.status, "cleaner_reason": res.reason, "title": res.title,
                 "expected_f1": res.stats.expected_f1 if res.stats else None,
                 "blocks_truncated": res.blocks_truncated, "cleaner_model": res.model_hash}

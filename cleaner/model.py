@@ -44,9 +44,9 @@ from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
+from .packaged import DEFAULT_MODEL_PATH, packaged_model_names, packaged_model_path
 from .stacking import FIRST_PASS_LABELS, StackingSettings, first_pass_attributes, first_pass_ids
 
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
 ATTRIBUTE_ENCODING = "blake2b-48"
 
 
@@ -504,12 +504,6 @@ def _atomic_write(path: Path, data: bytes) -> None:
 _LOADED: dict[str, CrfModel] = {}
 
 
-def packaged_model_names() -> list[str]:
-    """The names of the models shipped in cleaner/models (`default`, `cleaneval-2012`)."""
-    companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
-    return sorted(p.stem for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
-
-
 def resolve_model_path(spec: str | Path | None) -> Path:
     """The model file meant by `spec`: a path to a file, else the name of a packaged model
     (`cleaneval-2012`, `cleaneval-2012.crfsuite`) from any working directory, including the checkout-relative
@@ -523,8 +517,49 @@ def resolve_model_path(spec: str | Path | None) -> Path:
     name = path.name[: -len(".crfsuite")] if path.name.endswith(".crfsuite") else path.name
     under_models = path.parent == Path(".") or path.parent.parts[-2:] == ("cleaner", "models")
     if under_models and name in packaged_model_names():
-        return DEFAULT_MODEL_PATH.with_name(name + ".crfsuite")
+        return packaged_model_path(name)
     return path
+
+
+@dataclass(frozen=True)
+class ServingModel:
+    """The model that cleans pages, and by which convention (model_for_convention)."""
+
+    model: CrfModel = field(repr=False)
+    path: Path | None  # its file (what a run record names); None: a model handed over in memory
+    convention: str | None  # what the model is given as input; None: a model trained without conventions
+    chosen: str | None  # the convention the pages are cleaned by; None: a model without conventions given by name
+
+    def config_for(self, config: Config) -> Config:
+        """`config` as this model cleans with it: its [model] convention the one the model tags with ("" for a
+        model without conventions), so that a process handed the model and this config (a Spark worker, the
+        datatrove step) tags as the caller resolved."""
+        return config.overlay({"model": {"convention": self.convention or ""}})
+
+
+def model_for_convention(config: Config, model: CrfModel | str | Path | None = None,
+                         convention: str | None = None) -> ServingModel:
+    """The model that cleans pages by `convention` (`--convention`, `clean_html(convention=...)`; None: `config`'s
+    [model] convention), the one place every caller (cleaner clean and eval, clean_html, the WARC jobs, the
+    datatrove step) resolves it. `model` given (a CrfModel, a file or a packaged model's name, `--model M`): M
+    cleans, by the convention if M is convention-aware; M refuses a convention it does not know, or any convention
+    asked of it if it was trained without (CrfModel.tagging_convention). No `model`: the packaged model that
+    `config`'s [model.by_convention] names for the convention (the packaged default for a convention it does not
+    list, which refuses one it does not know); a model without conventions serving one tags without it, as it was
+    trained: it is that convention's model. Raises ModelError (an unreadable model) or ConventionError."""
+    if model:
+        crf = model if isinstance(model, CrfModel) else load_model(model)
+        path = None if isinstance(model, CrfModel) else resolve_model_path(model)
+        tags = crf.tagging_convention(config, convention)
+        return ServingModel(crf, path, tags, tags)
+    chosen = convention or config["model"].get("convention") or ""
+    served = config["model"].get("by_convention", {}).get(chosen)
+    path = packaged_model_path(served) if served else DEFAULT_MODEL_PATH
+    crf = load_model(path)
+    if crf.conventions is None:
+        return ServingModel(crf, path, None, chosen or None)
+    tags = crf.check_convention(chosen)
+    return ServingModel(crf, path, tags, tags)
 
 
 def load_model(path: str | Path | None = None) -> CrfModel:

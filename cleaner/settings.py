@@ -20,6 +20,8 @@ import re
 import typing
 from dataclasses import dataclass, field
 
+from .packaged import packaged_model_names
+
 
 class SettingsError(ValueError):
     """A setting is unknown, of the wrong type or out of range (the message is one line)."""
@@ -27,8 +29,9 @@ class SettingsError(ValueError):
 
 def setting(**rules) -> typing.Any:
     """A required field and the rules its value must keep: ge / gt / le (numbers, list items), choices
-    (strings, list items), regexp (compiles), nonempty, nonempty_items, ascending, length (lists);
-    prefix: the field gathers every key starting with it (a table of such keys)."""
+    (strings, list items), regexp (compiles), packaged_model (names a model in cleaner/models), nonempty,
+    nonempty_items, ascending, length (lists); items: the rules of each value of a table; prefix: the field
+    gathers every key starting with it (a table of such keys)."""
     return field(metadata=rules)
 
 
@@ -124,6 +127,8 @@ class Features:
 class Model:
     labels: list[str] = setting(nonempty=True)
     convention: str = setting()  # "" = the model's default (checked against the model, cleaner.convention)
+    # convention -> the packaged model that cleans by it when no model is given (cleaner.model.model_for_convention)
+    by_convention: dict[str, str] = setting(items={"packaged_model": True})
 
 
 @dataclass(frozen=True)
@@ -295,6 +300,9 @@ def _check_rules(value, meta: dict, where: str) -> None:
                                 f"not {_shown(item)}")
         if meta.get("nonempty_items") and item == "":
             raise SettingsError(f"{where} must hold no empty string")
+        if meta.get("packaged_model") and item not in packaged_model_names():
+            raise SettingsError(f"{where} must name a packaged model ({', '.join(packaged_model_names())}), "
+                                f"not {_shown(item)}")
         if meta.get("regexp"):
             try:
                 re.compile(item)
@@ -326,7 +334,7 @@ def _value(tp, value, meta: dict, path: tuple[str, ...]):
         key_tp, item_tp = typing.get_args(tp)
         if not isinstance(value, dict):
             raise SettingsError(f"{where} must be a table, not {_shown(value)} ({_kind(value)})")
-        out = {k: _value(item_tp, v, {}, path + (k,)) for k, v in value.items()}
+        out = {k: _value(item_tp, v, meta.get("items", {}), path + (k,)) for k, v in value.items()}
     else:
         out = _scalar(tp, value, where)
     _check_rules(out, meta, where)

@@ -45,12 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="config overlay (default: conf/default.toml only)")
     ap.add_argument("--model", metavar="M.crfsuite",
                     help="CRF model: a file, or a packaged model's name, default or cleaneval-2012 (default: the "
-                    "packaged cleaner/models/default.crfsuite)")
+                    "packaged model of the convention, [model.by_convention]: default for main, cleaneval-2012 for "
+                    "cleaneval and dragnet)")
     ap.add_argument("--convention", metavar="NAME",
-                    help="what to keep, for a convention-aware model (the packaged default; docs/conventions.md): "
-                    "main (the main content: on an article page the article only), cleaneval (everything a reader "
-                    "takes for the page's text) or dragnet (the article and its comments) (default: [model] "
-                    "convention, main)")
+                    help="what to keep (docs/conventions.md): main (the main content: on an article page the "
+                    "article only), cleaneval (everything a reader takes for the page's text) or dragnet (the article "
+                    "and its comments) (default: [model] convention, main); without --model it picks the model too")
     ap.add_argument("--master", help="Spark master when started with python (default: [job] "
                                      "master, local[*]); spark-submit's --master wins")
     ap.add_argument("--crawl", help="crawl name for the crawl column (default: from the path)")

@@ -40,7 +40,8 @@ def code_version() -> dict:
 
 
 def run_record(*, run_id: str, job: str, command: list[str], started: datetime, elapsed: float, config: Any,
-               settings: dict, model: Any, model_path: str, convention: str | None, files: list[InputFile],
+               settings: dict, model: Any, model_path: str, convention: str | None,
+               tagging_convention: str | None, files: list[InputFile],
                todo: list[InputFile],
                inputs_skipped: list[dict], skipped_done: dict, superseded: dict, crawl_of: dict[str, str],
                per_file: dict[str, list[PieceOutcome]], pieces: dict[str, PieceOutcome], dist: dict,
@@ -107,7 +108,11 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
         "config": dict(config.data, job=j),
         "model": {"path": model_path, "hash": model.hash,
                   "feature_version": model.feature_version,
-                  "convention": convention,  # None: a model trained without conventions
+                  # the convention the pages were cleaned by (None: --model named a model trained without conventions)
+                  "convention": convention,
+                  # the one the model was given as input (None: a model trained without conventions, which
+                  # [model.by_convention] names for `convention`: it cleans as it was trained)
+                  "tagging_convention": tagging_convention,
                   "labels": model.labels},
         "inputs": [f.uri for f in files],
         "inputs_skipped": inputs_skipped,

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from cleaner.config import ConfigError, load_config
 from cleaner.convention import ConventionError
-from cleaner.model import ModelError, load_model, resolve_model_path
+from cleaner.model import ModelError, model_for_convention
 
 from . import formats, inputs, plan, tempdirs
 from .arguments import JobError, apply_job_flags, build_parser
@@ -48,7 +48,10 @@ class WarcJob:
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
         self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
-        self.convention: str | None = None  # what the model cleans by (set in prepare; None: no conventions)
+        # The convention the pages are cleaned by, and the one the model is given (set in prepare; None: a model
+        # trained without conventions, given by --model / serving the convention as its own model).
+        self.convention: str | None = None
+        self.tagging_convention: str | None = None
 
     # --- before any engine -------------------------------------------------------------------------------
 
@@ -61,18 +64,19 @@ class WarcJob:
             raise JobError(4, f"invalid config: {exc}") from exc
         self.job = dict(self.config["job"])  # every key checked by load_config (cleaner/settings.py)
         apply_job_flags(self.job, self.args, self.config.source)
-        try:
-            self.model = load_model(a.model)
+        try:  # --model, else the model of the convention chosen (--convention, else [model] convention of --conf)
+            serving = model_for_convention(self.config, a.model, a.convention)
         except ModelError as exc:
             hint = "" if a.model else " (train one with `cleaner train`, or pass --model)"
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
-        try:  # --convention, else [model] convention of --conf, for a convention-aware model (cleaner/convention.py)
-            self.convention = self.model.tagging_convention(self.config, a.convention)
         except ConventionError as exc:
             raise JobError(4, f"invalid {'--convention' if a.convention else 'config'}: {exc}") from exc
-        if a.convention:  # the workers read it from the config they are sent
-            self.config = self.config.overlay({"model": {"convention": a.convention}})
-        self.model_path = str(resolve_model_path(a.model).resolve())  # a packaged model's name: its file
+        self.model, self.convention = serving.model, serving.chosen
+        self.tagging_convention = serving.convention
+        # The workers are sent this model's bytes and read the convention it tags with from the config they are sent.
+        self.config = serving.config_for(self.config)
+        assert serving.path is not None  # (a model named on the command line, or a packaged one)
+        self.model_path = str(serving.path.resolve())  # a packaged model's name: its file
         if a.input_base and not a.input_list:
             raise JobError(2, "--input-base prefixes the entries of --input-list: give --input-list FILE too")
         items = list(a.input)
@@ -350,7 +354,7 @@ class WarcJob:
         record = run_record(
             run_id=run_id, job=self.name, command=[self.command, *self.argv], started=started, elapsed=elapsed,
             config=self.config, settings=j, model=self.model, model_path=self.model_path,
-            convention=self.convention, files=files, todo=todo,
+            convention=self.convention, tagging_convention=self.tagging_convention, files=files, todo=todo,
             inputs_skipped=self.skipped_inputs, skipped_done=skipped_done, superseded=self.superseded,
             crawl_of=crawl_of, per_file=per_file, pieces=finished, dist=dist, out=out, staging=staging,
             parquet_files=parquet_files, rows_written=rows_written, engine=self._engine_record(spark))

@@ -115,7 +115,8 @@ def test_the_same_rows_and_counts_as_the_spark_job_without_java_or_spark(warcs, 
 
 def test_clean_warc_cleans_by_the_convention_asked(data_dir, no_spark, tmp_path):
     """`--convention` as in the Spark job: the packaged default keeps a blog post without its readers' comments
-    (`main`) unless asked for `dragnet`; a model trained without conventions refuses one, before any work."""
+    (`main`) unless asked for `dragnet`, which its own model cleans; a model trained without conventions given by
+    --model refuses one, before any work."""
     # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
     post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
     warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
@@ -125,8 +126,12 @@ def test_clean_warc_cleans_by_the_convention_asked(data_dir, no_spark, tmp_path)
         r = clean_warc(warc, "--out", out, "--jobs", "1", *(["--convention", convention] if convention else []),
                        env=no_spark)
         assert r.returncode == 0, r.stderr[-3000:]
-        assert json.loads((out / "_run.json").read_text())["model"]["convention"] == (convention or "main")
+        model = json.loads((out / "_run.json").read_text())["model"]
+        assert model["convention"] == (convention or "main")
+        # dragnet is cleaned by the model [model.by_convention] names for it, in the worker processes too
+        assert model["path"].endswith("cleaneval-2012.crfsuite" if convention else "default.crfsuite")
         (row,) = rows_of(out)
+        assert row["model_hash"] == model["hash"]
         texts[convention] = row["text"]
     assert post in texts[""] and comment not in texts[""]
     assert post in texts["dragnet"] and comment in texts["dragnet"]

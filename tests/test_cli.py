@@ -216,6 +216,8 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     assert set(by_name) == {"default.crfsuite", "cleaneval-2012.crfsuite"}
     old = by_name["cleaneval-2012.crfsuite"]
     assert old["kind"] == "stacked (first pass: decided labels), marker typer"
+    # which conventions each cleans by when no --model is given (conf/default.toml [model.by_convention])
+    assert (models[0]["serves"], old["serves"]) == (["main"], ["cleaneval", "dragnet"])
     assert "cleaneval-2012.pass1.crfsuite" in old["files"] and "the packaged default until issue 29" in old["note"]
     cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite")).read_text())[
         "cross_validation"]["cleaneval-final"]
@@ -224,7 +226,7 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
         "markup_f1": cv["macro_markup_f1"]}
     text = run("models").stdout
     assert f"cleaneval-final    681 pages  {cv['macro_f1']:.3f} / " in text and "(default)" in text
-    assert old["note"] in text
+    assert old["note"] in text and "cleans by --convention cleaneval / dragnet when no --model is given" in text
     # a model given by path; one trained without --cv has no figures to show
     r = run("models", small_model)
     assert r.returncode == 0 and "stacked" in r.stdout and "cross-validated" not in r.stdout

@@ -33,7 +33,7 @@ def _keys(cls, prefix: str = "") -> set[str]:
     return out
 
 
-def _toml_keys(data: dict, prefix: str = "", open_tables=("train.convention_of", "features.cues.idclass", "features.cues.text")) -> set[str]:
+def _toml_keys(data: dict, prefix: str = "", open_tables=("train.convention_of", "model.by_convention", "features.cues.idclass", "features.cues.text")) -> set[str]:
     out = set()
     for k, v in data.items():
         name = f"{prefix}{k}"
@@ -78,6 +78,9 @@ BAD = [
     ('[job]\ntask_bytes = "256M"\n', "[job] task_bytes must be an integer"),
     ("[stacking]\nwindows = 3\n", "[stacking] windows must be a list"),
     ("limits = 3\n", "[limits] must be a table"),
+    # the model of a convention is a packaged model, named as `cleaner models` lists them
+    ('[model.by_convention]\ndragnet = "dragnet-2013"\n',
+     "[model.by_convention] dragnet must name a packaged model (cleaneval-2012, default), not 'dragnet-2013'"),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -143,7 +144,8 @@ def post_with_comments(data_dir):
 
 def test_the_default_model_keeps_the_main_content_unless_asked_for_another_convention(post_with_comments):
     """The packaged default is convention-aware and trained on every shared set, old and modern: it cleans by
-    `main` unless told otherwise (`clean_html(convention=...)`, or [model] convention of the config)."""
+    `main` unless told otherwise (`clean_html(convention=...)`, or [model] convention of the config), and then the
+    model of that convention cleans ([model.by_convention])."""
     from cleaner.api import clean_html
     from cleaner.model import load_model
 
@@ -191,3 +193,42 @@ def test_cli_cleans_by_the_convention_asked(post_with_comments, tmp_path):
     assert len(old.stderr.strip().splitlines()) == 1
     plain = subprocess.run(cli + ["--model", "cleaneval-2012"], capture_output=True, text=True)
     assert plain.returncode == 0 and POST in plain.stdout
+
+
+def test_each_convention_is_cleaned_by_the_model_the_config_names_for_it(post_with_comments):
+    """[model.by_convention]: without a model, `main` is cleaned by the convention-aware default, and the old sets'
+    conventions by the stacked model trained on those sets alone (cleaneval-2012, better on them under
+    cross-validation), which tags without a convention: the same output as that model asked for by name. A model
+    given still cleans by the convention asked of it."""
+    from cleaner.api import clean_html
+    from cleaner.model import load_model, model_for_convention
+
+    html = post_with_comments.read_bytes()
+    default, old = load_model(), load_model("cleaneval-2012")
+    by_name = clean_html(html, model=old)
+    for convention in ("cleaneval", "dragnet"):
+        served = clean_html(html, convention=convention)
+        assert served.ok and served.model_hash == old.hash and served.cleaneval == by_name.cleaneval
+        by_config = clean_html(html, config=load_config().overlay({"model": {"convention": convention}}))
+        assert by_config.model_hash == old.hash and by_config.cleaneval == by_name.cleaneval
+    main = clean_html(html, convention="main")
+    assert main.model_hash == default.hash and main.cleaneval == clean_html(html, model=default).cleaneval
+    assert clean_html(html, model=default, convention="dragnet").model_hash == default.hash
+    # an overlay can send a convention to another packaged model: the default then cleans by dragnet
+    overlay = load_config().overlay({"model": {"by_convention": {"dragnet": "default"}}})
+    serving = model_for_convention(overlay, None, "dragnet")
+    assert (serving.model.hash, serving.convention, serving.chosen) == (default.hash, "dragnet", "dragnet")
+    serving = model_for_convention(load_config(), None, "dragnet")
+    assert (serving.model.hash, serving.convention, serving.chosen) == (old.hash, None, "dragnet")
+
+
+def test_cli_records_the_model_that_cleaned_by_the_convention(post_with_comments):
+    from cleaner.model import load_model
+
+    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(post_with_comments), "--format", "jsonl", "-q"]
+    hashes = {}
+    for convention in ("", "cleaneval"):
+        r = subprocess.run(cli + (["--convention", convention] if convention else []), capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        hashes[convention] = json.loads(r.stdout)["model_hash"]
+    assert hashes == {"": load_model().hash, "cleaneval": load_model("cleaneval-2012").hash}

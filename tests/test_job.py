@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import cleaner  # noqa: E402
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.model import load_model  # noqa: E402
+from cleaner.model import load_model, resolve_model_path  # noqa: E402
 from cleaner.runtime import gc_thresholds  # noqa: E402
 from cleaner.schema import SCHEMA  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
@@ -859,8 +859,10 @@ def test_only_a_whole_run_failing_for_one_reason_of_the_cleaners_is_held_back():
 @pytest.mark.xdist_group("spark")
 def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
     """The packaged default model keeps the main content (`main`: a blog post without its readers' comments)
-    unless the job is given another convention, and the run record says which one it cleaned by. (Last in the file:
-    the session's Python workers then open another model, which test_local_run_matches_clean_html counts.)"""
+    unless the job is given another convention, which the model [model.by_convention] names for it cleans (dragnet:
+    cleaneval-2012, trained without conventions), in the workers too; the run record says which model and which
+    convention. (Last in the file: the session's Python workers then open another model, which
+    test_local_run_matches_clean_html counts.)"""
     # dragnet/42: a blog post whose Dragnet gold keeps the comments (tests/test_convention.py)
     post, comment = "I encourage you to visit the Rosa Mystica shrine", "Sad but I know nothing about Catholic Church"
     warc = make_warc(tmp_path / "post.warc.gz", data_dir / "dragnet" / "html" / "42.html")
@@ -869,9 +871,13 @@ def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
         out = tmp_path / (convention or "default")
         record = run_job(spark, "--input", warc, "--output", out, "--partition-by", "",
                          *(["--convention", convention] if convention else []))
+        path = resolve_model_path("cleaneval-2012" if convention else "default").resolve()
+        model = load_model(path)
         assert record["model"]["convention"] == (convention or "main")
+        assert record["model"]["tagging_convention"] == (None if convention else "main")
+        assert (record["model"]["path"], record["model"]["hash"]) == (str(path), model.hash)
         (row,) = read_rows(out)
-        assert row["status"] == "cleaned"
+        assert row["status"] == "cleaned" and row["model_hash"] == model.hash
         texts[convention] = row["text"]
     assert post in texts[""] and comment not in texts[""]
     assert post in texts["dragnet"] and comment in texts["dragnet"]

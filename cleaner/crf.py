@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import struct
+import threading
 from dataclasses import dataclass
 from itertools import chain
 
@@ -217,7 +218,9 @@ class ConjoinedIds(AttributeIds):
     its copies' ids under every variant (`pair_table`), so that WindowRows.conjoined lays out a
     variant's rows from the ids alone, without readable rows. A pair id is dealt out once per
     distinct (own id, copies' ids): it stays valid when the name cache is cleared (the extractor
-    keeps what the codec gave it), and there are at most as many as the model has attributes."""
+    keeps what the codec gave it), and there are at most as many as the model has attributes. Pairs
+    are dealt and the table extended under a lock: a model labels pages in several threads at once,
+    and two threads dealing the same id would give one of them another attribute's copies."""
 
     def __init__(self, vocabulary: Vocabulary, encoded: bool, copy_prefixes: tuple[str, ...],
                  prefixes: tuple[str, ...]):
@@ -229,6 +232,7 @@ class ConjoinedIds(AttributeIds):
         self._pairs: dict[tuple[int, ...], int] = {}
         self._table = np.zeros((0, 1 + len(copy_prefixes)), np.intp)
         self._new: list[tuple[int, ...]] = []  # pairs dealt out since the table was last extended
+        self._lock = threading.Lock()
 
     def __missing__(self, key: str) -> int:
         if len(self) >= self.MAX_ENTRIES:
@@ -236,10 +240,11 @@ class ConjoinedIds(AttributeIds):
         i = self.id_of(key)
         if key.startswith(self.prefixes):
             ids = (i,) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
-            pair = self._pairs.get(ids)
-            if pair is None:
-                pair = self._pairs[ids] = self.first_pair + len(self._pairs)
-                self._new.append(ids)
+            with self._lock:
+                pair = self._pairs.get(ids)
+                if pair is None:
+                    pair = self._pairs[ids] = self.first_pair + len(self._pairs)
+                    self._new.append(ids)
             i = pair
         self[key] = i
         return i
@@ -247,10 +252,11 @@ class ConjoinedIds(AttributeIds):
     def pair_table(self) -> np.ndarray:
         """(pairs, 1 + variants) ids: per pair id (less `first_pair`) its attribute's own id, then its
         copy's under each variant."""
-        if self._new:  # (extended, not rebuilt: a page brings a few new pairs, the table holds thousands)
-            self._table = np.concatenate([self._table, np.array(self._new, np.intp)])
-            self._new = []
-        return self._table
+        with self._lock:
+            if self._new:  # (extended, not rebuilt: a page brings a few new pairs, the table holds thousands)
+                self._table = np.concatenate([self._table, np.array(self._new, np.intp)])
+                self._new = []
+            return self._table
 
 
 def interleave(parts: list[tuple[np.ndarray, np.ndarray]]) -> FlatRows:
@@ -309,7 +315,9 @@ class WindowIds(dict):
     its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
     attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
     (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them;
-    bounded like the other name caches."""
+    bounded like the other name caches. A page's lookup holds a lock: pages labelled in several threads
+    at once would otherwise deal one local index to two names, or lay out the tables' columns in
+    another order than the indices."""
 
     MAX_ENTRIES = 50_000
 
@@ -318,6 +326,7 @@ class WindowIds(dict):
         self.extractor = extractor
         self.codec = codec
         self.offsets = window_offsets(extractor.window)
+        self._lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
@@ -332,16 +341,18 @@ class WindowIds(dict):
 
     def lookup(self, names: list[str]) -> np.ndarray:
         """(1 + offsets, len(names)) ids: row 0 the names as their block's own, row j as offset j sees them."""
-        if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
-            self._reset()
-        local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
-        if self.pending:
-            new = [list(map(self.codec.__getitem__, self.pending))]
-            for offset in self.offsets:
-                new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__, self.pending)))
-            self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
-            self.pending = []
-        return self.tables[:, local]
+        with self._lock:
+            if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
+                self._reset()
+            local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+            if self.pending:
+                new = [list(map(self.codec.__getitem__, self.pending))]
+                for offset in self.offsets:
+                    new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__,
+                                        self.pending)))
+                self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
+                self.pending = []
+            return self.tables[:, local]
 
 
 _WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}

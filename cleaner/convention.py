@@ -66,10 +66,27 @@ class Conventions:
             raise ConventionError(f"unknown convention {name!r}; this model knows {', '.join(self.names)}")
         return name
 
+    @staticmethod
+    def bias(name: str) -> str:
+        """The attribute every block carries under convention `name`."""
+        return "conv=" + name
+
+    @staticmethod
+    def copy_prefix(name: str) -> str:
+        """What convention `name`'s copy of a conjoined attribute puts before its name."""
+        return name + "|"
+
+    @property
+    def conjoins_own_only(self) -> bool:
+        """Whether only a block's own attributes can be conjoined: a neighbour's are named `-1:...`,
+        `+1:...` (cleaner.features), which no prefix that starts otherwise matches. What lets the
+        copies be laid out from a block's own attribute ids (cleaner.crf.ConjoinedIds)."""
+        return all(p and p[0] not in "+-" for p in self.attributes)
+
     def apply(self, rows: list[list[str]], name: str | None) -> list[list[str]]:
         """The block attribute rows as the model sees them under convention `name`."""
         conv = self.resolve(name)
         prefixes = self.attributes
-        bias = "conv=" + conv
-        tag = conv + "|"
+        bias = self.bias(conv)
+        tag = self.copy_prefix(conv)
         return [r + [bias] + [tag + a for a in r if a.startswith(prefixes)] for r in rows]

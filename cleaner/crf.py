@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import struct
+import threading
 from dataclasses import dataclass
 from itertools import chain
 
@@ -186,9 +187,13 @@ class AttributeIds(dict):
     def __missing__(self, key: str) -> int:
         if len(self) >= self.MAX_ENTRIES:
             self.clear()
-        name = encode_attribute(key) if self.encoded else key.encode("utf-8", "surrogatepass")
-        i = self[key] = self.vocabulary.index.get(name, 0)
+        i = self[key] = self.id_of(key)
         return i
+
+    def id_of(self, attribute: str) -> int:
+        """The vocabulary id of a readable attribute (0: no model knows it), uncached."""
+        name = encode_attribute(attribute) if self.encoded else attribute.encode("utf-8", "surrogatepass")
+        return self.vocabulary.index.get(name, 0)
 
     def encode(self, rows) -> list[list[int]]:
         """Rows of readable attributes or of attribute names as stored (bytes), as ids; rows of ids
@@ -201,6 +206,70 @@ class AttributeIds(dict):
             return [[index.get(a, 0) for a in row] for row in rows]
         get = self.__getitem__
         return [list(map(get, row)) for row in rows]
+
+
+class ConjoinedIds(AttributeIds):
+    """AttributeIds for rows that a variant extends with copies of some of their attributes: a
+    convention-aware model's rows (cleaner.convention), which under a convention gain its bias
+    attribute and then, in row order, a copy `conv|name` of each of the block's own attributes whose
+    name starts with one of `prefixes`.
+
+    Such an attribute is named here by a *pair id* (`first_pair` and up) standing for its own id and
+    its copies' ids under every variant (`pair_table`), so that WindowRows.conjoined lays out a
+    variant's rows from the ids alone, without readable rows. A pair id is dealt out once per
+    distinct (own id, copies' ids): it stays valid when the name cache is cleared (the extractor
+    keeps what the codec gave it), and there are at most as many as the model has attributes. Pairs
+    are dealt and the table extended under a lock: a model labels pages in several threads at once,
+    and two threads dealing the same id would give one of them another attribute's copies."""
+
+    def __init__(self, vocabulary: Vocabulary, encoded: bool, copy_prefixes: tuple[str, ...],
+                 prefixes: tuple[str, ...]):
+        """`copy_prefixes`: per variant, what its copy of an attribute puts before the name ("main|")."""
+        super().__init__(vocabulary, encoded)
+        self.copy_prefixes = copy_prefixes
+        self.prefixes = prefixes
+        self.first_pair = len(vocabulary)
+        self._pairs: dict[tuple[int, ...], int] = {}
+        self._table = np.zeros((0, 1 + len(copy_prefixes)), np.intp)
+        self._new: list[tuple[int, ...]] = []  # pairs dealt out since the table was last extended
+        self._lock = threading.Lock()
+
+    def __missing__(self, key: str) -> int:
+        if len(self) >= self.MAX_ENTRIES:
+            self.clear()
+        i = self.id_of(key)
+        if key.startswith(self.prefixes):
+            ids = (i,) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
+            with self._lock:
+                pair = self._pairs.get(ids)
+                if pair is None:
+                    pair = self._pairs[ids] = self.first_pair + len(self._pairs)
+                    self._new.append(ids)
+            i = pair
+        self[key] = i
+        return i
+
+    def pair_table(self) -> np.ndarray:
+        """(pairs, 1 + variants) ids: per pair id (less `first_pair`) its attribute's own id, then its
+        copy's under each variant."""
+        with self._lock:
+            if self._new:  # (extended, not rebuilt: a page brings a few new pairs, the table holds thousands)
+                self._table = np.concatenate([self._table, np.array(self._new, np.intp)])
+                self._new = []
+            return self._table
+
+
+def interleave(parts: list[tuple[np.ndarray, np.ndarray]]) -> FlatRows:
+    """Rows laid out from `parts`, each (values in block order, how many of them each block has):
+    block i's row is part 0's values of block i, then part 1's, and so on."""
+    lens = np.stack([counts for _, counts in parts], axis=1)  # (blocks, parts)
+    ends = np.cumsum(lens.ravel()).reshape(lens.shape)
+    starts = ends - lens  # where each part of each block goes in the flat rows
+    flat = np.empty(int(ends[-1, -1]), np.intp)
+    for j, (values, counts) in enumerate(parts):
+        offset = np.repeat(starts[:, j] - (np.cumsum(counts) - counts), counts)
+        flat[offset + np.arange(len(values))] = values
+    return FlatRows(flat=flat, lens=lens.sum(axis=1).tolist())
 
 
 class FlatRows:
@@ -246,7 +315,9 @@ class WindowIds(dict):
     its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
     attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
     (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them;
-    bounded like the other name caches."""
+    bounded like the other name caches. A page's lookup holds a lock: pages labelled in several threads
+    at once would otherwise deal one local index to two names, or lay out the tables' columns in
+    another order than the indices."""
 
     MAX_ENTRIES = 50_000
 
@@ -255,6 +326,7 @@ class WindowIds(dict):
         self.extractor = extractor
         self.codec = codec
         self.offsets = window_offsets(extractor.window)
+        self._lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
@@ -269,16 +341,18 @@ class WindowIds(dict):
 
     def lookup(self, names: list[str]) -> np.ndarray:
         """(1 + offsets, len(names)) ids: row 0 the names as their block's own, row j as offset j sees them."""
-        if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
-            self._reset()
-        local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
-        if self.pending:
-            new = [list(map(self.codec.__getitem__, self.pending))]
-            for offset in self.offsets:
-                new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__, self.pending)))
-            self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
-            self.pending = []
-        return self.tables[:, local]
+        with self._lock:
+            if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
+                self._reset()
+            local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+            if self.pending:
+                new = [list(map(self.codec.__getitem__, self.pending))]
+                for offset in self.offsets:
+                    new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__,
+                                        self.pending)))
+                self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
+                self.pending = []
+            return self.tables[:, local]
 
 
 _WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}
@@ -304,12 +378,13 @@ class WindowRows:
     (docs/speed.md, stop 21).
     Scores equal those of the laid-out rows up to the order of the sums (~1e-15)."""
 
-    __slots__ = ("n", "private", "shared", "neighbours")
+    __slots__ = ("n", "private", "shared", "neighbours", "codec")
 
     def __init__(self, parts, codec, extractor):
         """`parts`: AttributeParts named with `codec` (AttributeIds) by `extractor`, the FeatureExtractor
         that names a neighbour's attributes and the page's ends (and knows the window)."""
         self.n = len(parts.private)
+        self.codec = codec
         self.private = FlatRows(parts.private)
         names = list(chain.from_iterable(parts.shared))
         lens = list(map(len, parts.shared))
@@ -327,6 +402,47 @@ class WindowRows:
         view = copy.copy(self)
         view.neighbours = []
         return view
+
+    def conjoined(self, variant: int, bias: int) -> FlatRows:
+        """The page's rows under a variant of ConjoinedIds rows (this page's codec), laid out as
+        `FeatureExtractor.extract` and the variant lay them out: per block its own attributes (the
+        window families' first), each neighbour's in `window_offsets` order (or the page's end), the
+        variant's `bias` attribute (an id), then the variant's copy of each own attribute a pair id
+        names, in row order. Laid out in that order, a block's sum is added up in the order the
+        readable rows give it, so the scores are equal to the last bit, not up to rounding. Laying out
+        ids takes a few numpy calls a page, where building the readable rows, rewriting and encoding
+        them took ~2 ms more (docs/modern.md, section 4)."""
+        codec = self.codec
+        if not isinstance(codec, ConjoinedIds):
+            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
+        n = self.n
+        table = codec.pair_table()
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        copy_blocks, copy_ids = [], []
+        for rows in (self.shared, self.private):
+            flat = rows.flat
+            at = np.flatnonzero(flat >= codec.first_pair)
+            pairs = table[flat[at] - codec.first_pair]
+            own = flat.copy()
+            own[at] = pairs[:, 0]
+            parts.append((own, np.diff(rows.starts, append=len(flat))))
+            copy_blocks.append(np.searchsorted(rows.starts, at, "right") - 1)
+            copy_ids.append(pairs[:, 1 + variant])
+        shared_lens, shared_starts = parts[0][1], self.shared.starts
+        for offset, ids, edge in self.neighbours:
+            k = min(abs(offset), n)  # blocks that read past the page's end at this offset
+            edges, ones = np.full(k, edge, np.intp), np.ones(k, np.intp)
+            if offset < 0:  # block i reads block i-k: the shared attributes of the first n-k blocks
+                seen = ids[: shared_starts[n - k]] if k < n else ids[:0]
+                parts.append((np.concatenate([edges, seen]), np.concatenate([ones, shared_lens[: n - k]])))
+            else:  # block i reads block i+k: those of the last n-k blocks
+                seen = ids[shared_starts[k]:] if k < n else ids[:0]
+                parts.append((np.concatenate([seen, edges]), np.concatenate([shared_lens[k:], ones])))
+        parts.append((np.full(n, bias, np.intp), np.ones(n, np.intp)))
+        blocks = np.concatenate(copy_blocks)
+        order = np.argsort(blocks, kind="stable")  # per block its shared attributes' copies, then its private ones'
+        parts.append((np.concatenate(copy_ids)[order], np.bincount(blocks, minlength=n)))
+        return interleave(parts)
 
     def sum(self, state: np.ndarray) -> np.ndarray:
         """(blocks, labels): per block the sum of the `state` rows of every attribute it reads."""

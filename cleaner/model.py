@@ -32,6 +32,7 @@ from .config import FEATURE_SECTIONS, Config, load_config
 from .convention import ConventionError, Conventions
 from .crf import (
     AttributeIds,
+    ConjoinedIds,
     CrfsuiteModel,
     FlatRows,
     ScoringTagger,
@@ -204,12 +205,16 @@ class CrfModel:
     def features(self, blocks, stats=None) -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
-        however many neighbours and passes read them; readable rows for a convention-aware model,
-        whose conventions rewrite readable attributes."""
+        however many neighbours and passes read them. A convention-aware model's are named with
+        `convention_ids`, whose pair ids let `tag` lay out the rows of the convention it is asked for
+        from the ids (WindowRows.conjoined); readable rows only for conventions that could conjoin a
+        neighbour's attributes, which that cannot lay out."""
         ex = self.extractor()
+        codec: AttributeIds = self.attribute_ids
         if self.conventions is not None:
-            return ex.extract(blocks, stats, None)
-        codec = self.attribute_ids
+            if not self.conventions.conjoins_own_only:
+                return ex.extract(blocks, stats, None)
+            codec = self.convention_ids
         return WindowRows(ex.extract_parts(blocks, stats, codec), codec, ex)
 
     @property
@@ -227,6 +232,16 @@ class CrfModel:
     def attribute_ids(self) -> AttributeIds:
         """Readable attribute -> the id this model's taggers score it by (a codec for the extractor)."""
         return AttributeIds(self._parsed[0], self.encoded)
+
+    @functools.cached_property
+    def convention_ids(self) -> ConjoinedIds:
+        """A convention-aware model's `attribute_ids` with a pair id for each attribute its conventions
+        conjoin (cleaner.crf.ConjoinedIds): what `features` names such a model's attributes with."""
+        conventions = self.conventions
+        if conventions is None:
+            raise ModelError(f"model {self.hash} was not trained with annotation conventions")
+        copies = tuple(map(conventions.copy_prefix, conventions.names))
+        return ConjoinedIds(self._parsed[0], self.encoded, copies, conventions.attributes)
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickles (a broadcast): the model's bytes and sidecar; each process opens its own taggers."""
@@ -296,18 +311,24 @@ class CrfModel:
         settings, default DecisionSettings())."""
         if not features:
             return [], []
-        if self.conventions is not None:
-            assert not isinstance(features, WindowRows)  # (`features` gives such a model readable rows)
-            features = self.conventions.apply(features, convention)
+        conventions = self.conventions
+        given: list[list[str]] | WindowRows | FlatRows = features
+        if conventions is not None:
+            if isinstance(features, WindowRows):  # (named with convention_ids: `features`)
+                name = conventions.resolve(convention)
+                bias = self.attribute_ids[conventions.bias(name)]
+                given = features.conjoined(conventions.names.index(name), bias)
+            else:
+                given = conventions.apply(features, convention)
         elif convention:
             self.check_convention(convention)
         tagger = self.tagger()
-        own_counts = getattr(features, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
+        own_counts = getattr(given, "own_counts", None)  # (rows straight from FeatureExtractor.extract)
         rows: list[list[int]] | FlatRows | WindowRows
-        if isinstance(features, WindowRows):
-            rows = features
+        if isinstance(given, (WindowRows, FlatRows)):
+            rows = given
         else:  # (readable rows: as tests, training and inspection give them)
-            rows = self.attribute_ids.encode(features)
+            rows = self.attribute_ids.encode(given)
             if self.stacking is not None and (own_counts is None or self.stacking.first_pass_neighbours):
                 rows = FlatRows(rows)  # both passes read the whole rows: flattened once
         if self.stacking is not None:

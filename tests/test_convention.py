@@ -105,16 +105,109 @@ def test_cli_checks_the_convention_before_cleaning(convention_model, small_model
     assert plain.returncode == 4 and "not trained with annotation conventions" in plain.stderr
 
 
-def test_a_convention_aware_model_is_handed_readable_attributes(convention_model):
-    # its conventions rewrite readable attributes (id/class, tags) before they are encoded
+def test_a_convention_aware_model_tags_its_ids_as_its_readable_attributes(convention_model):
+    # clean_html hands the model ids (WindowRows, named with its pair ids), whose conventions' copies are laid
+    # out from the ids; what it was trained on are readable rows rewritten by Conventions.apply
+    from cleaner.crf import WindowRows
     from cleaner.model import load_model
     from cleaner.segment import segment_blocks
 
     path, _ = convention_model
     model = load_model(path)
-    rows = model.features(segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks)
+    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks
+    rows = model.features(blocks)
+    assert isinstance(rows, WindowRows)
+    readable = model.extractor().extract(blocks)
+    for conv in model.conventions.names:
+        assert model.tag(rows, convention=conv) == model.tag(readable, convention=conv)
+
+
+def test_conventions_that_conjoin_a_neighbours_attributes_are_applied_to_readable_rows(convention_model):
+    # the pair ids name a block's own attributes only: a model whose conventions copy `-1:...` attributes
+    # is handed readable rows, and tags as it was trained
+    from cleaner.model import CrfModel, load_model
+    from cleaner.segment import segment_blocks
+
+    path, _ = convention_model
+    trained = load_model(path)
+    meta = dict(trained.meta, conventions=dict(trained.meta["conventions"], attributes=["idclass.", "-1:tag."]))
+    model = CrfModel(trained.data, meta)
+    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks
+    rows = model.features(blocks)
     assert all(isinstance(a, str) for row in rows for a in row)
+    assert any(a.startswith("dragnet|-1:tag.") for row in model.conventions.apply(rows, "dragnet") for a in row)
     assert model.tag(rows, convention="dragnet")[0]
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    """The packaged default: convention-aware (main, cleaneval, dragnet), trained on every shared set."""
+    from cleaner.model import load_model
+
+    return load_model()
+
+
+def _shared_segmentations(data_dir, model):
+    """Pages of every shared set (wcxb too), segmented as clean_html segments them for `model`."""
+    from cleaner.data import find_pages
+    from cleaner.decode import decode_html
+    from cleaner.segment import segment_blocks
+    from conftest import sampled_pages
+
+    config = model.feature_config(load_config())
+    pages = sampled_pages(data_dir, 97) + find_pages(data_dir, ["wcxb"])[::120]
+    segs = [segment_blocks(decode_html(p.read_html()).text, config) for p in pages]
+    return [s for s in segs if s.blocks]
+
+
+@pytest.mark.parametrize("window, max_names", [(0, None), (1, None), (2, None), (1, 40)])
+def test_ids_lay_out_each_conventions_rows_as_the_readable_attributes_do(packaged, data_dir, window, max_names,
+                                                                         monkeypatch):
+    # The fast path (WindowRows.conjoined over the pair ids of ConjoinedIds) against the readable path the
+    # model was trained on (FeatureExtractor.extract, Conventions.apply, then ids), id for id and in the same
+    # order, under each convention: pages of every set, pages shorter than the window (their first and last
+    # blocks read the page's ends), and with `max_names` the name caches emptied before nearly every page
+    # (the extractor keeps the pair ids it was given: they must stay valid).
+    from cleaner.crf import AttributeIds, FlatRows, WindowIds, WindowRows
+    from cleaner.features import FeatureExtractor
+
+    if max_names:
+        monkeypatch.setattr(AttributeIds, "MAX_ENTRIES", max_names)
+        monkeypatch.setattr(WindowIds, "MAX_ENTRIES", max_names)
+    ex = FeatureExtractor(packaged.feature_config().overlay({"features": {"window": window}}, "test"),
+                          tuple(packaged.meta["families"]))
+    conventions, codec, ids = packaged.conventions, packaged.convention_ids, packaged.attribute_ids
+    segs = _shared_segmentations(data_dir, packaged)
+    pages = [s.blocks for s in segs] + [segs[0].blocks[:k] for k in (1, 2, 3)]
+    pairs = 0
+    for blocks in pages:
+        window_rows = WindowRows(ex.extract_parts(blocks, None, codec), codec, ex)
+        readable = ex.extract(blocks, None, None)
+        for k, conv in enumerate(conventions.names):
+            fast = window_rows.conjoined(k, ids[conventions.bias(conv)])
+            laid_out = FlatRows(ids.encode(conventions.apply(readable, conv)))
+            assert fast.flat.tolist() == laid_out.flat.tolist() and fast.starts.tolist() == laid_out.starts.tolist()
+        pairs += int((window_rows.private.flat >= codec.first_pair).sum())
+    assert pairs > len(pages)  # (id/class tokens and tags were conjoined: the test saw copies)
+
+
+def test_a_convention_aware_model_tags_the_fast_path_as_the_readable_one(packaged, data_dir):
+    # what clean_html gives the packaged convention-aware model, against the readable rows: the same labels and
+    # every marginal equal to the last bit, under each convention (the scores are summed in the same order)
+    segs = _shared_segmentations(data_dir, packaged)
+    ex, settings = packaged.extractor(), DecisionSettings()
+    differ = 0
+    for s in segs:
+        stats = ex.stats(s.blocks)
+        words = [st.n_words for st in stats]
+        fast_rows, readable = packaged.features(s.blocks, stats), ex.extract(s.blocks, stats, None)
+        by_convention = []
+        for conv in packaged.conventions.names:
+            fast = packaged.label(fast_rows, words, settings, convention=conv, marginals=True)
+            assert fast == packaged.label(readable, words, settings, convention=conv, marginals=True)
+            by_convention.append(fast.marginals)
+        differ += by_convention[0] != by_convention[2]
+    assert differ >= len(segs) // 2  # (the convention is read: `main` and `dragnet` differ)
 
 
 def test_a_convention_aware_model_is_trained_one_pass(data_dir, tmp_path):

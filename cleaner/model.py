@@ -44,6 +44,7 @@ from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
+from .segment import PageMarks
 from .stacking import StackingSettings, first_pass_attributes, first_pass_ids
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "default.crfsuite"
@@ -187,17 +188,18 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, title: str = "") -> list[list] | WindowRows:
+    def features(self, blocks, stats=None, title: str = "", page: PageMarks | None = None) -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them; readable rows for a convention-aware model,
         whose conventions rewrite readable attributes. `title` is the page's <title>
-        (Segmentation.title), for a model that reads the `title` family."""
+        (Segmentation.title), for a model that reads the `title` family; `page` what the page's markup says of
+        it (Segmentation.page), for a model that reads the `cue` family."""
         ex = self.extractor()
         if self.conventions is not None:
-            return ex.extract(blocks, stats, None, title)
+            return ex.extract(blocks, stats, None, title, page)
         codec = self.attribute_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec, title), codec, ex)
+        return WindowRows(ex.extract_parts(blocks, stats, codec, title, page), codec, ex)
 
     @property
     def encoded(self) -> bool:

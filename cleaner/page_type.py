@@ -33,6 +33,7 @@ class PageTyper:
         self.itemprop_min = int(pc["itemprop_min"])
         self.code_min = int(pc["code_min"])
         self.listing_min_articles = int(pc["listing_min_articles"])
+        self.listing_min_articles_declared = int(pc["listing_min_articles_declared"])
 
     @property
     def names(self) -> list[str]:
@@ -58,6 +59,13 @@ class PageTyper:
                 return "listing"
             for kind in self.order:
                 if kind in declared:
+                    if kind == "article":
+                        # A blog's or a news site's front page often declares the site-wide og:type "article",
+                        # and documentation sites declare their pages articles.
+                        if marks.articles >= self.listing_min_articles_declared:
+                            return "listing"
+                        if marks.code >= self.code_min:
+                            return "docs"
                     return kind
         # Markup: microdata properties, code, <article> elements.
         props: dict[str, int] = {}
@@ -84,11 +92,16 @@ class PageTyper:
                 self._count_json_ld(o, depth + 1, declared)
         elif isinstance(obj, dict):
             kinds = obj.get("@type")
+            typed = False
             for name in kinds if isinstance(kinds, list) else (kinds,):
                 if isinstance(name, str):
                     kind = self.types.get(name.replace(":", "/").rsplit("/", 1)[-1].lower())  # "schema:Product", URLs
                     if kind is not None:
                         declared[kind] = declared.get(kind, 0) + 1
-            for key in ("@graph", "mainEntity"):
-                if key in obj:
-                    self._count_json_ld(obj[key], depth + 1, declared)
+                        typed = True
+            if "@graph" in obj:
+                self._count_json_ld(obj["@graph"], depth + 1, declared)
+            # The main entity of a page of no type of ours (a WebPage's Article); a typed one's main entity is
+            # part of it (an FAQPage's Questions, a QAPage's Question).
+            if not typed and "mainEntity" in obj:
+                self._count_json_ld(obj["mainEntity"], depth + 1, declared)

@@ -33,7 +33,6 @@ class PageTyper:
         self.itemprop_min = int(pc["itemprop_min"])
         self.code_min = int(pc["code_min"])
         self.listing_min_articles = int(pc["listing_min_articles"])
-        self.listing_min_articles_declared = int(pc["listing_min_articles_declared"])
 
     @property
     def names(self) -> list[str]:
@@ -59,13 +58,6 @@ class PageTyper:
                 return "listing"
             for kind in self.order:
                 if kind in declared:
-                    if kind == "article":
-                        # A blog's or a news site's front page often declares the site-wide og:type "article",
-                        # and documentation sites declare their pages articles.
-                        if marks.articles >= self.listing_min_articles_declared:
-                            return "listing"
-                        if marks.code >= self.code_min:
-                            return "docs"
                     return kind
         # Markup: microdata properties, code, <article> elements.
         props: dict[str, int] = {}

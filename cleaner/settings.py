@@ -94,7 +94,6 @@ class PageType:
     itemprop_min: int = setting(**POSITIVE)
     code_min: int = setting(**POSITIVE)
     listing_min_articles: int = setting(**POSITIVE)
-    listing_min_articles_declared: int = setting(**POSITIVE)
     types: dict[str, list[str]] = setting()  # page type -> schema.org types (JSON-LD @type, itemtype), lower case
     og_type: dict[str, list[str]] = setting()  # page type -> og:type values
     itemprop: dict[str, list[str]] = setting()  # page type -> microdata itemprop names, lower case

@@ -8,6 +8,10 @@ whether it sits inside a link. Each block also records what a browser shows betw
 the block before (nothing, a space, a line break: Block.gap), which the assembly joins the kept
 blocks with, so that `Speech<a>,</a>` reads "Speech," and not "Speech ,".
 
+The walk also gathers what the markup says of the page as a whole (PageMarks: JSON-LD, og:type, microdata,
+<article> and <pre>/<code> counts) and which repeated item (a card, a list item, a post) each block sits in, for
+the opt-in `cue` family (cleaner.page_type, cleaner.features).
+
 The DOM is walked iteratively with the parser's own sibling/parent pointers, and all
 per-ancestor state is kept on explicit stacks with running counters, so that a page nested
 100,000 elements deep costs no more per block than a flat one.

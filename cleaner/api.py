@@ -31,7 +31,7 @@ from .decide import DecisionSettings, headline_block, keep_headline
 from .decode import DecodedPage
 from .model import CrfModel, model_for_convention
 from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
-from .segment import Block, Segmentation
+from .segment import Block, PageMarks, Segmentation
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout",
@@ -69,6 +69,7 @@ class CleanResult:
     labels: list[str] | None = None
     confidences: list[float] | None = None
     marginals: list[dict[str, float]] | None = None
+    page: PageMarks | None = None  # what the page's markup says of it (the `cue` family's page type)
 
     @property
     def ok(self) -> bool:
@@ -214,7 +215,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
 
     t = time.perf_counter()
     stats = model.extractor().stats(seg.blocks)
-    feats = model.features(seg.blocks, stats)
+    feats = model.features(seg.blocks, stats, seg.page)
     timings["features"] = (time.perf_counter() - t) * 1000
     if budget.expired():
         result.reason = "timeout"
@@ -236,6 +237,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     if keep_blocks:
         result.blocks, result.labels, result.confidences = seg.blocks, labels, conf
         result.marginals = labelling.marginals
+        result.page = seg.page
     return finish(result, seg.blocks, labels, conf, words, labelling.p_content)
 
 

@@ -22,7 +22,9 @@ Families (the prefix of every attribute, used for ablation):
   density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
   cue        what today's boilerplate is called ([features.cues]): consent, ad, newsletter, share,
              caption, byline, paywall, related ... in the id/class tokens of the ancestors (as
-             substrings: "cookiebanner") and in the text of short blocks, in several languages
+             substrings: "cookiebanner") and in the text of short blocks, in several languages; the
+             page's type as its markup declares it (cleaner.page_type), the repeated item a block sits
+             in (cards, list items, posts) and whether it is code
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from dataclasses import dataclass
 from mypy_extensions import mypyc_attr
 
 from .config import Config, load_config
-from .segment import Block
+from .page_type import PageTyper
+from .segment import Block, PageMarks
 from .text import char_classes, count_words
 
 FAMILIES = (
@@ -209,6 +212,10 @@ class _Names:
         self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
         self.cue_idclass = _CueCache(ex.cue_idclass, namer("cue"))
         self.cue_text = [name("cue", "cue.text=" + cue) for cue in ex.cue_text_names]
+        self.cue_page = {kind: name("cue", "cue.page=" + kind) for kind in ex.page_typer.names}
+        self.t_repeat = table("cue", "repeat", ex.repeat_bins, int(max(ex.repeat_bins)) + 1)
+        self.cue_repeat_links = name("cue", "cue.repeat-links")
+        self.cue_code = name("cue", "cue.code")
         # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
         self.text_cache: dict[str, tuple[list, list, int]] = {}
 
@@ -269,6 +276,10 @@ class FeatureExtractor:
         self.cue_idclass = [(str(k), tuple(v)) for k, v in cc["idclass"].items()]
         self.cue_text_names = [str(k) for k in cc["text"]]
         self.cue_text_rx = [re.compile(v) for v in cc["text"].values()]
+        self.page_typer = PageTyper(self.config)
+        self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
+        self.repeat_links_min = float(cc["repeat"]["links_min_share"])
+        self.code_tags = frozenset(cc["code"]["tags"])
         self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._names: dict[int, _Names] = {}
 
@@ -443,13 +454,43 @@ class FeatureExtractor:
         get = self.neighbour_names(offset, codec).__getitem__
         return [list(map(get, row)) for row in rows]
 
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None) -> AttributeRows:
+    def _page_cues(self, blocks: list[Block], stats: list[BlockStats], page: PageMarks | None,
+                   v: _Names) -> list[list]:
+        """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
+        block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code)."""
+        kind = v.cue_page[self.page_typer.of(page) if page is not None else "unknown"]
+        # Words and link words of each repeated item, over the blocks inside it.
+        item_words: dict[int, int] = {}
+        item_links: dict[int, int] = {}
+        for b, s in zip(blocks, stats):
+            item = b.repeat_item
+            if item >= 0:
+                item_words[item] = item_words.get(item, 0) + s.n_words
+                item_links[item] = item_links.get(item, 0) + s.link_words
+        links_min = self.repeat_links_min
+        code_tags = self.code_tags
+        out: list[list] = []
+        for b in blocks:
+            row = [kind]
+            if b.repeat:
+                row.append(v.t_repeat[b.repeat])
+                words = item_words[b.repeat_item]
+                if words and item_links[b.repeat_item] >= links_min * words:
+                    row.append(v.cue_repeat_links)
+            if not code_tags.isdisjoint(b.ancestors):
+                row.append(v.cue_code)
+            out.append(row)
+        return out
+
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                page: PageMarks | None = None) -> AttributeRows:
         """One attribute list per block (own features, then the neighbours' with offsets).
+        `page` is what the page's markup says of it (Segmentation.page), read by the `cue` family only.
 
         With a `codec` (cleaner.model.AttributeCodec) the attributes come as the codes the model
         stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
         block's own attributes are encoded once, not once more for each neighbour that sees them."""
-        parts = self.extract_parts(blocks, stats, codec)
+        parts = self.extract_parts(blocks, stats, codec, page)
         shared_rows, n = parts.shared, len(parts.private)
         # `private` rows are named already; the shared attributes are encoded here, once, as their
         # block's own (and below under each neighbour's prefix).
@@ -466,8 +507,8 @@ class FeatureExtractor:
                 row += after[i] if i + k < n else edge_after
         return result
 
-    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None,
-                      codec=None) -> AttributeParts:
+    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                      page: PageMarks | None = None) -> AttributeParts:
         """The page's attributes before the neighbour window is laid on: per block the attributes of
         the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
         named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
@@ -491,6 +532,9 @@ class FeatureExtractor:
             td_words[b.td_group] = td_words.get(b.td_group, 0) + free
             div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
             div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
+        cue_feats: list[list] = []
+        if "cue" in fam:
+            cue_feats = self._page_cues(blocks, stats, page, v)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:
@@ -524,6 +568,8 @@ class FeatureExtractor:
             if "position" in fam:
                 out = shared if "position" in wf else private
                 out.append(v.t_pos[i * 1000 // n])
+            if cue_feats:
+                (shared if "cue" in wf else private).extend(cue_feats[i])
             shared_rows.append(shared)
             rows.append(private)
         if "document" in fam:

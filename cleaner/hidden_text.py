@@ -19,14 +19,28 @@ _NOSCRIPT_TAG = re.compile(r"<(/?)noscript\b", re.I)
 _ARTICLE_TYPES = ("article", "newsarticle", "blogposting", "reportagenewsarticle", "report", "posting")
 
 
-def _json_ld_articles(tree: LexborHTMLParser) -> list[tuple[str, str]]:
-    """(headline, articleBody) of each JSON-LD object that has an article body."""
-    found: list[tuple[str, str]] = []
-    for node in tree.css('script[type="application/ld+json"]'):
+def parse_json_ld(texts: list[str]) -> list:
+    """The JSON-LD scripts' texts (cleaner.segment.PageMarks.json_ld) parsed, the broken ones left out:
+    read by the fallback here and by the `cue` family's page type (cleaner.page_type)."""
+    objects = []
+    for text in texts:
         try:
-            _walk(json.loads(node.text(deep=True) or "null"), 0, found)
+            objects.append(json.loads(text or "null"))
         except (ValueError, RecursionError):
             continue  # a broken JSON-LD block is common; it holds nothing we can read
+    return objects
+
+
+def _json_ld_articles(tree: LexborHTMLParser, objects: list | None) -> list[tuple[str, str]]:
+    """(headline, articleBody) of each JSON-LD object that has an article body."""
+    if objects is None:
+        objects = parse_json_ld([node.text(deep=True) for node in tree.css('script[type="application/ld+json"]')])
+    found: list[tuple[str, str]] = []
+    for obj in objects:
+        try:
+            _walk(obj, 0, found)
+        except RecursionError:
+            continue
     return found
 
 
@@ -65,12 +79,13 @@ def article_html(headline: str, body: str) -> str:
     return "<article>" + head + "".join(f"<p>{_escape(p)}</p>" for p in paragraphs) + "</article>"
 
 
-def fallback_html(tree: LexborHTMLParser) -> str | None:
+def fallback_html(tree: LexborHTMLParser, json_ld: list | None = None) -> str | None:
     """The page with its <noscript> content shown and its JSON-LD article appended, or None when it
-    has neither (nothing more to show)."""
+    has neither (nothing more to show). `json_ld`: the page's JSON-LD already parsed (parse_json_ld);
+    None to find and parse it here."""
     html = tree.html or ""
     has_noscript = bool(_NOSCRIPT_TAG.search(html))
-    articles = _json_ld_articles(tree)
+    articles = _json_ld_articles(tree, json_ld)
     if not has_noscript and not articles:
         return None
     if has_noscript:

@@ -131,7 +131,7 @@ def analyse_page(data: bytes, *, model, config, http_charset: str | None = None,
     if with_features:
         try:
             extractor = model.extractor()
-            out.features = extractor.extract(res.blocks, extractor.stats(res.blocks))
+            out.features = extractor.extract(res.blocks, extractor.stats(res.blocks), page=res.page)
         except Exception:  # the view is still useful without features
             out.features = []
     return out

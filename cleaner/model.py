@@ -46,6 +46,7 @@ from .features import DEFAULT_FAMILIES, FAMILIES, FEATURE_VERSION, FeatureExtrac
 from .labels import LABELS, OTHER
 from .markers import MarkerSettings, MarkerTyper
 from .packaged import DEFAULT_MODEL_PATH, packaged_model_names, packaged_model_path
+from .segment import PageMarks
 from .stacking import FIRST_PASS_LABELS, StackingSettings, first_pass_attributes, first_pass_ids
 
 ATTRIBUTE_ENCODING = "blake2b-48"
@@ -202,20 +203,21 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None) -> list[list] | WindowRows:
+    def features(self, blocks, stats=None, page: PageMarks | None = None) -> list[list] | WindowRows:
         """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
         from the neighbour window (cleaner.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them. A convention-aware model's are named with
         `convention_ids`, whose pair ids let `tag` lay out the rows of the convention it is asked for
         from the ids (WindowRows.conjoined); readable rows only for conventions that could conjoin a
-        neighbour's attributes, which that cannot lay out."""
+        neighbour's attributes, which that cannot lay out. `page` is what the page's markup says of it
+        (Segmentation.page), for a model that reads the `cue` family."""
         ex = self.extractor()
         codec: AttributeIds = self.attribute_ids
         if self.conventions is not None:
             if not self.conventions.conjoins_own_only:
-                return ex.extract(blocks, stats, None)
+                return ex.extract(blocks, stats, None, page)
             codec = self.convention_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec), codec, ex)
+        return WindowRows(ex.extract_parts(blocks, stats, codec, page), codec, ex)
 
     @property
     def encoded(self) -> bool:

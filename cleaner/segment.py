@@ -8,6 +8,10 @@ whether it sits inside a link. Each block also records what a browser shows betw
 the block before (nothing, a space, a line break: Block.gap), which the assembly joins the kept
 blocks with, so that `Speech<a>,</a>` reads "Speech," and not "Speech ,".
 
+The walk also gathers what the markup says of the page as a whole (PageMarks: JSON-LD, og:type, microdata,
+<article> and <pre>/<code> counts) and which repeated item (a card, a list item, a post) each block sits in, for
+the opt-in `cue` family (cleaner.page_type, cleaner.features).
+
 The DOM is walked iteratively with the parser's own sibling/parent pointers, and all
 per-ancestor state is kept on explicit stacks with running counters, so that a page nested
 100,000 elements deep costs no more per block than a flat one.
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .config import Config, load_config
-from .hidden_text import fallback_html
+from .hidden_text import fallback_html, parse_json_ld
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
 # Only this many innermost ancestors are kept verbatim in Block.containers; class
@@ -64,6 +68,26 @@ class Block:
     # The text as shown when that differs from `text`: a line of a <pre> keeps its indentation and
     # its runs of spaces (`text`, which the features read, is whitespace-normalised like every block's).
     shown: str | None = None
+    # The innermost repeated item the block sits in (an ancestor whose parent holds at least
+    # [features.cues.repeat] min_siblings element children of its tag and class: cards, list items, posts):
+    # how many such siblings it has (0: none) and an id of the item, shared by the blocks inside it (-1: none).
+    repeat: int = 0
+    repeat_item: int = -1
+
+
+@dataclass(slots=True)
+class PageMarks:
+    """What the markup says about the page as a whole, gathered during the walk for the `cue` family's
+    page type (cleaner.page_type): counted here, interpreted there."""
+
+    json_ld: list[str] = field(default_factory=list)  # the text of every <script type="application/ld+json">
+    og_type: str = ""  # <meta property="og:type" content=...>, lower case
+    itemtypes: list[str] = field(default_factory=list)  # microdata itemtype names of outermost itemscopes, lower case
+    itemprops: dict[str, int] = field(default_factory=dict)  # microdata itemprop name (lower case) -> elements
+    articles: int = 0  # <article> elements
+    code: int = 0  # <pre> and <code> elements
+    # The JSON-LD parsed (cleaner.hidden_text.parse_json_ld), once, by whichever reader needs it first.
+    json_ld_objects: list | None = None
 
 
 @dataclass(slots=True)
@@ -75,10 +99,11 @@ class Segmentation:
     nesting_capped: bool = False  # the pre-parse nesting guard flattened the page
     # The text of the document's <title> (in <head>), whitespace normalised; "" when there is none.
     title: str = ""
+    page: PageMarks = field(default_factory=PageMarks)
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
-_ROOT: tuple = ("", (), frozenset(), (), -1, -1, False)
+_ROOT: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
 
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
@@ -214,13 +239,18 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
         shown += len(b.text)
         if shown >= below:
             return seg
-    alt = fallback_html(parsed.tree)
+    marks = seg.page
+    if marks.json_ld_objects is None:
+        marks.json_ld_objects = parse_json_ld(marks.json_ld)
+    alt = fallback_html(parsed.tree, marks.json_ld_objects)
     if alt is None:
         return seg
     other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.nesting_capped), config)
     if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
         return seg
     other.title = seg.title
+    if other.page.json_ld == marks.json_ld:
+        other.page.json_ld_objects = marks.json_ld_objects  # parsed once
     return other
 
 
@@ -234,16 +264,30 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     # Elements that end a line as displayed: a text on either side of one is on a line of its own.
     line_tags = frozenset(cfg["block_tags"])
 
+    rc = config["features"]["cues"]["repeat"]
+    repeat_min = int(rc["min_siblings"])
+    repeat_skip = frozenset(rc["skip_tags"])
+
     tree, capped = parsed.tree, parsed.nesting_capped
-    title = page_title(tree)
+    marks = PageMarks()
+    title = _read_head(tree, marks)
     root = tree.body or tree.root
     blocks: list[Block] = []
     if root is None:
-        return Segmentation(blocks, 0, False, 0, capped, title)
+        return Segmentation(blocks, 0, False, 0, capped, title, marks)
 
-    # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre):
-    # building a tuple per element costs a fraction of an object's __init__.
+    # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre, element,
+    # in_itemscope): building a tuple per element costs a fraction of an object's __init__.
     stack: list[tuple] = [_ROOT]
+    # Repeated items: elements are numbered in document order (the root 0); each has its parent's number
+    # and its signature (parent, tag, class) -- None for [features.cues.repeat] skip_tags -- and the
+    # signatures are counted. Which elements are items is known once their parent's children are all seen,
+    # so blocks are given theirs after the walk (_mark_repeats).
+    element_parent: list[int] = [0]
+    element_signature: list[tuple | None] = [None]
+    signature_count: dict[tuple, int] = {}
+    block_element: list[int] = []
+    itemprops = marks.itemprops
     opened: dict[str, int] = {}
     closed: dict[str, int] = {}
     n_nodes = 0
@@ -268,6 +312,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
         gap = "\n" if line_break else " " if space else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
                            len(stack) - 1, artificial, gap, shown))
+        block_element.append(top[7])
         opened = {}
         closed = {}
         space = False
@@ -317,17 +362,32 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 # leave one unclosed around the whole article, which must not read as navigation.
                 tag = "a-nohref"
             idclass = parent[3]
+            class_value: str | None = None
             if attrs:
                 tokens: tuple[str, ...] = ()
                 for key in ("id", "class"):
                     value = attrs.get(key)
                     if value:
+                        if key == "class":
+                            class_value = value
                         cached = token_cache.get(value)
                         if cached is None:
                             cached = token_cache[value] = _tokens(value)
                         tokens += cached
                 if tokens:
                     idclass = tuple(dict.fromkeys(tokens + idclass))[:24]
+            element = len(element_parent)
+            element_parent.append(parent[7])
+            if tag in repeat_skip:
+                element_signature.append(None)
+            else:
+                signature = (parent[7], tag, class_value)
+                element_signature.append(signature)
+                signature_count[signature] = signature_count.get(signature, 0) + 1
+            if tag == "article":
+                marks.articles += 1
+            elif tag == "pre" or tag == "code":
+                marks.code += 1
             div_group = parent[4]
             td_group = parent[5]
             if tag == "div":
@@ -342,12 +402,23 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             ancestors = parent[2]
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
+            in_itemscope = parent[8]
             if attrs:
                 if HIDDEN not in ancestors and _is_hidden(attrs):
                     ancestors = ancestors | {HIDDEN}
-                if MAIN not in ancestors and (attrs.get("role") == "main" or attrs.get("itemprop") == "articleBody"):
+                itemprop = attrs.get("itemprop")
+                if itemprop:
+                    if MAIN not in ancestors and itemprop == "articleBody":
+                        ancestors = ancestors | {MAIN}
+                    itemprop = itemprop.lower()
+                    itemprops[itemprop] = itemprops.get(itemprop, 0) + 1
+                if MAIN not in ancestors and attrs.get("role") == "main":
                     ancestors = ancestors | {MAIN}
-            push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre"))
+                if not in_itemscope and "itemscope" in attrs:
+                    in_itemscope = True
+                    _add_itemtypes(attrs.get("itemtype"), marks.itemtypes)
+            push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre", element,
+                  in_itemscope))
             opened[tag] = opened.get(tag, 0) + 1
             if len(stack) > max_depth:
                 max_depth = len(stack)
@@ -368,8 +439,11 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 continue
             tag = pop()[0]  # an empty element: opened and closed at once
             closed[tag] = closed.get(tag, 0) + 1
-        elif tag and tag in drop and tag not in _UNDISPLAYED:
-            space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
+        elif tag and tag in drop:
+            if tag not in _UNDISPLAYED:
+                space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
+            elif tag == "script":
+                _read_script(node, marks)
         # Climb until a next sibling exists, closing elements on the way.
         while node is not None:
             if node.mem_id == root_id:
@@ -389,7 +463,42 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if node.mem_id == root_id:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None
-    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title)
+    _mark_repeats(blocks, block_element, element_parent, element_signature, signature_count, repeat_min)
+    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks)
+
+
+def _mark_repeats(blocks: list[Block], block_element: list[int], element_parent: list[int],
+                  element_signature: list[tuple | None], signature_count: dict[tuple, int], repeat_min: int) -> None:
+    """Give each block the innermost repeated item it sits in (Block.repeat, Block.repeat_item). Elements are
+    numbered in document order, so a parent's item is known before its children's."""
+    item = [-1] * len(element_parent)
+    for element in range(1, len(element_parent)):
+        signature = element_signature[element]
+        if signature is not None and signature_count[signature] >= repeat_min:
+            item[element] = element
+        else:
+            item[element] = item[element_parent[element]]
+    for b, element in zip(blocks, block_element):
+        owner = item[element]
+        if owner >= 0:
+            b.repeat_item = owner
+            signature = element_signature[owner]
+            if signature is not None:
+                b.repeat = signature_count[signature]
+
+
+def _add_itemtypes(value: str | None, out: list[str]) -> None:
+    """The schema.org type names of an itemtype attribute ("https://schema.org/Product" -> "product")."""
+    if value:
+        for url in value.split():
+            out.append(url.rstrip("/").rsplit("/", 1)[-1].lower())
+
+
+def _read_script(node: LexborNode, marks: PageMarks) -> None:
+    """Keep the text of a JSON-LD script (PageMarks.json_ld)."""
+    attrs = node.attributes
+    if attrs and attrs.get("type") == "application/ld+json":
+        marks.json_ld.append(node.text(deep=True))
 
 
 TITLE_MAX_CHARS = 1000
@@ -397,12 +506,27 @@ TITLE_MAX_CHARS = 1000
 
 def page_title(tree: LexborHTMLParser) -> str:
     """The text of the head's first <title> (a <title> in the body is an SVG's or a stray one)."""
+    return _read_head(tree, PageMarks())
+
+
+def _read_head(tree: LexborHTMLParser, marks: PageMarks) -> str:
+    """The text of the head's first <title> (page_title), and the head's og:type and JSON-LD into `marks`."""
     head = tree.head
     # The parser puts a document's <title> among the head's children; walking them costs ~1 µs,
     # a CSS query ~50 µs (its selector is compiled on every call).
     node = head.child if head is not None else None
+    title: str | None = None
     while node is not None:
-        if node.tag == "title":
-            return normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
+        tag = node.tag
+        if tag == "title":
+            if title is None:
+                title = normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
+        elif tag == "meta":
+            if not marks.og_type:
+                attrs = node.attributes
+                if attrs and attrs.get("property") == "og:type":
+                    marks.og_type = (attrs.get("content") or "").strip().lower()
+        elif tag == "script":
+            _read_script(node, marks)
         node = node.next
-    return ""
+    return title or ""

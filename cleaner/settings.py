@@ -89,10 +89,39 @@ class Bins:
 
 
 @dataclass(frozen=True)
+class PageType:
+    order: list[str] = setting(nonempty=True)  # page types, the first named by the evidence wins
+    listing_min_items: int = setting(**POSITIVE)
+    listing_of: list[str] = setting()
+    itemprop_min: int = setting(**POSITIVE)
+    code_min: int = setting(**POSITIVE)
+    listing_min_articles: int = setting(**POSITIVE)
+    types: dict[str, list[str]] = setting()  # page type -> schema.org types (JSON-LD @type, itemtype), lower case
+    og_type: dict[str, list[str]] = setting()  # page type -> og:type values
+    itemprop: dict[str, list[str]] = setting()  # page type -> microdata itemprop names, lower case
+
+
+@dataclass(frozen=True)
+class Repeat:
+    min_siblings: int = setting(gt=1)
+    bins: list[float] = setting(nonempty=True, ascending=True)
+    links_min_share: float = setting(**SHARE)
+    skip_tags: list[str] = setting()
+
+
+@dataclass(frozen=True)
+class CodeCue:
+    tags: list[str] = setting()
+
+
+@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
     text: dict[str, str] = setting()  # cue -> regexp searched in a short block's text
+    page: PageType = setting()
+    repeat: Repeat = setting()
+    code: CodeCue = setting()
 
 
 @dataclass(frozen=True)

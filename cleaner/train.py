@@ -89,7 +89,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     folds: dict = _PREP_STATE["folds"]
     seg = read_page_to_score(page.read_html(), config).segmentation
     stats = extractor.stats(seg.blocks)
-    feats = extractor.extract(seg.blocks, stats)
+    feats = extractor.extract(seg.blocks, stats, page=seg.page)
     gold = page.read_gold()
     al = align_blocks(seg.blocks, gold)
     markers: MarkerSettings | None = _PREP_STATE.get("markers")

@@ -1,4 +1,5 @@
-"""The opt-in `cue` family ([features.cues]) and the `#main` pseudo-tag of the segmenter."""
+"""The opt-in `cue` family ([features.cues]): boilerplate names, the page type, repeated items and code; and the
+`#main` pseudo-tag of the segmenter."""
 
 from cleaner.config import load_config
 from cleaner.features import DEFAULT_FAMILIES, FeatureExtractor
@@ -14,7 +15,7 @@ PAGE = ("<body><div class='cookieBanner'><p>We use cookies to improve your exper
 def _cues() -> dict[str, list[str]]:
     blocks = segment_blocks(PAGE).blocks
     rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(blocks)
-    return {b.text: sorted(a for a in row if a.startswith("cue.")) for b, row in zip(blocks, rows)}
+    return {b.text: sorted(a for a in row if a.startswith(("cue.text=", "cue.idclass="))) for b, row in zip(blocks, rows)}
 
 
 def test_short_blocks_get_the_cue_their_text_names_in_several_languages():
@@ -42,3 +43,117 @@ def test_article_text_gets_no_cue_and_the_default_families_none_at_all():
 def test_role_main_and_itemprop_article_body_mark_the_main_content():
     blocks = segment_blocks("<body><p>menu</p><div role='main'><p>a</p></div><div itemprop='articleBody'>b</div></body>").blocks
     assert [MAIN in b.ancestors for b in blocks] == [False, True, True]
+
+
+# -- page type, repeated items, code ---------------------------------------------------------------------------
+
+CUE_FAMILIES = DEFAULT_FAMILIES + ("cue",)
+
+
+def _page_cues(html: str) -> list[tuple[str, list[str]]]:
+    """(text, its page-level cue attributes) of each block of `html`, as clean_html's features see them."""
+    seg = segment_blocks(html)
+    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.blocks, page=seg.page)
+    page_cues = ("cue.page=", "cue.repeat", "cue.code")
+    return [(b.text, sorted(a for a in row if a.startswith(page_cues))) for b, row in zip(seg.blocks, rows)]
+
+
+def _page_type(html: str) -> str:
+    (kind,) = {a for _, attrs in _page_cues(html) for a in attrs if a.startswith("cue.page=")}
+    return kind.split("=", 1)[1]
+
+
+def _json_ld(obj: str) -> str:
+    return f'<script type="application/ld+json">{obj}</script>'
+
+
+BODY = "<body><h1>Titel</h1><p>Ein Absatz mit genug Text, damit die Seite etwas zeigt.</p></body>"
+
+
+def test_every_block_carries_the_page_type_its_json_ld_declares():
+    product = "<html><head>" + _json_ld('{"@context": "https://schema.org", "@type": "Product", "name": "Schuh", '
+                                         '"offers": {"@type": "Offer", "price": "59.90"}}') + "</head>" + BODY
+    assert {tuple(a) for _, a in _page_cues(product)} == {("cue.page=product",)}
+    graph = _json_ld('{"@graph": [{"@type": "WebSite"}, {"@type": "BreadcrumbList"}, {"@type": ["NewsArticle"]}]}')
+    assert _page_type("<head>" + graph + "</head>" + BODY) == "article"
+    thread = _json_ld('{"@type": "QAPage", "mainEntity": {"@type": "Question", "name": "Wie?"}}')
+    assert _page_type("<head>" + thread + "</head>" + BODY) == "forum"
+    docs = _json_ld('{"@type": "TechArticle", "headline": "API"}')  # a TechArticle is documentation, not news
+    assert _page_type("<head>" + docs + "</head>" + BODY) == "docs"
+    # An FAQ (sites add one to articles for search engines) names a part of the page, and its questions are no
+    # forum thread; a WebPage's main entity is what the page is.
+    faq = _json_ld('{"@type": "FAQPage", "mainEntity": [{"@type": "Question", "name": "Wie?"}]}')
+    assert _page_type("<head>" + faq + "</head>" + BODY) == "unknown"
+    assert _page_type("<head>" + faq + _json_ld('{"@type": "BlogPosting"}') + "</head>" + BODY) == "article"
+    page = _json_ld('{"@type": "WebPage", "mainEntity": {"@type": "Article", "headline": "Titel"}}')
+    assert _page_type("<head>" + page + "</head>" + BODY) == "article"
+
+
+def test_json_ld_in_the_body_counts_and_a_broken_block_is_skipped():
+    html = "<body>" + _json_ld("{broken") + _json_ld('{"@type": "CollectionPage"}') + BODY[6:]
+    assert _page_type(html) == "listing"
+
+
+def test_several_top_level_products_make_a_listing_and_nested_types_do_not_count():
+    items = ",".join('{"@type": "Product", "name": "P%d"}' % i for i in range(4))
+    assert _page_type("<head>" + _json_ld(f"[{items}]") + "</head>" + BODY) == "listing"
+    # An article's comments (a nested Comment) do not make it a forum thread.
+    article = '{"@type": "BlogPosting", "comment": [{"@type": "Comment", "text": "Toll!"}]}'
+    assert _page_type("<head>" + _json_ld(article) + "</head>" + BODY) == "article"
+
+
+def test_og_type_and_microdata_declare_the_type_without_json_ld():
+    assert _page_type('<head><meta property="og:type" content="product"></head>' + BODY) == "product"
+    assert _page_type('<head><meta property="og:type" content="website"></head>' + BODY) == "unknown"
+    # A declared type wins over the markup: related stories in <article> cards do not make an article a listing.
+    related = "<body><h1>Nachricht</h1><p>Text.</p>" + "<article><h2>Mehr</h2><p>Kurz.</p></article>" * 6 + "</body>"
+    assert _page_type('<head><meta property="og:type" content="article"></head>' + related) == "article"
+    microdata = ('<body><div itemscope itemtype="https://schema.org/DiscussionForumPosting"><p>Frage</p>'
+                 '<div itemprop="comment" itemscope itemtype="https://schema.org/Comment"><p>Antwort</p></div></div></body>')
+    assert _page_type(microdata) == "forum"
+
+
+def test_markup_gives_the_type_when_nothing_declares_it():
+    offers = "<body><h1>Kamera</h1><div itemprop='offers'><span itemprop='price'>199 €</span></div></body>"
+    assert _page_type(offers) == "product"
+    code = "<body><h1>API</h1>" + "<p>Aufruf:</p><pre><code>client.get(url)</code></pre>" * 3 + "</body>"
+    assert _page_type(code) == "docs"
+    cards = "<body>" + "<article><h2>Beitrag</h2><p>Kurz.</p></article>" * 4 + "</body>"
+    assert _page_type(cards) == "listing"
+    assert _page_type("<body><article><h1>Nachricht</h1><p>Text.</p></article></body>") == "article"
+    assert _page_type(BODY) == "unknown"
+
+
+def test_blocks_in_repeated_items_get_the_number_of_items_and_link_lists_are_told_apart():
+    html = ("<body><ul class='menu'>" + "".join(f"<li><a href='/{i}'>Rubrik {i}</a></li>" for i in range(6)) + "</ul>"
+            "<div class='results'>" + "".join(f"<div class='result'><h3><a href='/p{i}'>Produkt {i}</a></h3>"
+                                              f"<p>Eine Beschreibung des Produkts mit einigen Worten.</p></div>"
+                                              for i in range(12)) + "</div>"
+            "<div class='text'><p>Erster Absatz.</p><p>Zweiter Absatz.</p><p>Dritter Absatz.</p></div></body>")
+    cues = dict(_page_cues(html))
+    assert cues["Rubrik 0"] == ["cue.page=unknown", "cue.repeat-links", "cue.repeat=5"]  # 6 items: bin 5
+    assert cues["Produkt 3"] == ["cue.page=unknown", "cue.repeat=10"]  # 12 items, most of their words not links
+    assert cues["Eine Beschreibung des Produkts mit einigen Worten."] == ["cue.page=unknown", "cue.repeat=10"]
+    # An article's paragraphs are siblings of one tag, but not items.
+    assert cues["Zweiter Absatz."] == ["cue.page=unknown"]
+
+
+def test_two_siblings_are_no_repetition_and_the_signature_holds_the_class():
+    html = ("<body><div class='a'><p>eins</p></div><div class='a'><p>zwei</p></div>"
+            "<div class='b'><p>drei</p></div><div class='c'><p>vier</p></div></body>")
+    assert [b.repeat for b in segment_blocks(html).blocks] == [0, 0, 0, 0]
+
+
+def test_code_blocks_get_the_code_cue():
+    cues = dict(_page_cues("<body><p>Run <code>make</code> first:</p><pre>cd src\nmake install</pre><p>Done.</p></body>"))
+    assert "cue.code" in cues["make"] and "cue.code" in cues["make install"]
+    assert "cue.code" not in cues["Run"] and "cue.code" not in cues["Done."]
+
+
+def test_page_cues_work_on_a_page_in_another_script():
+    html = ("<head>" + _json_ld('{"@type": "NewsArticle", "headline": "東京で新しい図書館が開館"}') + "</head><body>"
+            "<ul>" + "".join(f"<li><a href='/{i}'>関連記事{i}</a></li>" for i in range(3)) + "</ul>"
+            "<p>東京で新しい図書館が開館した。</p></body>")
+    cues = dict(_page_cues(html))
+    assert cues["関連記事1"] == ["cue.page=article", "cue.repeat-links", "cue.repeat=3"]
+    assert cues["東京で新しい図書館が開館した。"] == ["cue.page=article"]

@@ -211,13 +211,13 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     assert models[0]["default"] and models[0]["path"] == str(DEFAULT_MODEL_PATH)
     assert models[0]["hash"] == load_model().hash
     # the default: one pass, convention-aware, trained on every set; the stacked model of the old sets by name
-    assert models[0]["kind"].startswith("one pass, conventions main / cleaneval / dragnet (--convention)")
+    assert models[0]["kind"].startswith("one pass, conventions main / article / cleaneval / dragnet (--convention)")
     by_name = {m["path"].rsplit("/", 1)[1]: m for m in models}
     assert set(by_name) == {"default.crfsuite", "cleaneval-2012.crfsuite"}
     old = by_name["cleaneval-2012.crfsuite"]
     assert old["kind"] == "stacked (first pass: decided labels), marker typer"
     # which conventions each cleans by when no --model is given (conf/default.toml [model.by_convention])
-    assert (models[0]["serves"], old["serves"]) == (["main"], ["cleaneval", "dragnet"])
+    assert (models[0]["serves"], old["serves"]) == (["main", "article"], ["cleaneval", "dragnet"])
     assert "cleaneval-2012.pass1.crfsuite" in old["files"] and "the packaged default until issue 29" in old["note"]
     cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite")).read_text())[
         "cross_validation"]["cleaneval-final"]

@@ -32,13 +32,14 @@ def convention_model(tmp_path_factory, data_dir):
 
 def test_each_set_gets_the_convention_of_its_gold():
     c = Conventions.from_config(load_config())
-    # the modern sets (chaos, big5-*, fundus, wcxb) and any other set keep the main content only: the default
-    assert c.default == "main" and c.of("chaos") == "main" and c.of("wcxb") == "main" and c.of("my-own-set") == "main"
+    # wcxb and any other set keep the main content: the default; the article sets the headline and the article
+    assert c.default == "main" and c.of("wcxb") == "main" and c.of("my-own-set") == "main"
+    assert {c.of(s) for s in ("chaos", "fundus", "big5-2005", "big5-2017")} == {"article"}
     assert c.of("dragnet") == "dragnet" and c.of("cleaneval-final") == "cleaneval" and c.of("cleanportaleval") == "cleaneval"
     rows = c.apply([["idclass.nav", "tag.self=a", "-1:tag.self=p", "char.alpha=5"]], "dragnet")
     assert rows == [["idclass.nav", "tag.self=a", "-1:tag.self=p", "char.alpha=5", "conv=dragnet",
                      "dragnet|idclass.nav", "dragnet|tag.self=a"]]  # only the block's own id/class and tags
-    with pytest.raises(ConventionError, match="knows main, cleaneval, dragnet"):
+    with pytest.raises(ConventionError, match="knows main, article, cleaneval, dragnet"):
         c.apply(rows, "wikipedia")
 
 
@@ -53,7 +54,7 @@ def test_the_convention_changes_what_the_model_keeps(convention_model):
 
     path, docs = convention_model
     model = load_model(path)
-    assert model.conventions.names == ("main", "cleaneval", "dragnet")
+    assert model.conventions.names == ("main", "article", "cleaneval", "dragnet")
     changed = 0
     for d in docs:
         p_ce = model.label(d.features, d.word_counts, DecisionSettings(), convention="cleaneval").p_other
@@ -243,7 +244,7 @@ def test_the_default_model_keeps_the_main_content_unless_asked_for_another_conve
     from cleaner.model import load_model
 
     model = load_model()  # checks its sidecar hash
-    assert set(model.conventions.names) == {"main", "cleaneval", "dragnet"} and model.typer is not None
+    assert set(model.conventions.names) == {"main", "article", "cleaneval", "dragnet"} and model.typer is not None
     assert load_config()["model"]["convention"] == "main"
     html = post_with_comments.read_bytes()
     default, main, dragnet = (clean_html(html, convention=c) for c in (None, "main", "dragnet"))
@@ -263,8 +264,8 @@ def test_a_convention_the_model_does_not_know_is_a_wrong_argument(post_with_comm
     from cleaner.model import load_model
 
     html = post_with_comments.read_bytes()
-    with pytest.raises(ConventionError, match="unknown convention 'article'; this model knows main, cleaneval"):
-        clean_html(html, convention="article")
+    with pytest.raises(ConventionError, match="unknown convention 'opinion'; this model knows main, article"):
+        clean_html(html, convention="opinion")
     old = load_model(small_model)
     with pytest.raises(ConventionError, match="not trained with annotation conventions"):
         clean_html(html, model=old, convention="main")

@@ -1,8 +1,8 @@
 """`--model-kind` for `cleaner train | eval | clean`: the seed systems on the command line.
 
-`cleaner.cli` hands a command over to these functions when `--model-kind` is not `crf`, with its own
-command for the CRF (`crf_train`, `crf_clean`: `all` runs the CRF too), so this module never imports
-`cleaner.cli`; what both use is in `cleaner.cli_common`.
+The CRF's commands (`cleaner.cli_clean`, `cleaner.cli_train_eval`) hand a command over to these functions when
+`--model-kind` is not `crf`, with their own command for the CRF (`crf_train`, `crf_clean`: `all` runs the CRF too),
+so this module never imports them; what both use is in `cleaner.cli_common`.
 With `all`, `train` writes OUT/<kind>.npz for every system (and OUT/crf.crfsuite),
 `clean` writes OUT/<kind>/ from the systems in the directory --model (training-free kinds
 need no file), and `eval --cv` cross-validates every system and writes the comparison

@@ -39,7 +39,8 @@ def serving_model_from_args(args):
     the config's; cleaner.model.model_for_convention), checked once so that no page fails on it (errors name the
     file). The config's [model] convention is the one the model tags with."""
     from .convention import ConventionError
-    from .model import ModelError, model_for_convention
+    from .model import model_for_convention
+    from .model_files import ModelError
 
     config = config_from_args(args)
     try:

@@ -12,7 +12,8 @@ from .cli_common import fail as _fail
 
 def packaged_models() -> list[Path]:
     """The models shipped in the package (cleaner/models), the default first."""
-    from .model import COMPANIONS, DEFAULT_MODEL_PATH
+    from .model_files import COMPANIONS
+    from .packaged import DEFAULT_MODEL_PATH
 
     companions = tuple(suffix for _, suffix, _, _ in COMPANIONS)
     found = sorted(p for p in DEFAULT_MODEL_PATH.parent.glob("*.crfsuite") if not p.name.endswith(companions))
@@ -22,8 +23,9 @@ def packaged_models() -> list[Path]:
 def describe_model(path: Path) -> dict:
     """What a user needs to pick a model: what it is, its files, and its cross-validated figures."""
     from .config import load_config
-    from .model import DEFAULT_MODEL_PATH, load_model, model_files
-    from .packaged import packaged_model_path
+    from .model import load_model
+    from .model_files import model_files
+    from .packaged import DEFAULT_MODEL_PATH, packaged_model_path
 
     model = load_model(path)
     meta = model.meta
@@ -60,7 +62,8 @@ def describe_model(path: Path) -> dict:
 
 
 def cmd_models(args) -> int:
-    from .model import ModelError, resolve_model_path
+    from .model import resolve_model_path
+    from .model_files import ModelError
 
     paths = [resolve_model_path(p) for p in args.models] if args.models else packaged_models()
     out = []

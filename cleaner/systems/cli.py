@@ -135,7 +135,8 @@ def _crf_path(model: str | None) -> str | None:
 def _dev_timing_model(docs_pages, folds, config, quiet: bool):
     """A CRF trained by the development protocol (every 2nd page of the folds other than the
     validation fold 1, 80 iterations), only to time clean_html for the CRF row."""
-    from ..model import ATTRIBUTE_ENCODING, CrfModel
+    from ..attribute_codes import ATTRIBUTE_ENCODING
+    from ..crf_model import CrfModel
     from ..train import fit, prepare, trainable
 
     pages = [p for p in docs_pages if folds.get(p.key) not in (None, 1)][::2]
@@ -151,7 +152,8 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
     else None (the CRF is then cross-validated here)."""
     from ..data import manifest_hash
     from ..features import DEFAULT_FAMILIES
-    from ..model import ModelError, load_model
+    from ..model import load_model
+    from ..model_files import ModelError
 
     try:
         model = load_model(_crf_path(args.model) if many else args.model)

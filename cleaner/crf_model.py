@@ -22,16 +22,8 @@ import numpy as np
 from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, AttributeCodec
 from .config import Config, load_config
 from .convention import ConventionError, Conventions
-from .crf import (
-    AttributeIds,
-    ConjoinedIds,
-    CrfsuiteModel,
-    FlatRows,
-    ScoringTagger,
-    Vocabulary,
-    WindowRows,
-    read_crfsuite,
-)
+from .crf import AttributeIds, ConjoinedIds, FlatRows, ScoringTagger, Vocabulary, WindowRows
+from .crfsuite_file import CrfsuiteModel, read_crfsuite
 from .decide import DecisionSettings, decide
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from .labels import LABELS, OTHER

@@ -308,7 +308,8 @@ def _fail(code: int, message: str) -> int:
 
 def cmd_annotate(args) -> int:
     from .config import ConfigError, load_config
-    from .model import ModelError, load_model
+    from .model import load_model
+    from .model_files import ModelError
 
     folder = Path(args.dir)
     if not folder.is_dir():

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 from .assemble import LabelStats, assemble
 from .config import Config, load_config
+from .crf_model import CrfModel
 from .decide import DecisionSettings, headline_block, keep_headline
 from .decode import DecodedPage
-from .model import CrfModel, model_for_convention
+from .model import model_for_convention
 from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
 from .segment import Block, PageMarks, Segmentation
 

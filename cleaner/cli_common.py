@@ -1,8 +1,9 @@
 """What the command line's subcommands share: exit codes, error lines, the config and the gold pages
 named on the command line, cleaning files into outputs.
 
-Both `cleaner.cli` (the CRF's commands) and `cleaner.systems.cli` (the seed systems' `--model-kind`)
-import from here, so neither imports the other's internals.
+The CRF's commands (`cleaner.cli_clean`, `cleaner.cli_train_eval`, `cleaner.cli_models`, set up by
+`cleaner.cli`) and `cleaner.systems.cli` (the seed systems' `--model-kind`) import from here, so none
+imports another's internals.
 """
 
 from __future__ import annotations
@@ -31,6 +32,22 @@ def config_from_args(args):
         raise SystemExit(fail(EXIT_MODEL, str(exc))) from exc
     tune_gc(config)  # every command that reads a config cleans pages ([runtime], cleaner/runtime.py)
     return config
+
+
+def serving_model_from_args(args):
+    """The config and the model that cleans: --model, else the model of the convention chosen (--convention, else
+    the config's; cleaner.model.model_for_convention), checked once so that no page fails on it (errors name the
+    file). The config's [model] convention is the one the model tags with."""
+    from .convention import ConventionError
+    from .model import model_for_convention
+    from .model_files import ModelError
+
+    config = config_from_args(args)
+    try:
+        serving = model_for_convention(config, getattr(args, "model", None), getattr(args, "convention", None))
+    except (ModelError, ConventionError) as exc:
+        raise SystemExit(fail(EXIT_MODEL, str(exc))) from exc
+    return serving.config_for(config), serving
 
 
 def report_skipped(skipped, *, quiet: bool) -> None:

@@ -146,7 +146,7 @@ def feature_weights(model) -> dict[str, dict[str, float]]:
     The model file stores attributes under short codes (model.AttributeCodec); the index
     is keyed by those codes and `_ReadableWeights` looks readable names up through them.
     """
-    from .model import attribute_code, attribute_weights
+    from .crf_model import attribute_code, attribute_weights
 
     key = model.hash
     if key not in _WEIGHTS:
@@ -392,7 +392,8 @@ def _fail(code: int, message: str) -> int:
 def cmd_inspect(args) -> int:
     from .config import ConfigError, load_config
     from .gold import read_gold
-    from .model import ModelError, load_model
+    from .model import load_model
+    from .model_files import ModelError
 
     if bool(args.page) == bool(args.warc):
         return _fail(EXIT_USAGE, "give either PAGE.html or --warc FILE (with --record-id or --url)")

@@ -145,7 +145,7 @@ def first_pass_attributes(
     """Per block, the attributes the second pass reads of the first pass's labelling:
     its label, its P(content) in tenths, the mean P(content) of the blocks within each window,
     and where it lies against the first and last block the first pass keeps. With a `codec`
-    (cleaner.model.AttributeCodec), as the codes the model stores."""
+    (cleaner.attribute_codes.AttributeCodec), as the codes the model stores."""
     names, view = _view(labels, p_other, settings, codec)
     table = names.names
     return [[table[k] for k in row] for row in view.tolist()]

@@ -20,22 +20,16 @@ from tqdm import tqdm
 
 from .align import align_blocks
 from .assemble import assemble
+from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, train_crf
 from .config import Config, load_config
 from .convention import Conventions
+from .crf_model import CrfModel, first_pass_view
 from .data import Page, without_sites_of
 from .decide import DecisionSettings, headline_block, keep_headline
 from .features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from .gold import parse_segments
 from .markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
-from .model import (
-    ATTRIBUTE_ENCODING,
-    CODEC,
-    CrfModel,
-    feature_config_sections,
-    first_pass_view,
-    open_tagger,
-    train_crf,
-)
+from .model_files import feature_config_sections
 from .pipeline import read_page_to_score
 from .score import DocScore, score_document
 from .stacking import StackingSettings, inner_fold

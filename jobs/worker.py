@@ -41,7 +41,7 @@ import cleaner
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
 from cleaner.corpus import CorpusColumns
-from cleaner.model import CrfModel
+from cleaner.crf_model import CrfModel
 from cleaner.runtime import tune_gc
 from cleaner.schema import build_row, row_values
 from cleaner.warc.read import iter_html_records

@@ -122,12 +122,13 @@ def test_a_listed_site_holds_the_old_pages_under_it_out_too(tmp_path):
 def test_unseen_site_folds_share_no_site_across_sets(data_dir):
     # --cv --unseen-sites on the shared data: no training page of a fold's model is of a site of one
     # of its test pages, whatever the sets (chaos shares domains with fundus, big5 and the old sets).
-    from cleaner.cli import _sites, build_parser
+    from cleaner.cli import build_parser
+    from cleaner.cli_common import sites_from_args
     from cleaner.data import find_pages, load_folds
 
     pages = [p for p in find_pages(data_dir) if p.gold_path is not None]
     folds = load_folds(data_dir)
-    sites = _sites(build_parser().parse_args(["eval", str(data_dir), "--cv", "--unseen-sites"]), pages)
+    sites = sites_from_args(build_parser().parse_args(["eval", str(data_dir), "--cv", "--unseen-sites"]), pages)
     assert sites["chaos/switch_4"] == "chaos/switch_4"  # a chaos page of no site is a site of its own
     assert sites["big5-2005/amd_1"] == "forbes.com"  # sites.tsv, not the archive.org capture's canonical link
     docs = [PreparedDoc(p.key, p.dataset, folds[p.key], ["t"], [1], [["a"]], ["paragraph"], "t", 1.0, 1, 1)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cleaner import decode as dec
+from cleaner.charsets import western_guard
 from cleaner.decode import SOURCES, DecodedPage, decode_html, lookup_label
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -254,19 +255,19 @@ def test_western_guard():
     cfg = dec._decode_config({})  # the [decode] section, defaults from conf/default.toml
     english = page("It\x92s the \x93best\x94 place in town \x96 really, and the coffee there is "
                    "very good. " * 20 + "Caf\xe9 du Monde.").encode("latin-1")
-    assert dec._guard("cp1250", english, cfg) == "cp1252"
-    assert dec._guard("mac-roman", english, cfg) == "cp1252"
-    assert dec._guard("cp1250", english, dec._decode_config({"western_guard": False})) == "cp1250"
+    assert western_guard("cp1250", english, cfg) == "cp1252"
+    assert western_guard("mac-roman", english, cfg) == "cp1252"
+    assert western_guard("cp1250", english, dec._decode_config({"western_guard": False})) == "cp1250"
     polish = page(POLISH * 2).encode("cp1250")
-    assert dec._guard("cp1250", polish, cfg) == "cp1250"
+    assert western_guard("cp1250", polish, cfg) == "cp1250"
     russian = page(RUSSIAN).encode("cp1251")
-    assert dec._guard("cp1251", russian, cfg) == "cp1251"
+    assert western_guard("cp1251", russian, cfg) == "cp1251"
     # A sparse Cyrillic word does not look Western either.
     sparse = page("Hello world. " * 200 + "Рейтинг").encode("cp1251")
-    assert dec._guard("cp1251", sparse, cfg) == "cp1251"
+    assert western_guard("cp1251", sparse, cfg) == "cp1251"
     # ISO-8859-x never uses 0x80-0x9F: with such bytes, the windows- sibling is meant.
     hungarian = page("Árvíztűrő tükörfúrógép „idézet” " * 30)
-    assert dec._guard("iso8859-2", hungarian.encode("cp1250"), cfg) == "cp1250"
+    assert western_guard("iso8859-2", hungarian.encode("cp1250"), cfg) == "cp1250"
 
 
 @pytest.mark.skipif(not (DATA / "cleaneval-final").is_dir(), reason="shared data not present")

@@ -1,8 +1,8 @@
 """`--model-kind` for `cleaner train | eval | clean`: the seed systems on the command line.
 
-`cleaner.cli` hands a command over to these functions when `--model-kind` is not `crf`, with its own
-command for the CRF (`crf_train`, `crf_clean`: `all` runs the CRF too), so this module never imports
-`cleaner.cli`; what both use is in `cleaner.cli_common`.
+The CRF's commands (`cleaner.cli_clean`, `cleaner.cli_train_eval`) hand a command over to these functions when
+`--model-kind` is not `crf`, with their own command for the CRF (`crf_train`, `crf_clean`: `all` runs the CRF too),
+so this module never imports them; what both use is in `cleaner.cli_common`.
 With `all`, `train` writes OUT/<kind>.npz for every system (and OUT/crf.crfsuite),
 `clean` writes OUT/<kind>/ from the systems in the directory --model (training-free kinds
 need no file), and `eval --cv` cross-validates every system and writes the comparison
@@ -135,7 +135,8 @@ def _crf_path(model: str | None) -> str | None:
 def _dev_timing_model(docs_pages, folds, config, quiet: bool):
     """A CRF trained by the development protocol (every 2nd page of the folds other than the
     validation fold 1, 80 iterations), only to time clean_html for the CRF row."""
-    from ..model import ATTRIBUTE_ENCODING, CrfModel
+    from ..attribute_codes import ATTRIBUTE_ENCODING
+    from ..crf_model import CrfModel
     from ..train import fit, prepare, trainable
 
     pages = [p for p in docs_pages if folds.get(p.key) not in (None, 1)][::2]
@@ -151,7 +152,8 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
     else None (the CRF is then cross-validated here)."""
     from ..data import manifest_hash
     from ..features import DEFAULT_FAMILIES
-    from ..model import ModelError, load_model
+    from ..model import load_model
+    from ..model_files import ModelError
 
     try:
         model = load_model(_crf_path(args.model) if many else args.model)

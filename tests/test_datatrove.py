@@ -93,5 +93,5 @@ def test_the_step_cleans_by_the_convention_asked(data_dir):
     comment = "Sad but I know nothing about Catholic Church"
     assert comment not in WebCleanerExtractor().extract(html)
     assert comment in WebCleanerExtractor(convention="dragnet").extract(html)
-    with pytest.raises(ConventionError, match="unknown convention 'article'"):
-        WebCleanerExtractor(convention="article").extract(html)
+    with pytest.raises(ConventionError, match="unknown convention 'opinion'"):
+        WebCleanerExtractor(convention="opinion").extract(html)

@@ -247,7 +247,7 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
     bad_job = tmp_path / "badjob.toml"
     bad_job.write_text('[job]\npartition_by = ["host"]\n')
     conv_conf = tmp_path / "conv.toml"  # a convention, but the model was trained without conventions
-    conv_conf.write_text('[model]\nconvention = "article"\n')
+    conv_conf.write_text('[model]\nconvention = "opinion"\n')
     empty_dir = tmp_path / "emptydir"
     empty_dir.mkdir()
     (empty_dir / "notes.txt").write_text("not a WARC")
@@ -266,7 +266,7 @@ def test_fails_fast_naming_the_bad_input_model_or_config(tmp_path, warcs, small_
         (["--input", warcs["a"], "--model", small_model, "--conf", conv_conf], 4, "not trained with annotation conventions"),
         (["--input", warcs["a"], "--model", small_model, "--convention", "main"], 4,
          "not trained with annotation conventions"),
-        (["--input", warcs["a"], "--convention", "article"], 4, "unknown convention 'article'"),
+        (["--input", warcs["a"], "--convention", "opinion"], 4, "unknown convention 'opinion'"),
     ]
     for args, code, name in cases:
         t = time.perf_counter()

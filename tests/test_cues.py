@@ -157,3 +157,73 @@ def test_page_cues_work_on_a_page_in_another_script():
     cues = dict(_page_cues(html))
     assert cues["関連記事1"] == ["cue.page=article", "cue.repeat-links", "cue.repeat=3"]
     assert cues["東京で新しい図書館が開館した。"] == ["cue.page=article"]
+
+
+# -- the literal prefilter of the cue regexps (cleaner.features.cue_prefilter) ----------------------------------
+
+TRICKY = ["", "CooKIE settings", "Coo\u212aIE settings", "\u017fubscribe now", "PR\u0130VACY POLICY", "PRIVACY POLICY",
+          "NEWSLETTER", "Sign Up", "ADVERTISEMENT", "Advertisement", "ad", "Share", "SHARE this", "BY Jane Doe",
+          "von Hans", "Photo: AP", "photos : x", "Getty Images", "\u00a9 2024", "Publicit\u00e9", "Read MORE",
+          "Lesen Sie auch", "\u00e0 lire aussi", "Subscribers only", "already a SUBSCRIBER", "\u30af\u30c3\u30ad\u30fc",
+          "Scroll To Continue", "the council voted", "a\u212a", "\u017f", "\u0131", "I", "i", "k", "K", "s", "S"]
+
+
+def _real_texts(data_dir, every: int = 60) -> list[str]:
+    from conftest import sampled_pages
+
+    from cleaner.pipeline import read_page_to_score
+
+    texts = []
+    for page in sampled_pages(data_dir, every):
+        texts += [b.text for b in read_page_to_score(page.read_html(), load_config()).segmentation.blocks]
+    return texts
+
+
+def _slow_cues(ex: FeatureExtractor, text: str) -> list[str]:
+    """The cue.text attributes as running every regexp gives them."""
+    from cleaner.text import count_words
+
+    if count_words(text) > ex.cue_max_words:
+        return []
+    return sorted("cue.text=" + n for n, rx in zip(ex.cue_text_names, ex.cue_text_rx) if rx.search(text))
+
+
+def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
+    from cleaner.segment import Block
+
+    ex = FeatureExtractor(load_config(), CUE_FAMILIES)
+    texts = TRICKY + _real_texts(data_dir)
+    assert len(texts) > 2000
+    # The prefilter itself: an ASCII text holding none of a regexp's literals is matched by it nowhere.
+    for rx, lits, fold in zip(ex.cue_text_rx, ex.cue_text_lits, ex.cue_text_fold):
+        assert lits is not None  # every cue of the default config has its literals
+        for text in texts:
+            hay = text.lower() if fold else text
+            if text.isascii() and not any(lit in hay for lit in lits):
+                assert rx.search(text) is None, (rx.pattern, text)
+    # And the attributes the extractor gives, block by block (a fresh extractor: no text cached).
+    ex = FeatureExtractor(load_config(), CUE_FAMILIES)
+    blocks = [Block(text=t, containers=("div", "p")) for t in texts]
+    rows = ex.extract(blocks)
+    matched = 0
+    for text, row in zip(texts, rows):
+        got = sorted(a for a in row if a.startswith("cue.text="))
+        assert got == _slow_cues(ex, text), text
+        matched += bool(got)
+    assert matched > 20
+
+
+def test_the_cue_prefilter_keeps_to_what_ascii_text_can_match():
+    import re
+
+    from cleaner.features import cue_prefilter
+
+    assert cue_prefilter(re.compile("(?i)cookie|consent")) == ("consent", "cookie")
+    assert cue_prefilter(re.compile("(?i)^(?:ad|ads)\\b|scroll")) == ("ad", "scroll")
+    assert cue_prefilter(re.compile("(?i)\\bNews(?:letter)?")) == ("news",)
+    assert cue_prefilter(re.compile("Cookie")) == ("Cookie",)  # case-sensitive: compared with the text as it is
+    assert cue_prefilter(re.compile("(?i)\u30af\u30c3\u30ad\u30fc|\u00a9")) == ()  # never in an ASCII text
+    assert cue_prefilter(re.compile("(?i)\u017fubscribe")) is None  # the long s matches "s": always searched
+    assert cue_prefilter(re.compile("(?i)cookie|\\w+ policy|[ab]x")) == (" policy", "cookie", "x")
+    assert cue_prefilter(re.compile("(?i)cookie|\\w+")) is None  # a branch of no literal
+    assert cue_prefilter(re.compile("(?i)(?-i:Cookie)")) is None  # local flags: not derived

@@ -29,7 +29,7 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 # Compiled by scripts/build_native.py, in this order (a module's imports before it).
-NATIVE_MODULES = ("text", "segment", "features")
+NATIVE_MODULES = ("text", "segment", "cues", "features")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 

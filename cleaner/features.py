@@ -20,11 +20,8 @@ Families (the prefix of every attribute, used for ablation):
   tag        the innermost tag and its parent (Dragnet-era markup cue)
   idclass    id/class tokens of the ancestors (Dragnet)
   density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
-  cue        what today's boilerplate is called ([features.cues]): consent, ad, newsletter, share,
-             caption, byline, paywall, related ... in the id/class tokens of the ancestors (as
-             substrings: "cookiebanner") and in the text of short blocks, in several languages; the
-             page's type as its markup declares it (cleaner.page_type), the repeated item a block sits
-             in (cards, list items, posts) and whether it is code
+  cue        what today's boilerplate is called ([features.cues]), in id/class tokens, short texts, the
+             page's type, repeated items and code (cleaner.cues)
 """
 
 from __future__ import annotations
@@ -38,7 +35,7 @@ from dataclasses import dataclass
 from mypy_extensions import mypyc_attr
 
 from .config import Config, load_config
-from .page_type import PageTyper
+from .cues import CueNames, CueSettings, idclass_cues, page_cues, text_cues
 from .segment import Block, PageMarks
 from .text import char_classes, count_words
 
@@ -97,153 +94,6 @@ class _Table(dict):
         raise KeyError(i)  # a negative count: a bug upstream, not a bin
 
 
-# -- cue regexps: a literal prefilter -------------------------------------------------------
-# Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
-# literal strings one of which every match must contain are derived from its parse (sre_parse), so that a
-# text of ASCII characters only that contains none of them (case-folded as the regexp folds) need not be
-# searched. Non-ASCII texts are always searched: Unicode case folding has equivalences across the ASCII
-# boundary (the Kelvin sign and "k", the long s and "s", dotted capital I and "i").
-
-def _sre_modules() -> tuple:
-    """The regexp parser and its constants, by their public names (sre_parse, sre_constants: deprecated since
-    3.11 in favour of re's private modules, which the project does not import; silenced here)."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_constants
-        import sre_parse
-    return sre_parse, sre_constants
-
-
-def _ascii_fold_ok(ch: str, flags: int) -> int:
-    """How the regexp (its `flags`) matches the literal `ch` against ASCII characters: 1 when exactly the
-    ASCII characters equal to it (ignoring case under IGNORECASE) match, 0 when no ASCII character does
-    (a run holding it never occurs in an ASCII text), -1 otherwise (not usable). Memoized."""
-    key = (ch, flags)
-    known = _ASCII_FOLD.get(key)
-    if known is not None:
-        return known
-    result = _ascii_fold(ch, flags)
-    _ASCII_FOLD[key] = result
-    return result
-
-
-_ASCII_FOLD: dict[tuple[str, int], int] = {}
-
-
-def _ascii_fold(ch: str, flags: int) -> int:
-    rx = re.compile(re.escape(ch), flags & (re.IGNORECASE | re.ASCII))
-    fold = bool(flags & re.IGNORECASE)
-    any_match = False
-    for a in map(chr, range(128)):
-        matched = rx.fullmatch(a) is not None
-        expected = (a.lower() == ch.lower()) if fold else (a == ch)
-        if matched != expected:
-            return -1
-        any_match = any_match or matched
-    return 1 if any_match else 0
-
-
-def _literal_option(run: list, flags: int) -> frozenset | None:
-    """The option a run of literal characters gives: {the run, lowered under IGNORECASE}; the empty set when
-    one of its characters never matches an ASCII character; None when one matches ASCII oddly."""
-    impossible = False
-    for ch in run:
-        ok = _ascii_fold_ok(ch, flags)
-        if ok < 0:
-            return None
-        if ok == 0:
-            impossible = True
-    if impossible:
-        return frozenset()
-    s = "".join(run)
-    return frozenset([s.lower() if flags & re.IGNORECASE else s])
-
-
-def _option_score(opt: frozenset) -> tuple:
-    return (min(map(len, opt)) if opt else 1 << 30, -len(opt))
-
-
-def _required_literals(seq, flags: int) -> frozenset | None:
-    """A set of strings one of which every match of the parsed sequence `seq` contains (on an ASCII text),
-    or None when none is known."""
-    c = _sre_modules()[1]
-
-    options: list = []
-    run: list = []
-
-    def end_run() -> None:
-        if run:
-            opt = _literal_option(run, flags)
-            if opt is not None:
-                options.append(opt)
-            run.clear()
-
-    for op, av in seq:
-        if op is c.LITERAL:
-            run.append(chr(av))
-            continue
-        if op is c.BRANCH and run:
-            # A prefix the parser took out of the alternatives ("co" of cookie|consent): the run followed by
-            # each alternative's leading literals.
-            joined: frozenset | None = frozenset()
-            for b in av[1]:
-                lead = []
-                for bop, bav in b:
-                    if bop is not c.LITERAL:
-                        break
-                    lead.append(chr(bav))
-                opt = _literal_option(run + lead, flags)
-                if opt is None or joined is None:
-                    joined = None
-                    break
-                joined = joined | opt
-            if joined is not None:
-                options.append(joined)
-        end_run()
-        sub = None
-        if op is c.BRANCH:
-            acc: frozenset | None = frozenset()
-            for b in av[1]:
-                part = _required_literals(b, flags)
-                if part is None or acc is None:
-                    acc = None
-                    break
-                acc = acc | part
-            sub = acc
-        elif op is c.SUBPATTERN and not av[1] and not av[2]:
-            sub = _required_literals(av[3], flags)
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
-            sub = _required_literals(av[2], flags)
-        if sub is not None:
-            options.append(sub)
-    end_run()
-    if not options:
-        return None
-    return max(options, key=_option_score)
-
-
-def cue_prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
-    """The lowered (under IGNORECASE) literals one of which an ASCII text must contain for `rx` to match
-    it; None when the regexp is to be searched in every text. Memoized by pattern."""
-    key = (rx.pattern, rx.flags)
-    if key not in _PREFILTERS:
-        _PREFILTERS[key] = _prefilter(rx)
-    return _PREFILTERS[key]
-
-
-_PREFILTERS: dict[tuple[str, int], tuple[str, ...] | None] = {}
-
-
-def _prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
-    found = _required_literals(_sre_modules()[0].parse(rx.pattern, rx.flags), rx.flags)
-    if found is None:
-        return None
-    # A literal containing a shorter one adds nothing ("ads" once "ad" is looked for).
-    return tuple(sorted(lit for lit in found if not any(o != lit and o in lit for o in found)))
-
-
 @mypyc_attr(native_class=False)
 class _PrefixCache(dict):
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
@@ -262,24 +112,6 @@ class _PrefixCache(dict):
         if self.codec is not None:
             value = self.codec[value]
         self[key] = value
-        return value
-
-
-@mypyc_attr(native_class=False)
-class _CueCache(dict):
-    """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
-    built once per token (tokens recur across a site's pages and across sites)."""
-
-    def __init__(self, cues: list, namer=None):
-        super().__init__()
-        self.cues = [(("cue.idclass=" + name) if namer is None else namer("cue.idclass=" + name), subs)
-                     for name, subs in cues]
-
-    def __missing__(self, token: str):
-        if len(self) >= 50_000:  # an open vocabulary on a real crawl
-            self.clear()
-        value = tuple(name for name, subs in self.cues if any(sub in token for sub in subs))
-        self[token] = value
         return value
 
 
@@ -357,12 +189,9 @@ class _Names:
         self.tag_parent = _PrefixCache("tag.parent=", tag_codec)
         self.tag_artificial = _PrefixCache("tag.artificial=", tag_codec)
         self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
-        self.cue_idclass = _CueCache(ex.cue_idclass, namer("cue"))
-        self.cue_text = [name("cue", "cue.text=" + cue) for cue in ex.cue_text_names]
-        self.cue_page = {kind: name("cue", "cue.page=" + kind) for kind in ex.page_typer.names}
-        self.t_repeat = table("cue", "repeat", ex.repeat_bins, int(max(ex.repeat_bins)) + 1)
-        self.cue_repeat_links = name("cue", "cue.repeat-links")
-        self.cue_code = name("cue", "cue.code")
+        repeat_bins = ex.cues.repeat_bins
+        self.cues = CueNames(ex.cues, lambda attribute: name("cue", attribute), namer("cue"),
+                             table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
         # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
         self.text_cache: dict[str, tuple[list, list, int]] = {}
 
@@ -417,20 +246,7 @@ class FeatureExtractor:
         # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
         self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
-        # (Models trained before the cue family have no [features.cues]: the runtime config's is laid under.)
-        cc = fc["cues"]
-        self.cue_max_words = int(cc["max_words"])
-        self.cue_idclass = [(str(k), tuple(v)) for k, v in cc["idclass"].items()]
-        self.cue_text_names = [str(k) for k in cc["text"]]
-        self.cue_text_rx = [re.compile(v) for v in cc["text"].values()]
-        # Per regexp: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
-        # searched; and whether they are compared with the lowered text (IGNORECASE).
-        self.cue_text_lits = [cue_prefilter(rx) for rx in self.cue_text_rx]
-        self.cue_text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.cue_text_rx]
-        self.page_typer = PageTyper(self.config)
-        self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
-        self.repeat_links_min = float(cc["repeat"]["links_min_share"])
-        self.code_tags = frozenset(cc["code"]["tags"])
+        self.cues = CueSettings(self.config)
         self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
         self._names: dict[int, _Names] = {}
 
@@ -507,12 +323,7 @@ class FeatureExtractor:
                 tokens = tokens[: self.max_idclass]
             out.extend(map(v.idclass.__getitem__, tokens))
         if "cue" in fam and b.idclass:
-            found: tuple = ()
-            cues = v.cue_idclass
-            for token in b.idclass[: self.max_idclass]:
-                found += cues[token]
-            if found:
-                (shared if "cue" in wf else private).extend(dict.fromkeys(found))
+            (shared if "cue" in wf else private).extend(idclass_cues(v.cues, b.idclass[: self.max_idclass]))
         return cached[2]
 
     def _may_hold_url(self, text: str) -> bool:
@@ -581,25 +392,8 @@ class FeatureExtractor:
                     out.append(v.re_time)
             if self.re_bullet.match(text):
                 out.append(v.re_bullet)
-        if "cue" in fam and st.n_words <= self.cue_max_words:
-            out = shared if "cue" in wf else private
-            if text.isascii():
-                low = text.lower()
-                for name, rx, lits, fold in zip(v.cue_text, self.cue_text_rx, self.cue_text_lits,
-                                                self.cue_text_fold):
-                    if lits is not None:
-                        hay = low if fold else text
-                        for lit in lits:
-                            if lit in hay:
-                                break
-                        else:
-                            continue  # none of its literals: it cannot match
-                    if rx.search(text):
-                        out.append(name)
-            else:
-                for name, rx in zip(v.cue_text, self.cue_text_rx):
-                    if rx.search(text):
-                        out.append(name)
+        if "cue" in fam and st.n_words <= self.cues.max_words:
+            text_cues(self.cues, v.cues, text, shared if "cue" in wf else private)
         if "density" in fam:
             lines = -(-st.n_chars // 80) or 1
             (shared if "density" in wf else private).append(v.t_density[st.n_words // lines])
@@ -618,34 +412,6 @@ class FeatureExtractor:
         """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
         get = self.neighbour_names(offset, codec).__getitem__
         return [list(map(get, row)) for row in rows]
-
-    def _page_cues(self, blocks: list[Block], stats: list[BlockStats], page: PageMarks | None,
-                   v: _Names) -> list[list]:
-        """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
-        block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code)."""
-        kind = v.cue_page[self.page_typer.of(page) if page is not None else "unknown"]
-        # Words and link words of each repeated item, over the blocks inside it.
-        item_words: dict[int, int] = {}
-        item_links: dict[int, int] = {}
-        for b, s in zip(blocks, stats):
-            item = b.repeat_item
-            if item >= 0:
-                item_words[item] = item_words.get(item, 0) + s.n_words
-                item_links[item] = item_links.get(item, 0) + s.link_words
-        links_min = self.repeat_links_min
-        code_tags = self.code_tags
-        out: list[list] = []
-        for b in blocks:
-            row = [kind]
-            if b.repeat:
-                row.append(v.t_repeat[b.repeat])
-                words = item_words[b.repeat_item]
-                if words and item_links[b.repeat_item] >= links_min * words:
-                    row.append(v.cue_repeat_links)
-            if not code_tags.isdisjoint(b.ancestors):
-                row.append(v.cue_code)
-            out.append(row)
-        return out
 
     def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
                 page: PageMarks | None = None) -> AttributeRows:
@@ -699,7 +465,7 @@ class FeatureExtractor:
             div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
         cue_feats: list[list] = []
         if "cue" in fam:
-            cue_feats = self._page_cues(blocks, stats, page, v)
+            cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:

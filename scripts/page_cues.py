@@ -35,7 +35,7 @@ BLOCK_CUES = ("cue.repeat", "cue.repeat-links", "cue.code")
 def fire_table(data: Path, every: int) -> str:
     config = load_config()
     extractor = FeatureExtractor(config, DEFAULT_FAMILIES + ("cue",))
-    kinds = extractor.page_typer.names
+    kinds = extractor.cues.page_typer.names
     with open(data / "wcxb" / "pages.tsv", encoding="utf-8") as fh:
         page_type = {row["id"]: row["page_type"] for row in csv.DictReader(fh, delimiter="\t")}
     pages = find_pages(data, ["wcxb"])[::every]

@@ -159,7 +159,7 @@ def test_page_cues_work_on_a_page_in_another_script():
     assert cues["東京で新しい図書館が開館した。"] == ["cue.page=article"]
 
 
-# -- the literal prefilter of the cue regexps (cleaner.features.cue_prefilter) ----------------------------------
+# -- the literal prefilter of the cue regexps (cleaner.cues.cue_prefilter) ----------------------------------
 
 TRICKY = ["", "CooKIE settings", "Coo\u212aIE settings", "\u017fubscribe now", "PR\u0130VACY POLICY", "PRIVACY POLICY",
           "NEWSLETTER", "Sign Up", "ADVERTISEMENT", "Advertisement", "ad", "Share", "SHARE this", "BY Jane Doe",
@@ -183,9 +183,9 @@ def _slow_cues(ex: FeatureExtractor, text: str) -> list[str]:
     """The cue.text attributes as running every regexp gives them."""
     from cleaner.text import count_words
 
-    if count_words(text) > ex.cue_max_words:
+    if count_words(text) > ex.cues.max_words:
         return []
-    return sorted("cue.text=" + n for n, rx in zip(ex.cue_text_names, ex.cue_text_rx) if rx.search(text))
+    return sorted("cue.text=" + n for n, rx in zip(ex.cues.text_names, ex.cues.text_rx) if rx.search(text))
 
 
 def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
@@ -195,7 +195,7 @@ def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
     texts = TRICKY + _real_texts(data_dir)
     assert len(texts) > 2000
     # The prefilter itself: an ASCII text holding none of a regexp's literals is matched by it nowhere.
-    for rx, lits, fold in zip(ex.cue_text_rx, ex.cue_text_lits, ex.cue_text_fold):
+    for rx, lits, fold in zip(ex.cues.text_rx, ex.cues.text_lits, ex.cues.text_fold):
         assert lits is not None  # every cue of the default config has its literals
         for text in texts:
             hay = text.lower() if fold else text
@@ -216,7 +216,7 @@ def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
 def test_the_cue_prefilter_keeps_to_what_ascii_text_can_match():
     import re
 
-    from cleaner.features import cue_prefilter
+    from cleaner.cues import cue_prefilter
 
     assert cue_prefilter(re.compile("(?i)cookie|consent")) == ("consent", "cookie")
     assert cue_prefilter(re.compile("(?i)^(?:ad|ads)\\b|scroll")) == ("ad", "scroll")

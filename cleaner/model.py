@@ -53,6 +53,9 @@ __all__ = [
 
 
 _LOADED: dict[str, CrfModel] = {}
+# Packaged models by their file, for model_for_convention: clean_html without a model resolves one per page, and
+# load_model's realpath of the file (a few system calls, ~30 us) is not work to repeat for every page.
+_PACKAGED: dict[Path, CrfModel] = {}
 
 
 def resolve_model_path(spec: str | Path | None) -> Path:
@@ -106,7 +109,8 @@ def model_for_convention(config: Config, model: CrfModel | str | Path | None = N
     chosen = convention or config["model"].get("convention") or ""
     served = config["model"].get("by_convention", {}).get(chosen)
     path = packaged_model_path(served) if served else DEFAULT_MODEL_PATH
-    crf = load_model(path)
+    cached = _PACKAGED.get(path)
+    crf = cached if cached is not None else _PACKAGED.setdefault(path, load_model(path))
     if crf.conventions is None:
         return ServingModel(crf, path, None, chosen or None)
     tags = crf.check_convention(chosen)

@@ -73,6 +73,9 @@ class Block:
     # how many such siblings it has (0: none) and an id of the item, shared by the blocks inside it (-1: none).
     repeat: int = 0
     repeat_item: int = -1
+    # The element the block's text sits in, numbered in document order (PageMarks.element_parent; -1: none, a
+    # block the fallback made up).
+    element: int = -1
 
 
 @dataclass(slots=True)
@@ -88,6 +91,9 @@ class PageMarks:
     code: int = 0  # <pre> and <code> elements
     # The JSON-LD parsed (cleaner.hidden_text.parse_json_ld), once, by whichever reader needs it first.
     json_ld_objects: list | None = None
+    # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
+    # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
+    element_parent: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -311,7 +317,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
         top = stack[-1]
         gap = "\n" if line_break else " " if space else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
-                           len(stack) - 1, artificial, gap, shown))
+                           len(stack) - 1, artificial, gap, shown, element=top[7]))
         block_element.append(top[7])
         opened = {}
         closed = {}
@@ -464,6 +470,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None
     _mark_repeats(blocks, block_element, element_parent, element_signature, signature_count, repeat_min)
+    marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks)
 
 

@@ -115,6 +115,12 @@ class CodeCue:
 
 
 @dataclass(frozen=True)
+class MainCue:
+    min_words: int = setting(**POSITIVE)
+    share: float = setting(**SHARE)
+
+
+@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
@@ -122,6 +128,7 @@ class Cues:
     page: PageType = setting()
     repeat: Repeat = setting()
     code: CodeCue = setting()
+    main: MainCue = setting()
 
 
 @dataclass(frozen=True)

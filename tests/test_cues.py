@@ -227,3 +227,31 @@ def test_the_cue_prefilter_keeps_to_what_ascii_text_can_match():
     assert cue_prefilter(re.compile("(?i)cookie|\\w+ policy|[ab]x")) == (" policy", "cookie", "x")
     assert cue_prefilter(re.compile("(?i)cookie|\\w+")) is None  # a branch of no literal
     assert cue_prefilter(re.compile("(?i)(?-i:Cookie)")) is None  # local flags: not derived
+
+
+def _main_relations(html: str) -> dict[str, str]:
+    seg = segment_blocks(html)
+    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    return {b.text: next(a for a in row if a.startswith("cue.main=")) for b, row in zip(seg.blocks, rows)}
+
+
+def test_blocks_are_placed_before_in_or_after_the_subtree_holding_most_of_the_prose():
+    # No id, class or tag names the content: the prose alone says where it is, split by an ad as today's pages are.
+    story = "<div><p>{}</p><div><span>Advertisement</span></div><p>{}</p></div>"
+    para = "The council voted on Monday to keep the {} library open after a long campaign by its readers."
+    html = ("<body><div><a href='/'>Home</a> <a href='/news'>News</a><p>Sign up for our daily newsletter</p></div>"
+            + story.format(para.format("old"), para.format("town")) +
+            "<div><p>Copyright 2026 by the publisher of this site</p><a href='/a'>About us</a></div></body>")
+    where = _main_relations(html)
+    assert where["Home"] == where["Sign up for our daily newsletter"] == "cue.main=before"
+    assert where[para.format("old")] == where[para.format("town")] == where["Advertisement"] == "cue.main=in"
+    assert where["Copyright 2026 by the publisher of this site"] == where["About us"] == "cue.main=after"
+
+
+def test_prose_in_links_or_hidden_elements_does_not_make_the_main_container():
+    para = "A long sentence of link text that reads like prose but is a teaser for another story here."
+    html = (f"<body><div><a href='/1'>{para}</a></div><div hidden><p>{para} hidden</p></div>"
+            "<div><p>The real story is here in a few words.</p></div></body>")
+    where = _main_relations(html)
+    assert where["The real story is here in a few words."] == "cue.main=in"
+    assert where[para] == where[para + " hidden"] == "cue.main=before"

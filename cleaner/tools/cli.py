@@ -184,8 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--against", metavar="FILE.tsv", help="compare this run with another's --pages table on the pages "
                    "both scored: per set, the difference of macro F1 with its 95 %% paired bootstrap interval")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
-                   help="labeller to evaluate (cleaner/label/systems); `all --cv` compares every system on the same folds "
-                   "and writes docs/systems.md unless --report is given")
+                   help="labeller to evaluate (cleaner/label/systems); `all --cv` compares every system on the same "
+                   "folds and writes docs/systems.md unless --report is given")
     p.add_argument("--results", metavar="FILE.json",
                    help="with --model-kind: per-page results of each system are kept here; systems already in "
                    "it are not evaluated again")

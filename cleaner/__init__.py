@@ -1,20 +1,32 @@
 """Web page cleaning for corpus building.
 
+The package is laid out by role, one layer per sub-package; a module imports only from its own layer
+and the layers below it (scripts/check_imports.py enforces the order, docs/architecture.md draws it):
+
+    tools/    the command line, inspect/annotate, reading and writing `cleaner clean`'s files, datatrove
+    learn/    training, evaluation and the seed systems' page path: users of the whole pipeline
+    api.py    `cleaner.api.clean_html`: one page through the whole chain (public, never raises)
+    output/   labelled blocks -> CleanEval text, the corpus columns and the Parquet schema
+    label/    blocks -> labels: the CRF, its model files and decisions, the marker typer; systems/
+    gold/     gold text -> block labels (alignment), the data sets, the scorer
+    page/     bytes -> decoded -> parsed -> blocks -> features (the per-page path, compiled stages)
+    warc/     reading and writing WARC files
+    config.py, settings.py, packaged.py, labels.py, this file: what every layer shares
+
 Pipeline (one module per stage, plain dataclasses between them):
 
-    decode  -> segment -> features -> model (CRF tag) -> assemble
-    bytes      blocks     feature      labels + marginals  CleanEval text + statistics
-               dicts
+    page.decode -> page.segment -> page.features -> label.model (CRF tag) -> output.assemble
+    bytes          blocks          feature dicts      labels + marginals        CleanEval text + statistics
 
-`cleaner.api.clean_html` runs the whole chain on one page and never raises.
-`cleaner.gold`/`cleaner.align` turn hand-cleaned gold text into block labels for training,
-`cleaner.score` is the project's scorer.
+`cleaner.gold.gold`/`cleaner.gold.align` turn hand-cleaned gold text into block labels for training,
+`cleaner.gold.score` is the project's scorer.
 
-Compiled modules. The per-block stages (`NATIVE_MODULES`) are plain, type-annotated Python that
-`scripts/build_native.py` can compile with mypyc into `cleaner/_native/` (the README's setup does):
-the same source, the same results, 20-30 % less CPU in segmentation and features
-(docs/speed.md). They are used only while they match the sources they were built from, so an
-edited module is never shadowed by a stale build; `WEBCLEANER_PURE_PYTHON=1` turns them off.
+Compiled modules. The per-block stages (`NATIVE_MODULES`, named within this package) are plain,
+type-annotated Python that `scripts/build_native.py` can compile with mypyc into `cleaner/_native/`
+(the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
+same results, 20-30 % less CPU in segmentation and features (docs/speed.md). They are used only while
+they match the sources they were built from, so an edited module is never shadowed by a stale build;
+`WEBCLEANER_PURE_PYTHON=1` turns them off.
 """
 
 from __future__ import annotations
@@ -28,14 +40,20 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-# Compiled by scripts/build_native.py, in this order (a module's imports before it).
-NATIVE_MODULES = ("text", "segment", "cues", "features")
+# Compiled by scripts/build_native.py, in this order (a module's imports before it); named within this package.
+NATIVE_MODULES = ("page.text", "page.segment", "page.cues", "page.features")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 
 
 def source_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def module_path(root: Path, module: str, suffix: str = ".py") -> Path:
+    """The file of `module` (named within this package, e.g. "page.text") under `root`: the package
+    directory for a source, its `_native` directory for a build."""
+    return root.joinpath(*module.split(".")).with_name(module.rpartition(".")[2] + suffix)
 
 
 def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
@@ -53,29 +71,37 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
         return None, f"unreadable manifest ({type(exc).__name__})"
     if suffix not in importlib.machinery.EXTENSION_SUFFIXES:
         return None, f"built for another interpreter ({suffix})"
+    if sorted(sources) != sorted(NATIVE_MODULES):
+        return None, "stale: built for other modules (rerun scripts/build_native.py)"
     for module, digest in sorted(sources.items()):
-        source = package_dir / f"{module}.py"
+        source = module_path(package_dir, module)
         if not source.is_file() or source_digest(source) != digest:
-            return None, f"stale: {module}.py changed since the build (rerun scripts/build_native.py)"
-        if not (native / f"{module}{suffix}").is_file():
-            return None, f"incomplete: {module}{suffix} is missing"
+            return None, (f"stale: {source.relative_to(package_dir)} changed since the build "
+                          "(rerun scripts/build_native.py)")
+        if not module_path(native, module, suffix).is_file():
+            return None, f"incomplete: {module_path(Path(), module, suffix)} is missing"
     return native, "compiled: " + ", ".join(sorted(sources))
 
 
-def _use_native() -> str:
+def _use_native() -> tuple[Path | None, str]:
     if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
-        return f"pure Python ({PURE_PYTHON_ENV} is set)"
+        return None, f"pure Python ({PURE_PYTHON_ENV} is set)"
     package_dir = Path(__file__).resolve().parent
     native, why = native_build_status(package_dir)
-    if native is not None:
-        # Searched before the package's own directory, so `cleaner.features` is the compiled one.
-        __path__.insert(0, str(native))  # noqa: F821 (the package's __path__)
-    elif (package_dir / NATIVE_DIR).exists():  # a build is there and cannot be used: say so once
+    if native is None and (package_dir / NATIVE_DIR).exists():  # a build is there and cannot be used: say so once
         print(f"[webcleaner] compiled modules not used, {why}", file=sys.stderr)
-    return why
+    return native, why
 
 
-NATIVE_STATUS = _use_native()
+NATIVE_BUILD, NATIVE_STATUS = _use_native()
+
+
+def use_native_build(package: str, path: list[str]) -> None:
+    """Put the build of `package`'s compiled modules in front of its sources: called by each sub-package
+    holding some (cleaner/page/__init__.py) with its `__name__` and `__path__`, so that `cleaner.page.features`
+    is the compiled one while the build is current (NATIVE_BUILD is None otherwise)."""
+    if NATIVE_BUILD is not None:
+        path.insert(0, str(NATIVE_BUILD.joinpath(*package.split(".")[1:])))
 
 
 def native_modules() -> list[str]:

@@ -25,20 +25,20 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .assemble import LabelStats, assemble
 from .config import Config, load_config
-from .crf_model import CrfModel
-from .decide import DecisionSettings, headline_block, keep_headline
-from .decode import DecodedPage
-from .model import model_for_convention
-from .pipeline import CpuBudget, PageBlocks, PageRejected, read_page
-from .segment import Block, PageMarks, Segmentation
+from .label.crf_model import CrfModel
+from .label.decide import DecisionSettings, headline_block, keep_headline
+from .label.model import model_for_convention
+from .output.assemble import LabelStats, assemble
+from .page.decode import DecodedPage
+from .page.pipeline import CpuBudget, PageBlocks, PageRejected, read_page
+from .page.segment import Block, PageMarks, Segmentation
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout",
     "internal_error",
 )
-# first_pass: only stacked models (cleaner.stacking); markers: only with a typer
+# first_pass: only stacked models (cleaner.label.stacking); markers: only with a typer
 STAGES = ("decode", "parse", "segment", "features", "first_pass", "crf", "markers", "assemble")
 
 
@@ -59,9 +59,9 @@ class CleanResult:
     # rest is missing (a "cleaned" page then is a partial one; stats.truncated says it too).
     blocks_truncated: bool = False
     nesting_capped: bool = False
-    decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.decide)
+    decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.label.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
-    title: str = ""  # the page's <title> (cleaner.segment.page_title); "" without one or before segmentation
+    title: str = ""  # the page's <title> (cleaner.page.segment.page_title); "" without one or before segmentation
     model_hash: str | None = None
     feature_version: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -176,10 +176,10 @@ def clean_html(
 
 def read_into(result: CleanResult, data, http_charset, config: Config, segment_config: Config,
               budget: CpuBudget) -> PageBlocks | None:
-    """`cleaner.pipeline.read_page` for a `CleanResult`: the page's blocks, or None with the result
+    """`cleaner.page.pipeline.read_page` for a `CleanResult`: the page's blocks, or None with the result
     rejected for the reason read_page gave. Either way the result gets what was read (encoding,
     URL of a CleanEval wrapper, block count, title, truncation) and the stages' timings. Shared by
-    clean_html and the seed systems' pipeline (cleaner.systems.pipeline)."""
+    clean_html and the seed systems' pipeline (cleaner.learn.systems_clean)."""
     try:
         read = read_page(data, config, http_charset=http_charset, segment_config=segment_config,
                          budget=budget, timings=result.timings_ms)
@@ -245,7 +245,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
 def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None,
            p_content=None) -> CleanResult:
     """Assemble labelled blocks into `result`: cleaned, or rejected `no_content` when no
-    block was kept. Shared by the CRF and the seed systems (`cleaner.systems.pipeline`)."""
+    block was kept. Shared by the CRF and the seed systems (`cleaner.learn.systems_clean`)."""
     t = time.perf_counter()
     out = assemble(blocks, labels, confidences, word_counts, p_content)
     result.cleaneval, sanitized = _sanitize(out.cleaneval)

@@ -33,7 +33,7 @@ FEATURE_SECTIONS = ("segment", "features")
 # look stale. (url_hints: a pre-test before the url regexp; tests/test_features.py checks that rows
 # are identical with and without it.)
 SPEED_ONLY_KEYS = {"features": ("url_hints",)}
-# Keys that configure one opt-in feature family (cleaner.features): hashed only for a model that reads
+# Keys that configure one opt-in feature family (cleaner.page.features): hashed only for a model that reads
 # the family, so that adding one does not make every stored model look stale either.
 FAMILY_KEYS = {"features": {"cues": "cue"}}
 

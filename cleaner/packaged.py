@@ -1,6 +1,6 @@
 """The models shipped in the package (cleaner/models): where they are and their names.
 
-Apart from cleaner.model so that cleaner.settings can check a config's model names ([model.by_convention])
+Apart from cleaner.label.model so that cleaner.settings can check a config's model names ([model.by_convention])
 without importing the CRF code, which itself reads the config.
 """
 

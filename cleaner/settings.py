@@ -141,7 +141,7 @@ class Regexps:
     sentence_split: str = setting(regexp=True)
 
 
-# [features] keys `class_<name>`: any number of container classes (cleaner.features), tag lists.
+# [features] keys `class_<name>`: any number of container classes (cleaner.page.features), tag lists.
 CLASS_PREFIX = "class_"
 
 
@@ -162,8 +162,9 @@ class Features:
 @dataclass(frozen=True)
 class Model:
     labels: list[str] = setting(nonempty=True)
-    convention: str = setting()  # "" = the model's default (checked against the model, cleaner.convention)
-    # convention -> the packaged model that cleans by it when no model is given (cleaner.model.model_for_convention)
+    convention: str = setting()  # "" = the model's default (checked against the model, cleaner.label.convention)
+    # convention -> the packaged model that cleans by it when no model is given
+    # (cleaner.label.model.model_for_convention)
     by_convention: dict[str, str] = setting(items={"packaged_model": True})
 
 
@@ -201,7 +202,7 @@ class Job:
     compression_level: int = setting()
     target_file_mb: float = setting(**POSITIVE)
     shuffle_bytes_per_output_byte: float = setting(**POSITIVE)
-    partition_by: list[str] = setting()  # the columns are checked by the job (cleaner.schema.PARTITION_COLUMNS)
+    partition_by: list[str] = setting()  # the columns are checked by the job (cleaner.output.schema.PARTITION_COLUMNS)
     crawl_pattern: str = setting(regexp=True)
     default_crawl: str = setting(nonempty=True)
     marker_dir: str = setting()

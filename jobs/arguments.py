@@ -7,7 +7,7 @@ import argparse
 import re
 from typing import Any
 
-from cleaner.schema import PARTITION_COLUMNS
+from cleaner.output.schema import PARTITION_COLUMNS
 
 from . import formats, plan
 

@@ -38,7 +38,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # `python jobs/clean_warc.py` / `spark-submit jobs/clean_warc.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cleaner.schema import SCHEMA  # noqa: E402
+from cleaner.output.schema import SCHEMA  # noqa: E402
 from jobs import formats, tempdirs  # noqa: E402
 from jobs.arguments import JobError  # noqa: E402
 from jobs.report import ProgressLogger, log, setup_logging  # noqa: E402

@@ -2,7 +2,7 @@
 
 Spark's JSON writer has gzip but no zstd codec here (Hadoop's needs its native library): for zstd it writes
 plain JSON Lines and `finish` compresses each file on the driver, so zstd needs a local output directory
-(checked before Spark starts). Both formats hold the same rows and fields (cleaner/schema.py), partitioned
+(checked before Spark starts). Both formats hold the same rows and fields (cleaner/output/schema.py), partitioned
 into the same Hive directories; the
 partition columns (`crawl`, ...) are in the directory names, not in the records, in both. JSON Lines is for
 tools that read it (datatrove's JsonlReader, `datasets.load_dataset("json", ...)`, jq): one object a line,

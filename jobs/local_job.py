@@ -34,7 +34,7 @@ EPILOG = ("Exit codes: 0 ok, 1 the run failed or was not published (a worker pro
 
 
 def add_parser(sub) -> None:
-    """Register `clean-warc` with the `cleaner` command line (cleaner.cli.EXTRA_COMMAND_MODULES). Light:
+    """Register `clean-warc` with the `cleaner` command line (cleaner.tools.cli.EXTRA_COMMAND_MODULES). Light:
     the job's modules are imported only when the command runs."""
     p = sub.add_parser(
         "clean-warc", help="clean the HTML records of WARC files into Parquet on this machine (no Spark)",

@@ -55,7 +55,7 @@ def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], com
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    from cleaner.schema import SCHEMA
+    from cleaner.output.schema import SCHEMA
 
     counters = PieceCounters()
     ids = pa.record_batch([pa.array([task["task"]], pa.int32())], names=["task"])

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import cleaner
-from cleaner.schema import SCHEMA_VERSION
+from cleaner.output.schema import SCHEMA_VERSION
 
 from .outcomes import Outcome, PieceOutcome
 from .report import log
@@ -77,7 +77,7 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
         w["model_loads"] = max(w["model_loads"], s.model_loads_in_process)
         w["max_rss_mb"] = max(w["max_rss_mb"], round(s.max_rss_kb / 1024, 1))
         w["clean_seconds"] = round(w["clean_seconds"] + s.outcome.clean_seconds, 3)
-        w["gc_thresholds"] = s.gc_thresholds  # as the worker cleaned ([runtime], cleaner/runtime.py)
+        w["gc_thresholds"] = s.gc_thresholds  # as the worker cleaned ([runtime], cleaner/tools/runtime.py)
         # whether it ran the compiled stages (cleaner/__init__.py): without them a page costs 15-20 % more CPU
         w["native"] = s.native
     for w in workers.values():

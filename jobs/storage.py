@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from cleaner.files import write_atomic
+from cleaner.output.files import write_atomic
 
 _SCHEME_RX = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB_RX = re.compile(r"[*?\[{]")

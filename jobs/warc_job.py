@@ -14,9 +14,9 @@ import time
 from datetime import UTC, datetime
 
 from cleaner.config import ConfigError, load_config
-from cleaner.convention import ConventionError
-from cleaner.model import model_for_convention
-from cleaner.model_files import ModelError
+from cleaner.label.convention import ConventionError
+from cleaner.label.model import model_for_convention
+from cleaner.label.model_files import ModelError
 
 from . import formats, inputs, plan, tempdirs
 from .arguments import JobError, apply_job_flags, build_parser

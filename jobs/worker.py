@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 import cleaner
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
-from cleaner.corpus import CorpusColumns
-from cleaner.crf_model import CrfModel
-from cleaner.runtime import tune_gc
-from cleaner.schema import build_row, row_values
+from cleaner.label.crf_model import CrfModel
+from cleaner.output.corpus import CorpusColumns
+from cleaner.output.schema import build_row, row_values
+from cleaner.tools.runtime import tune_gc
 from cleaner.warc.read import iter_html_records
 from cleaner.warc.records import WarcFileStats
 
@@ -96,7 +96,7 @@ def _state(bc) -> tuple[CrfModel, Config, bool]:
     # a config would read conf/default.toml from disk, which a packed environment on an
     # executor does not have (the model's own [segment]/[features] win either way).
     model._extractor = model.extractor(config)
-    tune_gc(config)  # this Python worker's work is cleaning pages ([runtime], cleaner/runtime.py)
+    tune_gc(config)  # this Python worker's work is cleaning pages ([runtime], cleaner/tools/runtime.py)
     _STATE.clear()  # one model per process: a new job's model replaces the old one
     _STATE[key] = (model, config)
     _MODEL_LOADS += 1
@@ -333,7 +333,7 @@ def process_partition_arrow(batches, bc, acc, settings: dict, specs_bc, batch_ro
     """
     import pyarrow as pa
 
-    from cleaner.schema import COLUMNS, SCHEMA
+    from cleaner.output.schema import COLUMNS, SCHEMA
 
     def tasks():
         for batch in batches:

@@ -12,7 +12,7 @@ cross-validation, to stay within the CPU budget:
 
 Pages are prepared once with every family; a variant without family F drops the
 attributes of F (own and neighbours'), which is exactly what `FeatureExtractor(families=...)`
-produces. Figures come from `cleaner.score` via `cleaner.train.predict`.
+produces. Figures come from `cleaner.gold.score` via `cleaner.learn.train.predict`.
 
     .venv/bin/python scripts/ablation.py [--data ../shared/data] [--out docs/ablation.md]
 """
@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages, load_folds  # noqa: E402
-from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.features import DEFAULT_FAMILIES  # noqa: E402
-from cleaner.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
-from cleaner.score import aggregate  # noqa: E402
-from cleaner.train import fit, predict, prepare, trainable  # noqa: E402
+from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.page.features import DEFAULT_FAMILIES  # noqa: E402
+from cleaner.label.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
+from cleaner.gold.score import aggregate  # noqa: E402
+from cleaner.learn.train import fit, predict, prepare, trainable  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -131,7 +131,7 @@ def write(path: Path, base, rows, n_train, n_train_pages, val_docs, args, config
     tc = config["train"]
     text = f"""# Ablation of the CRF's feature families
 
-Change of macro word F1 (`cleaner.score`) per data set when one feature family is removed from the CRF,
+Change of macro word F1 (`cleaner.gold.score`) per data set when one feature family is removed from the CRF,
 against the CRF with every family (first row: its absolute macro F1). Negative = the family helps.
 
 **Protocol (development, not the 6-fold cross-validation):** trained on every {args.every}{"nd" if args.every == 2 else "th"} page of the five

@@ -13,7 +13,7 @@ the pages, not one page again and again: the feature extractor caches the attrib
 texts it has seen (bounded), and a page cleaned twice in a row would find all of its own
 texts there, which no page of a real crawl does. `--shuffle SEED` mixes the sites as well.
 The garbage collector is set up as in every process of the product that cleans pages
-(`[runtime]`, cleaner/runtime.py); `--gc python` keeps Python's own thresholds instead.
+(`[runtime]`, cleaner/tools/runtime.py); `--gc python` keeps Python's own thresholds instead.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 import cleaner  # noqa: E402
 from cleaner.api import STAGES, clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages  # noqa: E402
-from cleaner.model import load_model  # noqa: E402
-from cleaner.runtime import tune_gc  # noqa: E402
+from cleaner.gold.data import find_pages  # noqa: E402
+from cleaner.label.model import load_model  # noqa: E402
+from cleaner.tools.runtime import tune_gc  # noqa: E402
 
 
 def pct(values, q):

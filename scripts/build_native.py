@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Compile the per-block stages (cleaner.NATIVE_MODULES) with mypyc into cleaner/_native/.
+"""Compile the per-block stages (cleaner.NATIVE_MODULES) with mypyc into cleaner/_native/ (a module
+PKG.NAME of the package is built as _native/PKG/NAME<suffix>, beside its shared library NAME__mypyc).
 
     .venv/bin/python scripts/build_native.py [--if-stale] [--check]
 
@@ -37,7 +38,7 @@ import sys
 from setuptools import setup
 from mypyc.build import mypycify
 paths, lib, tmp, c_dir = sys.argv[1].split(","), sys.argv[2], sys.argv[3], sys.argv[4]
-# separate=True: one shared library per module, named inside the package (cleaner.<module>__mypyc),
+# separate=True: one shared library per module, named inside its package (cleaner.page.<module>__mypyc),
 # so the build is found through the package's __path__ alone, never through sys.path.
 # Only the compiled modules must type-check; the modules they import are read for their types.
 setup(name="webcleaner-native", ext_modules=mypycify(["--follow-imports=silent"] + paths, opt_level="3", separate=True, target_dir=c_dir),
@@ -68,8 +69,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="webcleaner-native-") as tmp:
         tmp_path = Path(tmp)
         # Digests first: a module edited while the build runs is then stale, not silently compiled in.
-        sources = {m: cleaner.source_digest(PACKAGE / f"{m}.py") for m in modules}
-        paths = ",".join(str(PACKAGE / f"{m}.py") for m in modules)
+        sources = {m: cleaner.source_digest(cleaner.module_path(PACKAGE, m)) for m in modules}
+        paths = ",".join(str(cleaner.module_path(PACKAGE, m)) for m in modules)
         print(f"[native] compiling {', '.join(modules)} with mypyc (about half a minute)", file=sys.stderr)
         proc = subprocess.run(
             [sys.executable, "-c", _BUILD, paths, str(tmp_path / "lib"), str(tmp_path / "tmp"), str(tmp_path / "c")],
@@ -82,15 +83,16 @@ def main(argv=None) -> int:
             return 2
         lib = tmp_path / "lib" / "cleaner"
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        built = sorted(lib.glob(f"*{suffix}"))  # each module and its shared library (<module>__mypyc)
-        missing = [m for m in modules if not (lib / f"{m}{suffix}").is_file()]
+        built = sorted(lib.rglob(f"*{suffix}"))  # each module and its shared library (<module>__mypyc)
+        missing = [m for m in modules if not cleaner.module_path(lib, m, suffix).is_file()]
         if missing:
             print(f"[native] build failed: no {', '.join(missing)}{suffix} was made", file=sys.stderr)
             return 2
         staging = tmp_path / "native"
         staging.mkdir()
-        for f in built:
-            shutil.copy2(f, staging / f.name)
+        for f in built:  # kept in their packages' folders: _native/page/features<suffix>
+            (staging / f.relative_to(lib)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, staging / f.relative_to(lib))
         manifest = {
             "sources": sources,
             "extension_suffix": suffix,

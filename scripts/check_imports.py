@@ -1,10 +1,12 @@
-"""Check that the project's imports point one way: no import circles, no borrowed private names.
+"""Check that the project's imports point one way: down the layers, no import circles, no borrowed private names.
 
 Reads every module under `cleaner/` and `jobs/` with `ast` (nothing is imported or run) and
 builds the graph of imports between them, those inside functions too: an import deferred into a
 function to dodge a circle is still a circle in the design. Prints every cycle (one per strongly
 connected component, as the shortest loop through it) and every `from X import _name` that takes
-a private name from another module. Exit 0 when there are none, 1 otherwise.
+a private name from another module, and every import from a lower layer to a higher one (LAYERS: the
+sub-packages of `cleaner/` by role, lowest first; docs/architecture.md) or of a module no layer names.
+Exit 0 when there are none, 1 otherwise.
 
     .venv/bin/python scripts/check_imports.py
 """
@@ -18,6 +20,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("cleaner", "jobs")
+
+# The layers, lowest first: a module may import from its own layer and the layers below it, never above.
+# A layer is a tuple of module names; a name stands for the module and everything under it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cleaner", "cleaner.config", "cleaner.settings", "cleaner.packaged", "cleaner.labels"),  # shared by all
+    ("cleaner.warc",),
+    ("cleaner.page",),
+    ("cleaner.gold",),
+    ("cleaner.label",),
+    ("cleaner.output",),
+    ("cleaner.api",),
+    ("cleaner.learn",),
+    ("cleaner.tools",),
+    ("jobs",),
+)
 
 
 def module_name(path: Path) -> str:
@@ -74,6 +91,30 @@ def read_graph(modules: dict[str, Path]) -> tuple[dict[str, set[str]], list[str]
                 private.append(f"{path.relative_to(ROOT)}:{node.lineno}: {mod} takes "
                                f"{bound[node.value.id]}.{node.attr}")
     return graph, private
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the layer holding `module` (the longest name that covers it), or None.
+    `cleaner` itself covers only its own __init__, each other name its module and its sub-modules."""
+    best: tuple[int, int] | None = None  # (length of the name, layer)
+    for i, layer in enumerate(LAYERS):
+        for name in layer:
+            covers = module == name or (name != "cleaner" and module.startswith(name + "."))
+            if covers and (best is None or len(name) > best[0]):
+                best = (len(name), i)
+    return None if best is None else best[1]
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that points up the layers, and every module no layer holds."""
+    out = [f"{m} is in no layer (scripts/check_imports.py LAYERS)" for m in sorted(graph) if layer_of(m) is None]
+    for mod in sorted(graph):
+        low = layer_of(mod)
+        for target in sorted(graph[mod]):
+            high = layer_of(target)
+            if low is not None and high is not None and high > low:
+                out.append(f"{mod} ({' '.join(LAYERS[low])}) imports {target} ({' '.join(LAYERS[high])}), a layer above it")
+    return out
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -143,9 +184,12 @@ def main() -> int:
         print("import circle: " + " -> ".join(loop))
     for line in private:
         print("private name: " + line)
+    upward = layer_violations(graph)
+    for line in upward:
+        print("layer: " + line)
     print(f"{len(modules)} modules, {sum(map(len, graph.values()))} imports: "
-          f"{len(loops)} circles, {len(private)} private names taken")
-    return 1 if loops or private else 0
+          f"{len(loops)} circles, {len(private)} private names taken, {len(upward)} imports up the layers")
+    return 1 if loops or private or upward else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write schemas/cleaned_record.json from the one schema definition (cleaner/schema.py).
+"""Write schemas/cleaned_record.json from the one schema definition (cleaner/output/schema.py).
 
   python scripts/export_schema.py            # (re)write the file
   python scripts/export_schema.py --check    # exit 1 when the file differs from the code
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.schema import schema_json_text  # noqa: E402
+from cleaner.output.schema import schema_json_text  # noqa: E402
 
 TARGET = ROOT / "schemas" / "cleaned_record.json"
 

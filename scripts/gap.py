@@ -15,7 +15,7 @@ one the cross-validation scored them with; with [stacking] enabled, a first pass
 that reads its labelling) the attributes that push their gold-content words
 hardest towards `other` (state weight other - paragraph, word-weighted over the page's gold-content
 blocks) are listed, over the attributes the (second) pass reads of the page: the page's own rows and
-the first pass's view of it (`pass1.*`, cleaner.stacking).
+the first pass's view of it (`pass1.*`, cleaner.label.stacking).
 
     .venv/bin/python scripts/gap.py [--dragnet-results FILE] [--explain 8] [--out docs/gap.md]
 """
@@ -34,14 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages, load_folds  # noqa: E402
-from cleaner.inspect import feature_weights  # noqa: E402
-from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.model import CODEC, first_pass_view, load_model, open_tagger  # noqa: E402
-from cleaner.score import bootstrap_interval  # noqa: E402
-from cleaner.stacking import StackingSettings  # noqa: E402
-from cleaner.systems.evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
-from cleaner.train import cross_validate, prepare  # noqa: E402
+from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.tools.inspect import feature_weights  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.label.model import CODEC, first_pass_view, load_model, open_tagger  # noqa: E402
+from cleaner.gold.score import bootstrap_interval  # noqa: E402
+from cleaner.label.stacking import StackingSettings  # noqa: E402
+from cleaner.learn.systems_evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
+from cleaner.learn.train import cross_validate, prepare  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval")
 DROPPED_CRF_RECALL, DROPPED_REF_RECALL = 0.3, 0.7

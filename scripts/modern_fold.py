@@ -1,7 +1,7 @@
 """Convention-aware training on every shared set, screened on validation fold 1 -> docs/modern.md.
 
 Prepares every page of every set once (cached with --cache), then trains each variant on the pages of
-folds 0, 2-5 and scores every page of fold 1 with `cleaner.score` (macro word F1 per set). Variants:
+folds 0, 2-5 and scores every page of fold 1 with `cleaner.gold.score` (macro word F1 per set). Variants:
 
   old           the configured model without conventions, trained on the 2007-2013 sets only
                 (today's default model, trained the same way)
@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.convention import Conventions  # noqa: E402
-from cleaner.data import find_pages, load_folds, manifest_hash  # noqa: E402
-from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.score import aggregate  # noqa: E402
-from cleaner.train import model_meta, predict, prepare, train_model, trainable, with_typer  # noqa: E402
+from cleaner.label.convention import Conventions  # noqa: E402
+from cleaner.gold.data import find_pages, load_folds, manifest_hash  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.gold.score import aggregate  # noqa: E402
+from cleaner.learn.train import model_meta, predict, prepare, train_model, trainable, with_typer  # noqa: E402
 
 OLD_SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -99,7 +99,7 @@ def main() -> None:
     ap.add_argument("--cache")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--save", help="folder to save each variant's model in")
-    ap.add_argument("--families", help="feature families, comma-separated (default: cleaner.features.DEFAULT_FAMILIES)")
+    ap.add_argument("--families", help="feature families, comma-separated (default: cleaner.page.features.DEFAULT_FAMILIES)")
     args = ap.parse_args()
     config = load_config(args.config) if args.config else load_config()
     cache = Path(args.cache) if args.cache else None

@@ -3,8 +3,8 @@
 
     .venv/bin/python scripts/page_cues.py [--data ../shared/data] [--every 4]
 
-For every `--every`-th wcxb page (read as clean_html reads it: cleaner.pipeline.read_page), prints a
-Markdown table: per page type, the share of pages given each `cue.page` value (cleaner.page_type) and the
+For every `--every`-th wcxb page (read as clean_html reads it: cleaner.page.pipeline.read_page), prints a
+Markdown table: per page type, the share of pages given each `cue.page` value (cleaner.page.page_type) and the
 share of blocks with `cue.repeat`, `cue.repeat-links` and `cue.code` (docs/modern.md, section 3).
 With `--time`, also the CPU milliseconds per page of preparing the features (segmenting and extracting,
 the default families with and without `cue`) over every `--every`-th page of all shared sets: the median of
@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages  # noqa: E402
-from cleaner.features import DEFAULT_FAMILIES, FeatureExtractor  # noqa: E402
-from cleaner.pipeline import PageRejected, read_page  # noqa: E402
+from cleaner.gold.data import find_pages  # noqa: E402
+from cleaner.page.features import DEFAULT_FAMILIES, FeatureExtractor  # noqa: E402
+from cleaner.page.pipeline import PageRejected, read_page  # noqa: E402
 
 BLOCK_CUES = ("cue.repeat", "cue.repeat-links", "cue.code")
 

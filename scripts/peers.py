@@ -25,8 +25,8 @@ are not run again: a second run only scores. A page that a system fails on (an e
 --timeout seconds) scores as an empty output, as the data README says. One process: the peers are CPU-heavy
 and this machine is shared.
 
-The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.as_plain_text). Every
-figure comes from cleaner.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
+The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.gold.as_plain_text). Every
+figure comes from cleaner.gold.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
 the difference between the project and the best peer (the peer of the highest macro F1 on that set) with its
 paired 95 % bootstrap interval over the pages. The report is written to --out.
 """
@@ -48,10 +48,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.data import Page, find_pages, load_page_types  # noqa: E402
-from cleaner.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
-from cleaner.gold import as_plain_text  # noqa: E402
-from cleaner.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
+from cleaner.gold.data import Page, find_pages, load_page_types  # noqa: E402
+from cleaner.learn.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
+from cleaner.gold.gold import as_plain_text  # noqa: E402
+from cleaner.gold.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
 
 PEERS = ("trafilatura", "trafilatura-recall", "readability", "resiliparse", "justext")
 SYSTEMS = ("project",) + PEERS
@@ -128,8 +128,8 @@ def _justext(data: bytes) -> str:
 class _Project:
     def __init__(self, model_name: str | None):
         from cleaner.config import load_config
-        from cleaner.model import load_model
-        from cleaner.runtime import tune_gc
+        from cleaner.label.model import load_model
+        from cleaner.tools.runtime import tune_gc
 
         self.config = load_config()
         tune_gc(self.config)
@@ -157,7 +157,7 @@ def project_version(model_name: str | None) -> str:
     """The model's hash and a hash of the source of every cleaner module that cleaning a page loads
     (not the scorer's, the evaluation's: a change there needs no new outputs)."""
     from cleaner.api import clean_html
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     model = load_model(model_name)
     clean_html(b"<html><body><h1>A title</h1><p>A paragraph of a page, cleaned once.</p></body></html>", model=model)
@@ -354,7 +354,7 @@ HEADER = """# This project and the other cleaners on the shared pages
 
 Written by `scripts/peers.py` (`.venv/bin/python scripts/peers.py --cache DIR --out docs/peers.md`): every page
 of every shared set, each system run once on it (its output cached outside the repository), every figure from
-the project's scorer (`cleaner/score.py`, the data README's) on whole sets, no training. The peers and how
+the project's scorer (`cleaner/gold/score.py`, the data README's) on whole sets, no training. The peers and how
 they are called: the script's docstring (trafilatura's defaults keep comments and tables; readability-lxml's
 summary HTML is turned into text with a line break at each block element; resiliparse with
 `main_content=True`; jusText with its English stoplist). Their outputs are plain text: a `<p>` in them is a
@@ -369,7 +369,7 @@ cross-validated ones are in `docs/eval.md`). On the modern sets it never saw a p
 English: on fundus, most of whose pages are in other languages, it keeps little (the data README leaves that
 cell out). *Best peer*: the peer of
 the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over the set's pages of the
-per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.score.bootstrap_interval`).
+per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.gold.score.bootstrap_interval`).
 """
 
 
@@ -407,7 +407,7 @@ def main(argv=None) -> int:
     pages = [p for ds in SETS for p in [q for q in pages if q.dataset == ds][:: args.every]]
     project_rows = None
     if args.project_pages:
-        from cleaner.evaluate import read_page_table
+        from cleaner.learn.evaluate import read_page_table
 
         project_rows = read_page_table(Path(args.project_pages))
         pages = [p for p in pages if p.key in project_rows]

@@ -11,7 +11,7 @@ One line per page (`dataset/id`, then a SHA-256 of each part of the result): the
 reason, the CleanEval text, the plain text, and the blocks with their labels, confidences and
 every label's marginal (the `--format json` view), so a change that moves one probability in
 the 17th digit shows. Timings are left out. Every page of every set is read, the gzip-compressed
-ones (`wcxb/html/ID.html.gz`) too, whatever `cleaner.data.find_pages` covers today.
+ones (`wcxb/html/ID.html.gz`) too, whatever `cleaner.gold.data.find_pages` covers today.
 Exit 0 when `--against` finds no difference, 1 when it finds some (each listed), 2 on usage.
 """
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.model import load_model  # noqa: E402
-from cleaner.runtime import tune_gc  # noqa: E402
+from cleaner.label.model import load_model  # noqa: E402
+from cleaner.tools.runtime import tune_gc  # noqa: E402
 
 
 def shared_pages(data: Path) -> list[tuple[str, Path]]:

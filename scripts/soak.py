@@ -8,7 +8,7 @@ appended to each paragraph and list item) so that the bounded caches of the feat
 extractor and the model codec fill up and are recycled as on a real crawl. Prints the
 resident set size (VmRSS) after a warm-up, then at every 10 % and at the end, and the
 growth from the first to the last reading. The garbage collector is set up as in the product's
-processes (`[runtime]`, cleaner/runtime.py) unless `--gc python`.
+processes (`[runtime]`, cleaner/tools/runtime.py) unless `--gc python`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages  # noqa: E402
-from cleaner.model import load_model  # noqa: E402
-from cleaner.runtime import tune_gc  # noqa: E402
+from cleaner.gold.data import find_pages  # noqa: E402
+from cleaner.label.model import load_model  # noqa: E402
+from cleaner.tools.runtime import tune_gc  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -1,6 +1,6 @@
 """Cross-validate the marker typer on all folds in about a minute, from cached block labellings.
 
-The typer (`cleaner/markers.py`) only re-types the segments the block CRF keeps, so its
+The typer (`cleaner/label/markers.py`) only re-types the segments the block CRF keeps, so its
 markup F1 can be measured on every fold without retraining the block CRF each time. Two steps:
 
   cache  trains each fold's block CRF once as `cleaner train --cv` does (the configured model:
@@ -31,15 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.assemble import assemble  # noqa: E402
+from cleaner.output.assemble import assemble  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.data import find_pages, load_folds  # noqa: E402
-from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.markers import (  # noqa: E402
+from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.label.markers import (  # noqa: E402
     MarkerSettings, MarkerTyper, block_attributes, train_typer, training_sequence,
 )
-from cleaner.score import aggregate, score_document  # noqa: E402
-from cleaner.train import fold_training_docs, has_markers, prepare, train_model  # noqa: E402
+from cleaner.gold.score import aggregate, score_document  # noqa: E402
+from cleaner.learn.train import fold_training_docs, has_markers, prepare, train_model  # noqa: E402
 
 _STATE: dict = {}
 

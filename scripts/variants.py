@@ -2,7 +2,7 @@
 
 The development protocol behind the choices in `conf/default.toml` that are not feature
 families (those are `scripts/ablation.py`): L-BFGS iterations, regularisation, and three
-ways of combining the CRF with the Dragnet system (`cleaner.systems.dragnet`):
+ways of combining the CRF with the Dragnet system (`cleaner.label.systems.dragnet`):
 
   iter:N           c1/c2 from the config, N L-BFGS iterations
   reg:C1,C2,N      other regularisation (N iterations, CRFsuite stops earlier when converged)
@@ -24,7 +24,7 @@ ways of combining the CRF with the Dragnet system (`cleaner.systems.dragnet`):
 
 Validation: every page of fold 1 of folds.tsv. Training: every `--every`-th page of folds
 0, 2-5 (1 = all, as in the real model). Figures: macro word F1 and markup F1 from
-`cleaner.score`, per data set. One validation fold is noisy (CleanEval-dev and
+`cleaner.gold.score`, per data set. One validation fold is noisy (CleanEval-dev and
 CleanPortalEval have 13 and 17 pages in it): read differences of a few thousandths as ties.
 
     .venv/bin/python scripts/variants.py [--every 1] [--out docs/variants.md] [--title T] VARIANT...
@@ -44,16 +44,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.assemble import assemble  # noqa: E402
+from cleaner.output.assemble import assemble  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.convention import Conventions  # noqa: E402
-from cleaner.data import find_pages, load_folds  # noqa: E402
-from cleaner.decide import DecisionSettings  # noqa: E402
-from cleaner.model import CrfModel  # noqa: E402
-from cleaner.score import aggregate, score_document  # noqa: E402
-from cleaner.systems.base import PageInput, run_labels  # noqa: E402
-from cleaner.systems.dragnet import Dragnet  # noqa: E402
-from cleaner.train import fit, predict, prepare, tagging_meta, trainable  # noqa: E402
+from cleaner.label.convention import Conventions  # noqa: E402
+from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.label.model import CrfModel  # noqa: E402
+from cleaner.gold.score import aggregate, score_document  # noqa: E402
+from cleaner.label.systems.base import PageInput, run_labels  # noqa: E402
+from cleaner.label.systems.dragnet import Dragnet  # noqa: E402
+from cleaner.learn.train import fit, predict, prepare, tagging_meta, trainable  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -262,7 +262,7 @@ def write(path: Path, rows: dict, val, n_train: int, args) -> None:
                      + " | ".join(cell(r.get(s), "markup") for s in SETS[:3]) + " |")
     path.write_text(f"""# {args.title} (validation fold 1)
 
-Macro word F1 and markup F1 (`cleaner.score`) on fold 1 of `folds.tsv` (the project's validation
+Macro word F1 and markup F1 (`cleaner.gold.score`) on fold 1 of `folds.tsv` (the project's validation
 fold), training on {"all" if args.every == 1 else f"every {args.every}th"} page{"s" if args.every == 1 else ""} of folds 0 and 2-5 ({n_train} pages before the
 alignment filter). Produced by `scripts/variants.py {' '.join(args.variants)}`
 (`--every {args.every}`); see the script's docstring for what each variant is. One fold is noisy: differences of a

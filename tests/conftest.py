@@ -30,8 +30,8 @@ def make_warc(out: Path, *args: str, date: str = WARC_DATE) -> Path:
 
 
 def sampled_pages(data_dir: Path = DATA, every: int = 1):
-    """Every `every`-th page of the shared sets but HEAVY_SETS (cleaner.data.find_pages' order)."""
-    from cleaner.data import find_pages
+    """Every `every`-th page of the shared sets but HEAVY_SETS (cleaner.gold.data.find_pages' order)."""
+    from cleaner.gold.data import find_pages
 
     return [p for p in find_pages(data_dir) if p.dataset not in HEAVY_SETS][::every]
 
@@ -51,8 +51,8 @@ def small_model(tmp_path_factory, data_dir):
     Quality is tested on the shipped model (test_quality.py), not on this one.
     """
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.train import model_meta, prepare, train_model, trainable, with_typer
+    from cleaner.gold.data import find_pages
+    from cleaner.learn.train import model_meta, prepare, train_model, trainable, with_typer
 
     # Its second pass reads the first pass's decided labels, as the packaged default's does, so `tag` needs
     # the blocks' word counts beside their attribute rows.

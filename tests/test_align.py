@@ -1,6 +1,6 @@
-from cleaner.align import align_blocks
-from cleaner.assemble import assemble
-from cleaner.segment import segment_blocks
+from cleaner.gold.align import align_blocks
+from cleaner.output.assemble import assemble
+from cleaner.page.segment import segment_blocks
 
 
 def labels(html: str, gold: str) -> list[str]:
@@ -35,7 +35,7 @@ def test_block_with_minority_of_aligned_words_is_other():
 
 
 def test_aligned_labels_reassemble_to_the_gold():
-    from cleaner.score import score_document
+    from cleaner.gold.score import score_document
 
     html = "<div>nav</div><h1>Head</h1><p>Body <a href=x>text</a> here.</p><li>one</li><li>two</li>"
     gold = "<h>Head\n<p>Body text here.\n<l>one\n<l>two"
@@ -47,8 +47,8 @@ def test_aligned_labels_reassemble_to_the_gold():
 
 
 def test_real_page_alignment(data_dir):
-    from cleaner.decode import decode_html
-    from cleaner.gold import read_gold
+    from cleaner.page.decode import decode_html
+    from cleaner.gold.gold import read_gold
 
     html = (data_dir / "cleaneval-dev/html/1.html").read_bytes()
     al = align_blocks(segment_blocks(decode_html(html).text).blocks, read_gold(data_dir / "cleaneval-dev/gold/1.txt"))
@@ -57,8 +57,8 @@ def test_real_page_alignment(data_dir):
 
 
 def test_stub_and_script_only_golds_have_low_coverage(data_dir):
-    from cleaner.decode import decode_html
-    from cleaner.gold import read_gold
+    from cleaner.page.decode import decode_html
+    from cleaner.gold.gold import read_gold
 
     html = (data_dir / "dragnet/html/R237.html").read_bytes()
     al = align_blocks(segment_blocks(decode_html(html).text).blocks, read_gold(data_dir / "dragnet/gold/R237.txt"))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cleaner.api import REJECTION_REASONS, clean_html
-from cleaner.model import load_model
+from cleaner.label.model import load_model
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_the_time_budget_counts_cpu_not_waiting(where):
     # A page's outcome must not depend on the machine's load: time the process spends waiting for a
     # core does not count against the budget, only the CPU the page uses. Sleeping stands in for waiting.
     from cleaner.api import _deadline, _DeadlineExceeded
-    from cleaner.pipeline import CpuBudget
+    from cleaner.page.pipeline import CpuBudget
 
     if where == "alarm":
         with _deadline(0.05):
@@ -172,9 +172,9 @@ def test_the_expected_f1_ranks_unseen_pages_by_their_real_f1(model, data_dir):
     # The small model learned from 24 pages; on 60 others its own expected F1 must separate the pages it
     # cleans well from those it cleans badly (what a corpus builder filters on), from its calibrated
     # block probabilities. The mean label confidence does not (measured: docs/confidence.md).
-    from cleaner.data import find_pages
-    from cleaner.gold import read_gold
-    from cleaner.score import score_document
+    from cleaner.gold.data import find_pages
+    from cleaner.gold.gold import read_gold
+    from cleaner.gold.score import score_document
 
     held = find_pages(data_dir, ["cleaneval-final"])[:60:2] + find_pages(data_dir, ["dragnet"])[200:260:2]
     pairs = []

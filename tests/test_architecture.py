@@ -1,17 +1,18 @@
 """docs/architecture.md's route for a new labeller, followed by a toy one: a `BlockLabeller` subclass, cleaned
-with through the public pipeline (`cleaner.systems.clean_page`, which reads pages with `cleaner.pipeline.read_page`
-as `clean_html` does), registered in `SYSTEMS` and scored by the evaluation path of every `--model-kind`."""
+with through the seed systems' pipeline (`cleaner.learn.systems_clean.clean_page`, which reads pages with
+`cleaner.page.pipeline.read_page` as `clean_html` does), registered in `SYSTEMS` and scored by the evaluation path of every `--model-kind`."""
 
 from __future__ import annotations
 
 from cleaner.api import clean_html
 from cleaner.config import load_config
-from cleaner.data import find_pages, load_folds
-from cleaner.evaluate import figures
+from cleaner.gold.data import find_pages, load_folds
+from cleaner.learn.evaluate import figures
 from cleaner.labels import CONTENT_LABELS
-from cleaner.pipeline import read_page
-from cleaner.systems import SYSTEMS, BlockLabeller, PageInput, clean_page, run_labels
-from cleaner.systems.evaluate import cross_validate_system, prepare_docs
+from cleaner.page.pipeline import read_page
+from cleaner.label.systems import SYSTEMS, BlockLabeller, PageInput, run_labels
+from cleaner.learn.systems_clean import clean_page
+from cleaner.learn.systems_evaluate import cross_validate_system, prepare_docs
 
 MIN_WORDS = 12
 
@@ -68,7 +69,8 @@ def test_a_registered_toy_labeller_is_cross_validated_like_every_model_kind(data
 
 def test_the_command_line_offers_every_registered_labeller():
     # docs/architecture.md: a labeller becomes a --model-kind by SYSTEMS and cli.MODEL_KINDS together
-    from cleaner import cli, systems
+    from cleaner.label import systems
+    from cleaner.tools import cli
 
     assert cli.MODEL_KINDS == systems.MODEL_KINDS
 

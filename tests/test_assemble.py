@@ -1,6 +1,6 @@
 import pytest
 
-from cleaner.assemble import assemble
+from cleaner.output.assemble import assemble
 
 
 def test_labels_become_cleaneval_segments_and_statistics():
@@ -23,7 +23,7 @@ def test_continuation_after_boilerplate_opens_a_paragraph():
 
 
 def test_literal_markers_in_page_text_do_not_open_segments():
-    from cleaner.score import score_document
+    from cleaner.gold.score import score_document
 
     out = assemble(["Use the <p> tag and <H> too"], ["paragraph"])
     assert out.cleaneval == "<p> Use the &lt;p> tag and &lt;H> too"
@@ -32,7 +32,7 @@ def test_literal_markers_in_page_text_do_not_open_segments():
 
 
 def test_expected_scores_follow_the_blocks_content_probabilities():
-    from cleaner.assemble import expected_scores
+    from cleaner.output.assemble import expected_scores
 
     # kept: 10 words at P(content) 0.9 and 10 at 0.5; dropped: 20 words at 0.2 and 40 at 0.0
     words, kept, p = [10, 10, 20, 40], [True, True, False, False], [0.9, 0.5, 0.2, 0.0]

@@ -44,7 +44,7 @@ def no_spark(tmp_path_factory) -> dict[str, str]:
 
 
 def clean_warc(*args, env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cleaner.cli", "clean-warc", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", *map(str, args)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import cleaner
 
-CLI = [sys.executable, "-m", "cleaner.cli"]
+CLI = [sys.executable, "-m", "cleaner.tools.cli"]
 
 
 def run(*args, **kw):
@@ -203,7 +203,7 @@ def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
 
 
 def test_models_describes_each_packaged_model_and_its_cross_validated_figures(small_model):
-    from cleaner.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
+    from cleaner.label.model import DEFAULT_MODEL_PATH, load_model, sidecar_path
 
     r = run("models", "--json")
     assert r.returncode == 0, r.stderr
@@ -355,7 +355,7 @@ def test_stdin_stdout_and_formats(tmp_path, data_dir):
 def test_a_packaged_model_by_name_from_any_folder(tmp_path, data_dir):
     page = data_dir / "cleaneval-dev/html/14.html"
     from cleaner.api import clean_html
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     old = load_model(Path(cleaner.__file__).parent / "models/cleaneval-2012.crfsuite")
     want = clean_html(page.read_bytes(), model=old)
@@ -414,7 +414,7 @@ def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
     file, WARC and table is skipped with its reason; nothing else."""
     from collections import Counter
 
-    from cleaner.inputs import collect
+    from cleaner.tools.inputs import collect
 
     pages, skipped = collect([str(data_dir)])
     want = sorted(str(p) for p in data_dir.glob("*/html/*") if p.name.endswith((".html", ".html.gz")))
@@ -452,7 +452,7 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
     assert abs(mean - wcxb["macro_f1"]) < 1e-5  # the types partition the set
     report = (tmp_path / "r.md").read_text()
     assert "## By page type" in report and "| wcxb: product | 1 |" in report
-    from cleaner.evaluate import read_page_table
+    from cleaner.learn.evaluate import read_page_table
 
     pages = read_page_table(tmp_path / "p.tsv")  # the WCXB metric per page, for scripts/peers.py --project-pages
     assert sum(float(row["wcxb_f1"]) for row in pages.values()) / 5 == pytest.approx(wcxb["macro_wcxb_f1"], abs=1e-5)

@@ -16,7 +16,7 @@ from conftest import ROOT
 from cleaner.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
 from cleaner.settings import CLASS_PREFIX, Settings
 
-CLI = [sys.executable, "-m", "cleaner.cli"]
+CLI = [sys.executable, "-m", "cleaner.tools.cli"]
 
 
 def _keys(cls, prefix: str = "") -> set[str]:

@@ -9,16 +9,16 @@ import sys
 import pytest
 
 from cleaner.config import Config, _merge, load_config
-from cleaner.convention import ConventionError, Conventions
-from cleaner.decide import DecisionSettings
+from cleaner.label.convention import ConventionError, Conventions
+from cleaner.label.decide import DecisionSettings
 
 
 @pytest.fixture(scope="module")
 def convention_model(tmp_path_factory, data_dir):
     """Trained like `cleaner train --conventions` on 12 CleanEval-dev and 12 Dragnet pages."""
-    from cleaner.data import find_pages
-    from cleaner.model import CrfModel
-    from cleaner.train import fit, model_meta, prepare, trainable
+    from cleaner.gold.data import find_pages
+    from cleaner.label.model import CrfModel
+    from cleaner.learn.train import fit, model_meta, prepare, trainable
 
     config = load_config()
     conventions = Conventions.from_config(config)
@@ -50,7 +50,7 @@ def test_a_convention_unknown_to_the_config_is_refused():
 
 
 def test_the_convention_changes_what_the_model_keeps(convention_model):
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     path, docs = convention_model
     model = load_model(path)
@@ -68,8 +68,8 @@ def test_the_convention_changes_what_the_model_keeps(convention_model):
 
 def test_clean_html_takes_the_convention_from_the_config(convention_model, data_dir):
     from cleaner.api import clean_html
-    from cleaner.data import find_pages
-    from cleaner.model import load_model
+    from cleaner.gold.data import find_pages
+    from cleaner.label.model import load_model
 
     path, _ = convention_model
     model = load_model(path)
@@ -84,7 +84,7 @@ def test_clean_html_takes_the_convention_from_the_config(convention_model, data_
 
 
 def test_a_model_without_conventions_refuses_one(small_model):
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     model = load_model(small_model)
     assert model.conventions is None and model.check_convention("") is None
@@ -95,7 +95,7 @@ def test_a_model_without_conventions_refuses_one(small_model):
 def test_cli_checks_the_convention_before_cleaning(convention_model, small_model, data_dir, tmp_path):
     path, _ = convention_model
     page = next((data_dir / "cleaneval-dev" / "html").glob("*.html"))
-    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(page), "--out", str(tmp_path / "o")]
+    cli = [sys.executable, "-m", "cleaner.tools.cli", "clean", str(page), "--out", str(tmp_path / "o")]
     ok = subprocess.run(cli + ["--model", str(path), "--convention", "dragnet", "-q"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "o" / (page.stem + ".txt")).exists()
@@ -109,9 +109,9 @@ def test_cli_checks_the_convention_before_cleaning(convention_model, small_model
 def test_a_convention_aware_model_tags_its_ids_as_its_readable_attributes(convention_model):
     # clean_html hands the model ids (WindowRows, named with its pair ids), whose conventions' copies are laid
     # out from the ids; what it was trained on are readable rows rewritten by Conventions.apply
-    from cleaner.crf import WindowRows
-    from cleaner.model import load_model
-    from cleaner.segment import segment_blocks
+    from cleaner.label.crf import WindowRows
+    from cleaner.label.model import load_model
+    from cleaner.page.segment import segment_blocks
 
     path, _ = convention_model
     model = load_model(path)
@@ -126,8 +126,8 @@ def test_a_convention_aware_model_tags_its_ids_as_its_readable_attributes(conven
 def test_conventions_that_conjoin_a_neighbours_attributes_are_applied_to_readable_rows(convention_model):
     # the pair ids name a block's own attributes only: a model whose conventions copy `-1:...` attributes
     # is handed readable rows, and tags as it was trained
-    from cleaner.model import CrfModel, load_model
-    from cleaner.segment import segment_blocks
+    from cleaner.label.model import CrfModel, load_model
+    from cleaner.page.segment import segment_blocks
 
     path, _ = convention_model
     trained = load_model(path)
@@ -143,16 +143,16 @@ def test_conventions_that_conjoin_a_neighbours_attributes_are_applied_to_readabl
 @pytest.fixture(scope="module")
 def packaged():
     """The packaged default: convention-aware (main, cleaneval, dragnet), trained on every shared set."""
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     return load_model()
 
 
 def _shared_segmentations(data_dir, model):
     """Pages of every shared set (wcxb too), segmented as clean_html segments them for `model`."""
-    from cleaner.data import find_pages
-    from cleaner.decode import decode_html
-    from cleaner.segment import segment_blocks
+    from cleaner.gold.data import find_pages
+    from cleaner.page.decode import decode_html
+    from cleaner.page.segment import segment_blocks
     from conftest import sampled_pages
 
     config = model.feature_config(load_config())
@@ -169,8 +169,8 @@ def test_ids_lay_out_each_conventions_rows_as_the_readable_attributes_do(package
     # order, under each convention: pages of every set, pages shorter than the window (their first and last
     # blocks read the page's ends), and with `max_names` the name caches emptied before nearly every page
     # (the extractor keeps the pair ids it was given: they must stay valid).
-    from cleaner.crf import AttributeIds, FlatRows, WindowIds, WindowRows
-    from cleaner.features import FeatureExtractor
+    from cleaner.label.crf import AttributeIds, FlatRows, WindowIds, WindowRows
+    from cleaner.page.features import FeatureExtractor
 
     if max_names:
         monkeypatch.setattr(AttributeIds, "MAX_ENTRIES", max_names)
@@ -216,7 +216,7 @@ def test_a_convention_aware_model_is_trained_one_pass(data_dir, tmp_path):
     # together, so `train --conventions` asks for the one-pass overlay instead of guessing.
     from pathlib import Path
 
-    base = [sys.executable, "-m", "cleaner.cli", "train", str(data_dir), "--conventions", "-q",
+    base = [sys.executable, "-m", "cleaner.tools.cli", "train", str(data_dir), "--conventions", "-q",
             "--out", str(tmp_path / "m.crfsuite")]
     r = subprocess.run(base, capture_output=True, text=True)
     assert r.returncode == 2 and "conf/onepass.toml" in r.stderr
@@ -241,7 +241,7 @@ def test_the_default_model_keeps_the_main_content_unless_asked_for_another_conve
     `main` unless told otherwise (`clean_html(convention=...)`, or [model] convention of the config), and then the
     model of that convention cleans ([model.by_convention])."""
     from cleaner.api import clean_html
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     model = load_model()  # checks its sidecar hash
     assert set(model.conventions.names) == {"main", "article", "cleaneval", "dragnet"} and model.typer is not None
@@ -261,7 +261,7 @@ def test_a_convention_the_model_does_not_know_is_a_wrong_argument(post_with_comm
     at once, with a line that says what to do. A model trained without conventions still runs with the default
     config (its `main` is passed over)."""
     from cleaner.api import clean_html
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     html = post_with_comments.read_bytes()
     with pytest.raises(ConventionError, match="unknown convention 'opinion'; this model knows main, article"):
@@ -276,7 +276,7 @@ def test_a_convention_the_model_does_not_know_is_a_wrong_argument(post_with_comm
 
 
 def test_cli_cleans_by_the_convention_asked(post_with_comments, tmp_path):
-    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(post_with_comments), "--format", "txt", "-q"]
+    cli = [sys.executable, "-m", "cleaner.tools.cli", "clean", str(post_with_comments), "--format", "txt", "-q"]
     out = {c: subprocess.run(cli + (["--convention", c] if c else []), capture_output=True, text=True)
            for c in ("", "dragnet")}
     assert all(r.returncode == 0 for r in out.values()), {c: r.stderr for c, r in out.items()}
@@ -295,7 +295,7 @@ def test_each_convention_is_cleaned_by_the_model_the_config_names_for_it(post_wi
     cross-validation), which tags without a convention: the same output as that model asked for by name. A model
     given still cleans by the convention asked of it."""
     from cleaner.api import clean_html
-    from cleaner.model import load_model, model_for_convention
+    from cleaner.label.model import load_model, model_for_convention
 
     html = post_with_comments.read_bytes()
     default, old = load_model(), load_model("cleaneval-2012")
@@ -317,9 +317,9 @@ def test_each_convention_is_cleaned_by_the_model_the_config_names_for_it(post_wi
 
 
 def test_cli_records_the_model_that_cleaned_by_the_convention(post_with_comments):
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
-    cli = [sys.executable, "-m", "cleaner.cli", "clean", str(post_with_comments), "--format", "jsonl", "-q"]
+    cli = [sys.executable, "-m", "cleaner.tools.cli", "clean", str(post_with_comments), "--format", "jsonl", "-q"]
     hashes = {}
     for convention in ("", "cleaneval"):
         r = subprocess.run(cli + (["--convention", convention] if convention else []), capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""The corpus columns of a text (cleaner/corpus.py): language, dedup keys, quality signals.
+"""The corpus columns of a text (cleaner/output/corpus.py): language, dedup keys, quality signals.
 
 Real gold texts of the shared pages (read in place) stand for pages in their languages."""
 
@@ -9,11 +9,11 @@ import pytest
 import xxhash
 
 from cleaner.config import load_config
-from cleaner.corpus import SIGNAL_COLUMNS, CorpusColumns
-from cleaner.dedup import MinHasher, estimated_jaccard, normalise, text_hash, word_hashes, words_of
-from cleaner.langid import LanguageIdentifier
-from cleaner.schema import SCHEMA
-from cleaner.signals import text_signals
+from cleaner.output.corpus import SIGNAL_COLUMNS, CorpusColumns
+from cleaner.output.dedup import MinHasher, estimated_jaccard, normalise, text_hash, word_hashes, words_of
+from cleaner.output.langid import LanguageIdentifier
+from cleaner.output.schema import SCHEMA
+from cleaner.output.signals import text_signals
 
 SETTINGS = load_config().settings.corpus
 

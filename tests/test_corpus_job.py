@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local files only: datasets must 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from cleaner.api import clean_html  # noqa: E402
-from cleaner.schema import PARTITION_COLUMNS, SCHEMA  # noqa: E402
+from cleaner.output.schema import PARTITION_COLUMNS, SCHEMA  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
 
 DOCS = ROOT / "docs" / "corpus_columns.md"
@@ -133,7 +133,7 @@ def test_text_is_what_the_cli_writes_as_txt(parquet_out, pages):
 
     rows = pq.read_table(parquet_out).to_pylist()
     row = next(r for r in rows if r["url"].endswith("/de.html"))
-    cli = subprocess.run([sys.executable, "-m", "cleaner.cli", "clean", str(pages / "de.html"), "--format", "txt"],
+    cli = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean", str(pages / "de.html"), "--format", "txt"],
                          capture_output=True, text=True, cwd=ROOT)
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout == row["text"] + "\n" and "<p>" not in row["text"]

@@ -1,4 +1,4 @@
-"""Tagging through scores (cleaner.crf): the same labels and marginals as CRFsuite on the model itself."""
+"""Tagging through scores (cleaner.label.crf): the same labels and marginals as CRFsuite on the model itself."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, carrier_features,
+from cleaner.label.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, carrier_features,
                          proxy_model, read_crfsuite)
-from cleaner.decode import decode_html
-from cleaner.features import FeatureExtractor
-from cleaner.model import CODEC, CrfModel, load_model, open_tagger
-from cleaner.segment import segment_blocks
+from cleaner.page.decode import decode_html
+from cleaner.page.features import FeatureExtractor
+from cleaner.label.model import CODEC, CrfModel, load_model, open_tagger
+from cleaner.page.segment import segment_blocks
 from conftest import sampled_pages
 
 

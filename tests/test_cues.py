@@ -2,8 +2,8 @@
 `#main` pseudo-tag of the segmenter."""
 
 from cleaner.config import load_config
-from cleaner.features import DEFAULT_FAMILIES, FeatureExtractor
-from cleaner.segment import MAIN, segment_blocks
+from cleaner.page.features import DEFAULT_FAMILIES, FeatureExtractor
+from cleaner.page.segment import MAIN, segment_blocks
 
 PAGE = ("<body><div class='cookieBanner'><p>We use cookies to improve your experience.</p></div>"
         "<div itemprop='articleBody'><p>Advertisement</p><p>By Jane Doe</p><p>The council voted on Monday to keep the "
@@ -159,7 +159,7 @@ def test_page_cues_work_on_a_page_in_another_script():
     assert cues["東京で新しい図書館が開館した。"] == ["cue.page=article"]
 
 
-# -- the literal prefilter of the cue regexps (cleaner.cues.cue_prefilter) ----------------------------------
+# -- the literal prefilter of the cue regexps (cleaner.page.cues.cue_prefilter) ----------------------------------
 
 TRICKY = ["", "CooKIE settings", "Coo\u212aIE settings", "\u017fubscribe now", "PR\u0130VACY POLICY", "PRIVACY POLICY",
           "NEWSLETTER", "Sign Up", "ADVERTISEMENT", "Advertisement", "ad", "Share", "SHARE this", "BY Jane Doe",
@@ -171,7 +171,7 @@ TRICKY = ["", "CooKIE settings", "Coo\u212aIE settings", "\u017fubscribe now", "
 def _real_texts(data_dir, every: int = 60) -> list[str]:
     from conftest import sampled_pages
 
-    from cleaner.pipeline import read_page_to_score
+    from cleaner.page.pipeline import read_page_to_score
 
     texts = []
     for page in sampled_pages(data_dir, every):
@@ -181,7 +181,7 @@ def _real_texts(data_dir, every: int = 60) -> list[str]:
 
 def _slow_cues(ex: FeatureExtractor, text: str) -> list[str]:
     """The cue.text attributes as running every regexp gives them."""
-    from cleaner.text import count_words
+    from cleaner.page.text import count_words
 
     if count_words(text) > ex.cues.max_words:
         return []
@@ -189,7 +189,7 @@ def _slow_cues(ex: FeatureExtractor, text: str) -> list[str]:
 
 
 def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
-    from cleaner.segment import Block
+    from cleaner.page.segment import Block
 
     ex = FeatureExtractor(load_config(), CUE_FAMILIES)
     texts = TRICKY + _real_texts(data_dir)
@@ -216,7 +216,7 @@ def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
 def test_the_cue_prefilter_keeps_to_what_ascii_text_can_match():
     import re
 
-    from cleaner.cues import cue_prefilter
+    from cleaner.page.cues import cue_prefilter
 
     assert cue_prefilter(re.compile("(?i)cookie|consent")) == ("consent", "cookie")
     assert cue_prefilter(re.compile("(?i)^(?:ad|ads)\\b|scroll")) == ("ad", "scroll")

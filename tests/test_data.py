@@ -1,7 +1,7 @@
 """Page collections and the site of a page (used to hold whole sites out of training)."""
 
-from cleaner.data import page_site
-from cleaner.train import PreparedDoc, fold_training_docs
+from cleaner.gold.data import page_site
+from cleaner.learn.train import PreparedDoc, fold_training_docs
 
 
 def test_site_is_the_declared_host_else_the_most_linked_one():
@@ -28,7 +28,7 @@ def test_unseen_site_folds_train_without_any_page_of_a_held_out_site():
 
 
 def test_site_filter_is_shared_by_the_crf_and_the_seed_systems():
-    from cleaner.data import without_sites_of
+    from cleaner.gold.data import without_sites_of
 
     train = [_doc("set/2", 2), _doc("set/3", 2)]
     assert without_sites_of(train, [_doc("set/1", 1)], None) == train
@@ -43,7 +43,7 @@ EMPTY_WCXB_GOLDS = ("0585", "0618", "2906", "3008", "4750", "4788", "4802", "482
 
 
 def test_every_modern_set_loads_with_its_gold_and_wcxb_pages_are_decompressed(data_dir):
-    from cleaner.data import find_pages, load_folds
+    from cleaner.gold.data import find_pages, load_folds
 
     pages = find_pages(data_dir)
     folds = load_folds(data_dir)
@@ -59,8 +59,8 @@ def test_every_modern_set_loads_with_its_gold_and_wcxb_pages_are_decompressed(da
 
 
 def test_a_plain_gold_reads_a_quoted_p_as_text_and_has_no_markup(data_dir):
-    from cleaner.data import find_pages
-    from cleaner.score import score_document, words
+    from cleaner.gold.data import find_pages
+    from cleaner.gold.score import score_document, words
 
     page = next(p for p in find_pages(data_dir, ["wcxb"]) if p.id == "0662")  # quotes "<p>Hello, World!</p>"
     gold = page.read_gold()
@@ -74,8 +74,8 @@ def test_a_plain_gold_reads_a_quoted_p_as_text_and_has_no_markup(data_dir):
 
 
 def test_the_eight_empty_wcxb_golds_score_only_an_empty_output(data_dir):
-    from cleaner.data import find_pages
-    from cleaner.score import score_document
+    from cleaner.gold.data import find_pages
+    from cleaner.gold.score import score_document
 
     empty = [p for p in find_pages(data_dir, ["wcxb"]) if not p.read_gold().strip()]
     assert tuple(p.id for p in empty) == EMPTY_WCXB_GOLDS
@@ -86,8 +86,8 @@ def test_the_eight_empty_wcxb_golds_score_only_an_empty_output(data_dir):
 
 def test_an_empty_gold_is_prepared_scored_and_left_out_of_training(data_dir):
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.train import prepare, trainable
+    from cleaner.gold.data import find_pages
+    from cleaner.learn.train import prepare, trainable
 
     pages = [p for p in find_pages(data_dir, ["wcxb"]) if p.id in ("4802", "0002")]  # empty gold, and not
     docs = prepare(pages, load_config(), processes=1, progress=False)
@@ -98,7 +98,7 @@ def test_an_empty_gold_is_prepared_scored_and_left_out_of_training(data_dir):
 def test_wcxb_page_types_come_from_pages_tsv(data_dir):
     from collections import Counter
 
-    from cleaner.data import load_page_types
+    from cleaner.gold.data import load_page_types
 
     types = load_page_types(data_dir)
     assert Counter(types.values()) == {"article": 394, "service": 77, "forum": 62, "product": 55,
@@ -108,7 +108,7 @@ def test_wcxb_page_types_come_from_pages_tsv(data_dir):
 
 
 def test_a_listed_site_holds_the_old_pages_under_it_out_too(tmp_path):
-    from cleaner.data import Page, page_sites
+    from cleaner.gold.data import Page, page_sites
 
     old = tmp_path / "old.html"
     old.write_bytes(b'<link rel="canonical" href="http://edition.cnn.com/2010/x.html"><p>old</p>')
@@ -122,9 +122,9 @@ def test_a_listed_site_holds_the_old_pages_under_it_out_too(tmp_path):
 def test_unseen_site_folds_share_no_site_across_sets(data_dir):
     # --cv --unseen-sites on the shared data: no training page of a fold's model is of a site of one
     # of its test pages, whatever the sets (chaos shares domains with fundus, big5 and the old sets).
-    from cleaner.cli import build_parser
-    from cleaner.cli_common import sites_from_args
-    from cleaner.data import find_pages, load_folds
+    from cleaner.tools.cli import build_parser
+    from cleaner.tools.cli_common import sites_from_args
+    from cleaner.gold.data import find_pages, load_folds
 
     pages = [p for p in find_pages(data_dir) if p.gold_path is not None]
     folds = load_folds(data_dir)

@@ -1,4 +1,4 @@
-"""cleaner.datatrove: the cleaner as a datatrove step, in datatrove's own pipeline (real WarcReader, real
+"""cleaner.tools.datatrove: the cleaner as a datatrove step, in datatrove's own pipeline (real WarcReader, real
 JsonlWriter, real LocalPipelineExecutor) on a WARC built from the shared pages with scripts/make_warc.py."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datatrove.pipeline.readers import WarcReader
 from datatrove.pipeline.writers import JsonlWriter
 
 from cleaner.api import clean_html
-from cleaner.datatrove import WebCleanerExtractor
+from cleaner.tools.datatrove import WebCleanerExtractor
 from cleaner.warc import WarcFileStats, iter_html_records
 
 PAGES = 20
@@ -87,7 +87,7 @@ def test_cleaneval_output_and_rejections_in_the_metadata(data_dir):
 def test_the_step_cleans_by_the_convention_asked(data_dir):
     """`convention` as in `cleaner clean --convention`: a blog post with its readers' comments (dragnet/42) loses
     them under the default `main` and keeps them under `dragnet`; an unknown name is refused on first use."""
-    from cleaner.convention import ConventionError
+    from cleaner.label.convention import ConventionError
 
     html = (data_dir / "dragnet" / "html" / "42.html").read_text(encoding="utf-8")
     comment = "Sad but I know nothing about Catholic Church"

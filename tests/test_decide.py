@@ -1,5 +1,5 @@
-from cleaner.decide import DecisionSettings, decide, headline_block, keep_headline, max_subsequence
-from cleaner.segment import segment_blocks
+from cleaner.label.decide import DecisionSettings, decide, headline_block, keep_headline, max_subsequence
+from cleaner.page.segment import segment_blocks
 
 
 def test_max_subsequence_linear_scan():
@@ -31,10 +31,10 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
     # label() reads P(other) for every block and whole rows only for rescued blocks;
     # the result must equal deciding on the full marginal table.
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.decode import decode_html
-    from cleaner.model import load_model
-    from cleaner.segment import segment_blocks
+    from cleaner.gold.data import find_pages
+    from cleaner.page.decode import decode_html
+    from cleaner.label.model import load_model
+    from cleaner.page.segment import segment_blocks
 
     config = load_config()
     model = load_model()
@@ -58,7 +58,7 @@ def test_the_best_expected_f1_is_the_best_over_every_choice_of_blocks():
     import itertools
     import random
 
-    from cleaner.decide import best_expected_f1
+    from cleaner.label.decide import best_expected_f1
 
     rng = random.Random(7)
     for _ in range(200):
@@ -107,10 +107,10 @@ def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
     # The second pass was trained on first-pass labellings decided without the F1-optimal threshold:
     # the setting changes the final decision only, never what the second pass reads.
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.decode import decode_html
-    from cleaner.model import load_model
-    from cleaner.segment import segment_blocks
+    from cleaner.gold.data import find_pages
+    from cleaner.page.decode import decode_html
+    from cleaner.label.model import load_model
+    from cleaner.page.segment import segment_blocks
 
     config = load_config()
     model = load_model("cleaneval-2012")  # (the stacked packaged model)
@@ -176,7 +176,7 @@ def test_a_dropped_headline_is_kept_only_when_a_block_after_it_is_kept():
 def test_clean_html_keeps_the_headline_with_the_setting_and_not_by_default():
     from cleaner.api import clean_html
     from cleaner.config import load_config
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     model = load_model()  # the packaged default
 

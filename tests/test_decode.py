@@ -1,4 +1,4 @@
-"""Tests of cleaner.decode: encoding decision order, label mapping, meta prescan, detector path,
+"""Tests of cleaner.page.decode: encoding decision order, label mapping, meta prescan, detector path,
 UTF-8 handling, replacement counting, the CleanEval wrapper and robustness."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cleaner import decode as dec
-from cleaner.charsets import western_guard
-from cleaner.decode import SOURCES, DecodedPage, decode_html, lookup_label
+from cleaner.page import decode as dec
+from cleaner.page.charsets import western_guard
+from cleaner.page.decode import SOURCES, DecodedPage, decode_html, lookup_label
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

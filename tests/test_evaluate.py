@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cleaner.assemble import assemble
-from cleaner.evaluate import figures, markup_diagnosis, write_report
-from cleaner.score import score_document
-from cleaner.train import DocResult, PreparedDoc
+from cleaner.output.assemble import assemble
+from cleaner.learn.evaluate import figures, markup_diagnosis, write_report
+from cleaner.gold.score import score_document
+from cleaner.learn.train import DocResult, PreparedDoc
 
 TEXTS = ["Results", "The team won the final", "on Sunday.", "Tickets", "Contact us"]
 GOLD_LABELS = ["header", "paragraph", "continuation", "list", "other"]
@@ -63,7 +63,7 @@ def test_sets_without_markup_are_left_out_and_report_has_section(tmp_path):
 def test_the_expected_f1_check_ranks_and_flags_pages():
     from types import SimpleNamespace
 
-    from cleaner.evaluate import expected_f1_check, expected_f1_table
+    from cleaner.learn.evaluate import expected_f1_check, expected_f1_table
 
     def page(dataset, expected, real):
         return SimpleNamespace(dataset=dataset, expected_f1=expected, score=SimpleNamespace(f1=real))
@@ -80,7 +80,7 @@ def test_the_expected_f1_check_ranks_and_flags_pages():
 
 
 def test_the_wcxb_metric_column_shows_only_where_a_group_has_it():
-    from cleaner.evaluate import page_type_figures, summary_table, wcxb_scores
+    from cleaner.learn.evaluate import page_type_figures, summary_table, wcxb_scores
 
     marked, doc = _case(["paragraph", "paragraph", "continuation", "paragraph", "other"])
     plain = summary_table(figures([marked]))

@@ -1,6 +1,6 @@
-from cleaner.features import FeatureExtractor
-from cleaner.segment import Block, segment_blocks
-from cleaner.text import char_classes, count_words
+from cleaner.page.features import FeatureExtractor
+from cleaner.page.segment import Block, segment_blocks
+from cleaner.page.text import char_classes, count_words
 
 
 def block(text: str, containers=("body", "p"), **kw) -> Block:
@@ -31,7 +31,7 @@ def test_ascii_word_count_is_the_word_regexps():
     # underscores included.
     import random
 
-    from cleaner.text import words
+    from cleaner.page.text import words
 
     rng = random.Random(7)
     alphabet = "ab Z9_-.,'@/\t\n\x00~"
@@ -142,7 +142,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 @settings(deadline=None)  # a loaded CI machine once took 296 ms for one case; the check is about counts
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
 def test_ascii_fast_path_counts_like_the_general_path(text):
-    import cleaner.text as t
+    import cleaner.page.text as t
 
     general = (
         t._run_length(t._ALPHA_RE, text), t._run_length(t._DIGIT_RE, text), t._run_length(t._PUNCT_RE, text),
@@ -159,8 +159,8 @@ def test_url_hints_change_speed_not_features(data_dir):
     from conftest import sampled_pages
 
     from cleaner.config import load_config
-    from cleaner.decode import decode_html
-    from cleaner.segment import segment_blocks
+    from cleaner.page.decode import decode_html
+    from cleaner.page.segment import segment_blocks
 
     config = load_config()
     unhinted = config.overlay({"features": {"url_hints": []}})

@@ -14,10 +14,10 @@ import pytest
 
 from browser_setup import LAUNCH_ARGS, ChromiumInstallFailed, ChromiumUnavailable, ensure_chromium
 from cleaner.api import clean_html
-from cleaner.data import find_pages
-from cleaner.decode import decode_html
-from cleaner.gold import read_gold
-from cleaner.model import load_model
+from cleaner.gold.data import find_pages
+from cleaner.page.decode import decode_html
+from cleaner.gold.gold import read_gold
+from cleaner.label.model import load_model
 from conftest import ROOT
 
 pytestmark = pytest.mark.xdist_group("browser")

@@ -9,10 +9,10 @@ import importlib.util
 import pytest
 
 from cleaner.config import load_config
-from cleaner.data import find_pages, load_folds
-from cleaner.decide import DecisionSettings
-from cleaner.model import CrfModel, load_model
-from cleaner.train import cross_validate, predict, prepare
+from cleaner.gold.data import find_pages, load_folds
+from cleaner.label.decide import DecisionSettings
+from cleaner.label.model import CrfModel, load_model
+from cleaner.learn.train import cross_validate, predict, prepare
 
 from conftest import ROOT
 

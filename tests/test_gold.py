@@ -1,4 +1,4 @@
-"""Tests for cleaner.gold: decoding and segmenting gold files."""
+"""Tests for cleaner.gold.gold: decoding and segmenting gold files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cleaner.gold import (
+from cleaner.gold.gold import (
     Segment,
     decode_gold,
     has_markers,

@@ -1,13 +1,13 @@
-"""Pages whose content is only in <noscript> or in a JSON-LD article body (cleaner/hidden_text.py)."""
+"""Pages whose content is only in <noscript> or in a JSON-LD article body (cleaner/page/hidden_text.py)."""
 
 import json
 
 from cleaner.api import clean_html
 from cleaner.config import load_config
-from cleaner.data import find_pages
-from cleaner.gold import read_gold
-from cleaner.score import score_document
-from cleaner.segment import segment_blocks
+from cleaner.gold.data import find_pages
+from cleaner.gold.gold import read_gold
+from cleaner.gold.score import score_document
+from cleaner.page.segment import segment_blocks
 
 POST = "Changing the minimum supported Rust version is a breaking change for the crates that depend on yours. "
 

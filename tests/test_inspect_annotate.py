@@ -94,7 +94,7 @@ def shot(pg, name: str) -> Path:
 
 
 def run_cli(*args) -> int:
-    from cleaner.cli import main
+    from cleaner.tools.cli import main
 
     return main([str(a) for a in args])
 
@@ -102,7 +102,7 @@ def run_cli(*args) -> int:
 def page_blocks(html_path: Path, model_path=None):
     """Blocks of a page as the commands see them, and the model's labels."""
     from cleaner.api import clean_html
-    from cleaner.model import load_model
+    from cleaner.label.model import load_model
 
     res = clean_html(html_path.read_bytes(), model=load_model(model_path), keep_blocks=True)
     return res
@@ -112,9 +112,9 @@ def page_blocks(html_path: Path, model_path=None):
 
 
 def test_inspect_view_in_chromium(page, small_model, data_dir, tmp_path):
-    from cleaner.align import align_blocks
-    from cleaner.gold import read_gold
-    from cleaner.score import score_document
+    from cleaner.gold.align import align_blocks
+    from cleaner.gold.gold import read_gold
+    from cleaner.gold.score import score_document
 
     html_path = data_dir / DATASET / "html" / f"{PAGE_ID}.html"
     gold = data_dir / DATASET / "gold" / f"{PAGE_ID}.txt"
@@ -187,7 +187,7 @@ def test_inspect_shows_hostile_text_as_text(page, small_model, tmp_path):
 
 
 def test_inspect_warc_record_and_exit_codes(small_model, data_dir, tmp_path):
-    from cleaner.inspect import find_warc_record
+    from cleaner.tools.inspect import find_warc_record
 
     warc = data_dir / "warc" / "example.warc.gz"
     rec, _, _ = find_warc_record(str(warc), url="http://example.com/")
@@ -252,7 +252,7 @@ class Served:
 
 def start_annotate(folder, *options) -> Served:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cleaner.cli", "annotate", str(folder), "--port", "0", *map(str, options)],
+        [sys.executable, "-m", "cleaner.tools.cli", "annotate", str(folder), "--port", "0", *map(str, options)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
     line: list[str] = []
@@ -298,12 +298,12 @@ KEY = {"header": "h", "paragraph": "p", "list": "l", "continuation": "c", "other
 
 
 def test_annotate_label_save_reload_train_clean(page, annotate_server, annotate_dir, small_model, data_dir, tmp_path):
-    from cleaner.align import align_blocks
+    from cleaner.gold.align import align_blocks
     from cleaner.api import clean_html
-    from cleaner.assemble import assemble
-    from cleaner.gold import read_gold
-    from cleaner.model import load_model
-    from cleaner.score import score_document
+    from cleaner.output.assemble import assemble
+    from cleaner.gold.gold import read_gold
+    from cleaner.label.model import load_model
+    from cleaner.gold.score import score_document
 
     html_path = annotate_dir / "article.html"
     res = page_blocks(html_path, small_model)
@@ -696,7 +696,7 @@ Promise.all([
 
 
 def test_annotate_internal_error_says_its_kind_not_its_paths(capfd):
-    from cleaner.annotate_server import AnnotateApp
+    from cleaner.tools.annotate_server import AnnotateApp
 
     class Broken:  # an annotator whose bug would reveal a path in its message
         folder, model = Path("/home/someone/pages"), None
@@ -716,7 +716,7 @@ def test_annotate_internal_error_says_its_kind_not_its_paths(capfd):
 
 
 def test_annotate_host_options(tmp_path, data_dir):
-    from cleaner.annotate import bind_address
+    from cleaner.tools.annotate import bind_address
 
     assert bind_address("127.0.0.1", False) == ("127.0.0.1", False, None)
     assert bind_address("localhost", False) == ("127.0.0.1", False, None)
@@ -767,15 +767,15 @@ def test_annotate_host_options(tmp_path, data_dir):
 
 
 def test_gold_files_read_back_as_the_labels_given(data_dir, tmp_path):
-    from cleaner.align import align_blocks
-    from cleaner.annotate import expected_labels, gold_from_labels, round_trip, write_atomic
-    from cleaner.assemble import assemble
+    from cleaner.gold.align import align_blocks
+    from cleaner.tools.annotate import expected_labels, gold_from_labels, round_trip, write_atomic
+    from cleaner.output.assemble import assemble
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.decode import decode_html
-    from cleaner.gold import parse_segments, read_gold
-    from cleaner.score import score_document
-    from cleaner.segment import segment_blocks
+    from cleaner.gold.data import find_pages
+    from cleaner.page.decode import decode_html
+    from cleaner.gold.gold import parse_segments, read_gold
+    from cleaner.gold.score import score_document
+    from cleaner.page.segment import segment_blocks
 
     config = load_config()
     n_blocks = n_mismatch = 0

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 import cleaner  # noqa: E402
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.model import load_model, resolve_model_path  # noqa: E402
-from cleaner.runtime import gc_thresholds  # noqa: E402
-from cleaner.schema import SCHEMA  # noqa: E402
+from cleaner.label.model import load_model, resolve_model_path  # noqa: E402
+from cleaner.tools.runtime import gc_thresholds  # noqa: E402
+from cleaner.output.schema import SCHEMA  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
 from jobs import plan, scan  # noqa: E402
 from jobs.runs import SimulatedCrash  # noqa: E402
@@ -226,7 +226,7 @@ def _cli(*args, timeout=120, env=None):
 
 
 def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
-    from cleaner.model import DEFAULT_MODEL_PATH
+    from cleaner.label.model import DEFAULT_MODEL_PATH
     from jobs.clean_warc import CleanWarcJob
 
     monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path here
@@ -338,7 +338,7 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
         assert {k: v for k, v in per_status.items() if k != "cleaned"} == f["rejected"]
     assert n == len(rows)
 
-    # the Parquet files carry the schema of cleaner/schema.py (partition column in the path)
+    # the Parquet files carry the schema of cleaner/output/schema.py (partition column in the path)
     files = sorted(out.glob("run=*/crawl=testcrawl/*.parquet"))
     assert files and all(".zstd." in p.name for p in files)
     written = pq.read_schema(files[0])

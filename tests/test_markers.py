@@ -1,4 +1,4 @@
-"""The marker typer (cleaner.markers): segments, targets, training, and the model files."""
+"""The marker typer (cleaner.label.markers): segments, targets, training, and the model files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from cleaner.api import clean_html
 from cleaner.config import load_config
-from cleaner.markers import (
+from cleaner.label.markers import (
     MarkerSettings,
     MarkerTyper,
     block_attributes,
@@ -17,8 +17,8 @@ from cleaner.markers import (
     train_typer,
     training_sequence,
 )
-from cleaner.model import ModelError, copy_model, load_model, markers_path
-from cleaner.segment import segment_blocks
+from cleaner.label.model import ModelError, copy_model, load_model, markers_path
+from cleaner.page.segment import segment_blocks
 
 SETTINGS = MarkerSettings.from_config(load_config())
 

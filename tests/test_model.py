@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from cleaner.model import CrfModel, ModelError, copy_model, load_model, sidecar_path
+from cleaner.label.model import CrfModel, ModelError, copy_model, load_model, sidecar_path
 
 
 def _train(data_dir):
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.train import prepare, train_model, trainable, with_typer
+    from cleaner.gold.data import find_pages
+    from cleaner.learn.train import prepare, train_model, trainable, with_typer
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2}, "markers": {"enabled": True}})
     docs = trainable(prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False), 0.5)
@@ -73,8 +73,8 @@ def test_model_uses_its_own_feature_config(small_model):
 def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
     # scripts/variants.py trains the Dragnet system on the same prepared pages as the CRF.
     from cleaner.config import load_config
-    from cleaner.data import find_pages
-    from cleaner.train import prepare
+    from cleaner.gold.data import find_pages
+    from cleaner.learn.train import prepare
 
     pages = find_pages(data_dir, ["cleanportaleval"])[:2]
     plain = prepare(pages, load_config(), processes=1, progress=False)
@@ -85,10 +85,10 @@ def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
 
 
 def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(small_model, data_dir):
-    from cleaner.data import find_pages
-    from cleaner.decode import decode_html
-    from cleaner.model import CODEC
-    from cleaner.segment import segment_blocks
+    from cleaner.gold.data import find_pages
+    from cleaner.page.decode import decode_html
+    from cleaner.label.model import CODEC
+    from cleaner.page.segment import segment_blocks
 
     model = load_model(small_model)
     assert model.encoded
@@ -126,7 +126,7 @@ def _report_figures(path) -> dict[str, dict[str, float | None]]:
 
 
 def test_every_packaged_model_with_cross_validated_figures_has_its_report():
-    from cleaner.model import packaged_model_names
+    from cleaner.label.model import packaged_model_names
 
     root = Path(__file__).resolve().parent.parent
     with_figures = {name for name in packaged_model_names()
@@ -161,7 +161,7 @@ def test_a_model_labels_pages_in_several_threads_at_once_as_it_does_alone(data_d
     from concurrent.futures import ThreadPoolExecutor
 
     from cleaner.api import clean_html
-    from cleaner.data import find_pages
+    from cleaner.gold.data import find_pages
 
     model = load_model()
     pages = [p.html_path.read_bytes() for p in find_pages(data_dir, ["cleaneval-dev"])[:16]]

@@ -89,14 +89,17 @@ def _fake_package(tmp_path: Path, build: bool = True) -> Path:
     pkg = tmp_path / "pkg"
     pkg.mkdir(parents=True)
     for m in cleaner.NATIVE_MODULES:
-        (pkg / f"{m}.py").write_text(f"# {m}\n")
+        source = cleaner.module_path(pkg, m)  # a module of a sub-package: pkg/page/text.py
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(f"# {m}\n")
     if build:
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         native = pkg / cleaner.NATIVE_DIR
-        native.mkdir()
         for m in cleaner.NATIVE_MODULES:
-            (native / f"{m}{suffix}").write_bytes(b"\x7fELF")
-        manifest = {"sources": {m: cleaner.source_digest(pkg / f"{m}.py") for m in cleaner.NATIVE_MODULES},
+            built = cleaner.module_path(native, m, suffix)  # pkg/_native/page/text<suffix>
+            built.parent.mkdir(parents=True, exist_ok=True)
+            built.write_bytes(b"\x7fELF")
+        manifest = {"sources": {m: cleaner.source_digest(cleaner.module_path(pkg, m)) for m in cleaner.NATIVE_MODULES},
                     "extension_suffix": suffix}
         (native / "manifest.json").write_text(json.dumps(manifest))
     return pkg
@@ -110,9 +113,9 @@ def test_a_build_that_matches_its_sources_is_used(tmp_path):
 
 def test_an_edited_module_is_never_shadowed_by_its_stale_build(tmp_path):
     pkg = _fake_package(tmp_path)
-    (pkg / "features.py").write_text("# features, edited after the build\n")
+    (pkg / "page" / "features.py").write_text("# features, edited after the build\n")
     native, why = cleaner.native_build_status(pkg)
-    assert native is None and "features.py changed" in why
+    assert native is None and "page/features.py changed" in why
 
 
 def test_a_missing_damaged_or_foreign_build_is_not_used(tmp_path):
@@ -131,10 +134,17 @@ def test_a_missing_damaged_or_foreign_build_is_not_used(tmp_path):
     assert native is None and "another interpreter" in why
 
     pkg = _fake_package(tmp_path / "d")
-    for so in (pkg / cleaner.NATIVE_DIR).glob("segment*"):
+    for so in (pkg / cleaner.NATIVE_DIR / "page").glob("segment*"):
         so.unlink()
     native, why = cleaner.native_build_status(pkg)
     assert native is None and why.startswith("incomplete")
+
+    pkg = _fake_package(tmp_path / "e")  # a build of the flat layout before cleaner/page/ (or of other modules)
+    manifest = pkg / cleaner.NATIVE_DIR / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(dict(data, sources={m.rpartition(".")[2]: d for m, d in data["sources"].items()})))
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and why.startswith("stale: built for other modules")
 
 
 def test_the_build_script_reports_a_current_build():
@@ -149,6 +159,6 @@ def test_the_command_line_says_which_build_runs():
     env = dict(os.environ)
     for value, expected in (("1", "pure Python"), ("0", cleaner.NATIVE_STATUS)):
         env[cleaner.PURE_PYTHON_ENV] = value
-        out = subprocess.run([sys.executable, "-m", "cleaner.cli", "--version"], env=env, capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "--version"], env=env, capture_output=True,
                              text=True, check=True).stdout
         assert out.startswith(f"webcleaner {cleaner.__version__} (") and expected in out, out

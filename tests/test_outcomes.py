@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from cleaner.config import load_config
-from cleaner.model import load_model
+from cleaner.label.model import load_model
 from conftest import make_warc
 from jobs import scan, worker
 from jobs.outcomes import Outcome, PieceOutcome, systematic_failure

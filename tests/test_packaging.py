@@ -16,8 +16,8 @@ import pytest
 
 import cleaner
 from cleaner.api import clean_html
-from cleaner.data import find_pages
-from cleaner.model import load_model
+from cleaner.gold.data import find_pages
+from cleaner.label.model import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,7 +26,7 @@ _PROBE = """
 import json, sys
 import cleaner, cleaner.config
 from cleaner.api import clean_html
-from cleaner.model import load_model
+from cleaner.label.model import load_model
 page = open(sys.argv[1], "rb").read()
 r = clean_html(page)
 print(json.dumps({"package": cleaner.__file__, "config": str(cleaner.config.DEFAULT_CONFIG_PATH),
@@ -147,7 +147,7 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
     cleaned = run(str(venv / "bin" / "cleaner"), "clean", "-", stdin=page.read_bytes())
     assert cleaned.returncode == 0, cleaned.stderr.decode()[-2000:]
     # byte for byte what this checkout's command prints
-    here = subprocess.run([sys.executable, "-m", "cleaner.cli", "clean", "-"], cwd=ROOT, input=page.read_bytes(),
+    here = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean", "-"], cwd=ROOT, input=page.read_bytes(),
                           capture_output=True, timeout=300)
     assert here.returncode == 0 and here.stdout.strip(), here.stderr.decode()[-2000:]
     assert cleaned.stdout == here.stdout

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from cleaner.data import Page
+from cleaner.gold.data import Page
 
 
 def _peers():
@@ -65,7 +65,7 @@ def test_the_cache_stays_outside_the_repository(capsys):
 
 
 def test_the_project_column_can_come_from_a_cross_validations_page_table(tmp_path):
-    from cleaner.evaluate import PAGE_COLUMNS, read_page_table
+    from cleaner.learn.evaluate import PAGE_COLUMNS, read_page_table
 
     peers = _peers()
     versions = {n: "v" for n in peers.SYSTEMS}

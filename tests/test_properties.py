@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cleaner.api import clean_html
-from cleaner.model import load_model
+from cleaner.label.model import load_model
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 SEEDS = ["cleaneval-dev/html/1.html", "cleaneval-final/html/429.html", "dragnet/html/100.html",

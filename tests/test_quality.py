@@ -17,10 +17,10 @@ import json
 import pytest
 
 from cleaner.api import clean_html
-from cleaner.data import find_pages
-from cleaner.gold import read_gold
-from cleaner.model import DEFAULT_MODEL_PATH, first_pass_path, load_model, markers_path, model_files, sidecar_path
-from cleaner.score import aggregate, score_document
+from cleaner.gold.data import find_pages
+from cleaner.gold.gold import read_gold
+from cleaner.label.model import DEFAULT_MODEL_PATH, first_pass_path, load_model, markers_path, model_files, sidecar_path
+from cleaner.gold.score import aggregate, score_document
 
 OLD_SETS = {  # macro word F1, markup F1 on the sample
     "cleaneval-dev": (0.90, 0.60),
@@ -50,7 +50,7 @@ def test_default_model_is_packaged_whole_small_and_consistent():
     assert meta["labels"] == ["header", "paragraph", "list", "continuation", "other"]
     # trained on every shared set: the old sets alone hold about 2,200 trainable pages
     assert meta["training_documents"] > 3000
-    # convention-aware, one pass (cleaner/convention.py): main by default
+    # convention-aware, one pass (cleaner/label/convention.py): main by default
     assert model.conventions is not None and model.stacking is None
     assert set(model.conventions.names) == {"main", "article", "cleaneval", "dragnet"}
     assert model.check_convention(None) == "main"
@@ -58,7 +58,7 @@ def test_default_model_is_packaged_whole_small_and_consistent():
     # the article sets' gold keeps the headline, wcxb's main content mostly not (docs/modern.md section 6)
     assert {s: model.conventions.of(s) for s in MODERN_SETS} == {s: "main" if s == "wcxb" else "article"
                                                                  for s in MODERN_SETS}
-    # the marker typer ships with it (cleaner/markers.py), trained on the pages with marked golds
+    # the marker typer ships with it (cleaner/label/markers.py), trained on the pages with marked golds
     assert model.typer is not None and meta["markers"]["training_documents"] > 700
     assert markers_path(DEFAULT_MODEL_PATH).stat().st_size < 1_000_000
 
@@ -68,7 +68,7 @@ def test_the_old_default_is_kept_whole_by_name():
     model = load_model("cleaneval-2012")
     meta = json.loads(sidecar_path(OLD_MODEL_PATH).read_text())
     assert meta["model_hash"] == model.hash and model.conventions is None and model.typer is not None
-    # stacked (cleaner/stacking.py): a first pass whose decided labels the second pass reads
+    # stacked (cleaner/label/stacking.py): a first pass whose decided labels the second pass reads
     assert model.stacking is not None
     assert meta["stacking"]["training_documents"] == meta["training_documents"] > 2000
     assert first_pass_path(OLD_MODEL_PATH).is_file()

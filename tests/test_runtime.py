@@ -1,4 +1,4 @@
-"""The collector settings of the processes that clean pages (cleaner/runtime.py), and the property
+"""The collector settings of the processes that clean pages (cleaner/tools/runtime.py), and the property
 that makes them safe: cleaning pages leaves no reference cycles behind."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 from cleaner.api import clean_html
 from cleaner.config import ConfigError, load_config
-from cleaner.data import find_pages
-from cleaner.model import load_model
-from cleaner.runtime import gc_thresholds, tune_gc
+from cleaner.gold.data import find_pages
+from cleaner.label.model import load_model
+from cleaner.tools.runtime import gc_thresholds, tune_gc
 
 from conftest import ROOT
 
@@ -77,7 +77,7 @@ def test_the_clean_command_runs_with_the_configured_thresholds(tmp_path):
     """`cleaner clean` is a process that cleans pages: it sets the collector up before the first page."""
     page = tmp_path / "page.html"
     page.write_text("<html><body><h1>Title</h1><p>" + "A sentence of the page. " * 30 + "</p></body></html>")
-    code = ("import gc, sys; from cleaner.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import gc, sys; from cleaner.tools.cli import main; rc = main(sys.argv[1:]); "
             "print(gc.get_threshold()); sys.exit(rc)")
     out = subprocess.run([sys.executable, "-c", code, "clean", str(page), "--out", str(tmp_path / "out")],
                          cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))

@@ -1,4 +1,4 @@
-"""The output record schema (cleaner/schema.py): one definition, exported JSON, rows."""
+"""The output record schema (cleaner/output/schema.py): one definition, exported JSON, rows."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import load_config
-from cleaner.model import load_model
-from cleaner.schema import (
+from cleaner.label.model import load_model
+from cleaner.output.schema import (
     COLUMNS, LABEL_STATS, PARTITION_COLUMNS, SCHEMA, build_row, parse_warc_date, row_values,
     schema_json_text, to_table, url_host,
 )
@@ -26,7 +26,7 @@ def test_exported_schema_file_matches_code():
     path = ROOT / "schemas" / "cleaned_record.json"
     assert path.exists(), "run: python scripts/export_schema.py"
     assert path.read_text(encoding="utf-8") == schema_json_text(), \
-        "schemas/cleaned_record.json differs from cleaner/schema.py: run python scripts/export_schema.py"
+        "schemas/cleaned_record.json differs from cleaner/output/schema.py: run python scripts/export_schema.py"
 
 
 def test_export_script_check_mode(tmp_path):

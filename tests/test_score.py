@@ -1,4 +1,4 @@
-"""Tests for cleaner.score, with expected figures worked out by hand."""
+"""Tests for cleaner.gold.score, with expected figures worked out by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cleaner.gold import parse_segments, read_gold
-from cleaner.score import DocScore, aggregate, lcs_alignment, score_document, words
+from cleaner.gold.gold import parse_segments, read_gold
+from cleaner.gold.score import DocScore, aggregate, lcs_alignment, score_document, words
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"data not found at {DATA}")
@@ -436,7 +436,7 @@ def test_real_utf16_gold_rejected_page():
 
 
 def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_pages():
-    from cleaner.score import bootstrap_interval
+    from cleaner.gold.score import bootstrap_interval
 
     few = [0.2, 0.9, 0.95, 1.0, 0.6, 0.85, 0.4, 0.99]
     lo, hi = bootstrap_interval(few)
@@ -448,7 +448,7 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_pages():
 
 
 def test_bootstrap_interval_of_paired_differences():
-    from cleaner.score import bootstrap_interval
+    from cleaner.gold.score import bootstrap_interval
 
     a = [0.5, 0.7, 0.9, 0.8]
     assert bootstrap_interval([x - x for x in a]) == (0.0, 0.0)  # a system against itself
@@ -458,7 +458,7 @@ def test_bootstrap_interval_of_paired_differences():
 
 
 def test_wcxb_metric_is_a_bag_of_lowercase_words():
-    from cleaner.score import wcxb_f1
+    from cleaner.gold.score import wcxb_f1
 
     # order ignored, markers and case too; NFKC not applied ("ﬁne" is one token, not "fine")
     assert wcxb_f1("<p> sat cat The", "the cat SAT on") == approx(2 * 3 / 7)

@@ -1,4 +1,4 @@
-from cleaner.segment import HIDDEN, cap_nesting, segment_blocks
+from cleaner.page.segment import HIDDEN, cap_nesting, segment_blocks
 
 
 def texts(html: str) -> list[str]:
@@ -91,7 +91,7 @@ def test_whitespace_normalisation_is_the_regexps():
     # every character up to U+30FF (all of Unicode's whitespace) and the BOM.
     import re
 
-    from cleaner.segment import normalise_space
+    from cleaner.page.segment import normalise_space
 
     for c in [chr(i) for i in range(0x3100)] + ["\ufeff", "\U0001f600"]:
         text = f"{c} a{c}{c}b {c}"

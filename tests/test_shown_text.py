@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from cleaner.align import CONTINUATION, HEADER, OTHER, PARAGRAPH
+from cleaner.gold.align import CONTINUATION, HEADER, OTHER, PARAGRAPH
 from cleaner.api import clean_html
-from cleaner.assemble import assemble
-from cleaner.segment import segment_blocks
+from cleaner.output.assemble import assemble
+from cleaner.page.segment import segment_blocks
 
 
 def shown(html: str) -> str:
@@ -96,7 +96,7 @@ def test_texts_without_gaps_join_with_spaces():
 
 
 def test_a_line_break_inside_a_segment_continues_it_in_cleaneval_text():
-    from cleaner.gold import parse_segments
+    from cleaner.gold.gold import parse_segments
 
     blocks = segment_blocks("<p>first line<br>second line</p><h2>Title</h2>").blocks
     out = assemble(blocks, [PARAGRAPH, CONTINUATION, HEADER])

@@ -1,4 +1,4 @@
-"""Stacked labelling (cleaner.stacking): what the second pass reads of the first, and the model files."""
+"""Stacked labelling (cleaner.label.stacking): what the second pass reads of the first, and the model files."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from cleaner.api import clean_html
 from cleaner.config import load_config
-from cleaner.crf import WindowRows
-from cleaner.decide import DecisionSettings
-from cleaner.model import (
+from cleaner.label.crf import WindowRows
+from cleaner.label.decide import DecisionSettings
+from cleaner.label.model import (
     CODEC,
     CrfModel,
     ModelError,
@@ -21,8 +21,8 @@ from cleaner.model import (
     load_model,
     model_files,
 )
-from cleaner.segment import segment_blocks
-from cleaner.stacking import StackingSettings, first_pass_attributes, first_pass_ids, inner_fold
+from cleaner.page.segment import segment_blocks
+from cleaner.label.stacking import StackingSettings, first_pass_attributes, first_pass_ids, inner_fold
 
 SETTINGS = StackingSettings(windows=(1,), inner_folds=3)
 
@@ -130,11 +130,11 @@ def test_the_first_pass_file_is_checked_like_the_model(small_model, tmp_path):
 
 
 def test_the_second_pass_reads_the_first_pass_decided_labels(small_model, data_dir):
-    # The second pass reads the first pass's labels after the decision stage (cleaner.decide), the labels the
+    # The second pass reads the first pass's labels after the decision stage (cleaner.label.decide), the labels the
     # first pass alone would output: a decision that rescues more blocks changes what the second pass reads.
-    from cleaner.data import find_pages
-    from cleaner.decide import decide
-    from cleaner.train import prepare
+    from cleaner.gold.data import find_pages
+    from cleaner.label.decide import decide
+    from cleaner.learn.train import prepare
 
     model = load_model(small_model)
     d = prepare(find_pages(data_dir, ["cleaneval-dev"])[:1], load_config(), processes=1, progress=False)[0]
@@ -172,9 +172,9 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     # first_pass_neighbours = false: the first passes (the shipped one and the inner folds') are trained on
     # each block's own attributes; tagging gives them just those: the page's WindowRows without the
     # neighbours, or rows sliced by their own_counts.
-    from cleaner.data import find_pages
-    from cleaner.features import AttributeRows, own_attribute_count
-    from cleaner.train import prepare, train_model, trainable
+    from cleaner.gold.data import find_pages
+    from cleaner.page.features import AttributeRows, own_attribute_count
+    from cleaner.learn.train import prepare, train_model, trainable
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_neighbours": False},
                                     "markers": {"enabled": False}})
@@ -218,7 +218,7 @@ def test_a_stacking_setting_of_the_wrong_type_is_refused():
 
 @pytest.mark.parametrize("setting", ['first_pass_labels = "viterbi"', 'first_pass_neighbours = "no"'])
 def test_a_config_file_with_a_bad_stacking_setting_is_refused_on_reading(tmp_path, setting, data_dir):
-    from cleaner.cli import EXIT_MODEL, main
+    from cleaner.tools.cli import EXIT_MODEL, main
 
     bad = tmp_path / "bad.toml"
     bad.write_text(f"[stacking]\n{setting}\n")
@@ -229,8 +229,8 @@ def test_a_config_file_with_a_bad_stacking_setting_is_refused_on_reading(tmp_pat
 
 
 def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):
-    from cleaner.data import find_pages
-    from cleaner.train import prepare, train_model
+    from cleaner.gold.data import find_pages
+    from cleaner.learn.train import prepare, train_model
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 3}})
     docs = prepare(find_pages(data_dir, ["cleaneval-dev"])[:1], config, processes=1, progress=False)
@@ -242,7 +242,7 @@ def test_too_few_pages_to_stack_give_a_one_pass_model(data_dir):
 def test_the_configs_train_what_the_packaged_models_are():
     from pathlib import Path
 
-    from cleaner.model import DEFAULT_MODEL_PATH
+    from cleaner.label.model import DEFAULT_MODEL_PATH
 
     # the default config trains the stacked kind of cleaneval-2012 (the default until issue 29); conf/onepass.toml
     # the one-pass kind of the convention-aware default (`cleaner train --conventions --config conf/onepass.toml`)

@@ -1,4 +1,4 @@
-"""The seed systems (cleaner/systems): fit, predict, save/load without pickles, MSS, CLI."""
+"""The seed systems (cleaner/label/systems): fit, predict, save/load without pickles, MSS, CLI."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import pytest
 
 from cleaner.labels import CONTENT_LABELS, CONTINUATION, LABELS, OTHER, PARAGRAPH
 from cleaner.config import load_config
-from cleaner.data import find_pages, load_folds
-from cleaner.segment import segment_blocks
-from cleaner.systems import SYSTEMS, PageInput, SystemError_, load_system, make_system
-from cleaner.systems.evaluate import cross_validate_system, prepare_docs
-from cleaner.systems.fiasco import dom_nodes, rbf_decision
-from cleaner.systems.mss import MssBaseline, MssHr, max_subsequence
-from cleaner.systems.pipeline import clean_page
+from cleaner.gold.data import find_pages, load_folds
+from cleaner.page.segment import segment_blocks
+from cleaner.label.systems import SYSTEMS, PageInput, SystemError_, load_system, make_system
+from cleaner.learn.systems_evaluate import cross_validate_system, prepare_docs
+from cleaner.label.systems.fiasco import dom_nodes, rbf_decision
+from cleaner.label.systems.mss import MssBaseline, MssHr, max_subsequence
+from cleaner.learn.systems_clean import clean_page
 
-CLI = [sys.executable, "-m", "cleaner.cli"]
+CLI = [sys.executable, "-m", "cleaner.tools.cli"]
 
 
 def run(*args):
@@ -226,9 +226,9 @@ def test_cli_model_kind_all_train_and_clean(tmp_path, data_dir):
 def test_crf_row_reuses_only_matching_stored_cross_validation(small_model, data_dir):
     from types import SimpleNamespace
 
-    from cleaner.model import load_model
-    from cleaner.systems.cli import _stored_crf_cv
-    from cleaner.systems.evaluate import reported_figures, systems_table
+    from cleaner.label.model import load_model
+    from cleaner.tools.cli_systems import _stored_crf_cv
+    from cleaner.learn.systems_evaluate import reported_figures, systems_table
 
     pages = find_pages(data_dir, ["cleaneval-dev"])[:3]
     messages = []

@@ -1,5 +1,5 @@
 """scripts/typer_cv.py measures the marker typer from cached block labellings: its figures must be the ones
-`cleaner train --cv` (cleaner.train.cross_validate) gives for the same pages and settings, typer on and off,
+`cleaner train --cv` (cleaner.learn.train.cross_validate) gives for the same pages and settings, typer on and off,
 or a typer decision made with it would rest on a different model than the one shipped."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from cleaner.config import load_config
-from cleaner.data import find_pages, load_folds
-from cleaner.score import aggregate
-from cleaner.train import cross_validate, prepare
+from cleaner.gold.data import find_pages, load_folds
+from cleaner.gold.score import aggregate
+from cleaner.learn.train import cross_validate, prepare
 
 from conftest import HEAVY_SETS, ROOT
 

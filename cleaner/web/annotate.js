@@ -10,7 +10,7 @@
     els: [], busy: false, warn: {} };
 
   // This session's token (the server put it in the page): every API call carries it in a header,
-  // which no page of another site can send here (cleaner/annotate_server.py).
+  // which no page of another site can send here (cleaner/tools/annotate_server.py).
   var meta = document.querySelector('meta[name="cleaner-token"]');
   var TOKEN = meta ? meta.content : "";
 

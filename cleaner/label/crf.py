@@ -1,0 +1,404 @@
+"""Tagging with a CRFsuite model: the state scores in numpy, the chain in CRFsuite.
+
+Why: handing a page to CRFsuite cost ~1.7 ms a pass, nearly all of it turning ~60 string
+attributes a block into CRFsuite items and looking each one up in the model's string
+dictionary; its Viterbi path and marginals take ~0.2 ms. A linear-chain CRF's state score is
+a sum of one weight vector (one weight per label) per attribute, so the model's state
+weights are read into a matrix once, rows of attribute ids are scored with one gather and
+one `reduceat`, and CRFsuite is given a *proxy* of the model: the same file with every
+state weight zero except one attribute per label, weighted 1, whose value in each item
+carries that label's score. CRFsuite then runs its own Viterbi and forward-backward on
+five attributes a block, with the model's own transitions. The labels are CRFsuite's on
+the original model and the marginals agree to ~1e-14 (tests/test_crf.py); a pass costs
+~0.7 ms less (docs/speed.md, stop 17).
+
+Attribute ids come from a `Vocabulary` shared by the models that read the same rows (a
+stacked model's two passes), so a page's features are named once for both; id 0 is every
+attribute no model knows (CRFsuite skips those too).
+
+The model file is read, and its proxy written, by cleaner.label.crfsuite_file.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import threading
+from itertools import chain
+
+import numpy as np
+import pycrfsuite
+
+from .crfsuite_file import (  # noqa: F401 (TRANSITION, carrier_features: read from here too)
+    STATE,
+    TRANSITION,
+    CrfsuiteModel,
+    carrier_features,
+    proxy_model,
+    read_crfsuite,
+)
+
+
+def encode_attribute(attribute: str) -> bytes:
+    """The 48-bit code under which an encoded model stores a readable attribute (12 hex digits)."""
+    return hashlib.blake2b(attribute.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest().encode()
+
+
+class Vocabulary:
+    """Attribute name (as the model files store it) -> id, over every model that reads the same
+    rows; ids start at 1, 0 is "no model knows it"."""
+
+    def __init__(self, models: list[CrfsuiteModel]):
+        self.index: dict[bytes, int] = {}
+        for m in models:
+            for name in m.attributes:
+                if name not in self.index:
+                    self.index[name] = len(self.index) + 1
+
+    def __len__(self) -> int:
+        return len(self.index) + 1
+
+    def state_matrix(self, model: CrfsuiteModel) -> np.ndarray:
+        """(len(self), labels) state weights of `model` laid over these ids (row 0 zero)."""
+        ids = np.array([self.index[a] for a in model.attributes], dtype=np.intp)
+        w = np.zeros((len(self), len(model.labels)))
+        s = model.features[model.features["type"] == STATE]
+        np.add.at(w, (ids[s["src"]], s["dst"]), s["weight"])
+        return w
+
+
+class AttributeIds(dict):
+    """Readable attribute -> its id in a `Vocabulary`, named as the models store it: its code
+    (`encode_attribute`) or, for models stored readable, the name itself. A codec for
+    FeatureExtractor.extract, so rows come out as ids; bounded, because id/class tokens are an open
+    vocabulary on a real crawl."""
+
+    MAX_ENTRIES = 150_000
+
+    def __init__(self, vocabulary: Vocabulary, encoded: bool):
+        super().__init__()
+        self.vocabulary = vocabulary
+        self.encoded = encoded
+
+    def __missing__(self, key: str) -> int:
+        if len(self) >= self.MAX_ENTRIES:
+            self.clear()
+        i = self[key] = self.id_of(key)
+        return i
+
+    def id_of(self, attribute: str) -> int:
+        """The vocabulary id of a readable attribute (0: no model knows it), uncached."""
+        name = encode_attribute(attribute) if self.encoded else attribute.encode("utf-8", "surrogatepass")
+        return self.vocabulary.index.get(name, 0)
+
+    def encode(self, rows) -> list[list[int]]:
+        """Rows of readable attributes or of attribute names as stored (bytes), as ids; rows of ids
+        are returned as they are."""
+        first = next((r[0] for r in rows if r), 0)
+        if isinstance(first, int):
+            return rows
+        if isinstance(first, bytes):
+            index = self.vocabulary.index
+            return [[index.get(a, 0) for a in row] for row in rows]
+        get = self.__getitem__
+        return [list(map(get, row)) for row in rows]
+
+
+class ConjoinedIds(AttributeIds):
+    """AttributeIds for rows that a variant extends with copies of some of their attributes: a
+    convention-aware model's rows (cleaner.label.convention), which under a convention gain its bias
+    attribute and then, in row order, a copy `conv|name` of each of the block's own attributes whose
+    name starts with one of `prefixes`.
+
+    Such an attribute is named here by a *pair id* (`first_pair` and up) standing for its own id and
+    its copies' ids under every variant (`pair_table`), so that WindowRows.conjoined lays out a
+    variant's rows from the ids alone, without readable rows. A pair id is dealt out once per
+    distinct (own id, copies' ids): it stays valid when the name cache is cleared (the extractor
+    keeps what the codec gave it), and there are at most as many as the model has attributes. Pairs
+    are dealt and the table extended under a lock: a model labels pages in several threads at once,
+    and two threads dealing the same id would give one of them another attribute's copies."""
+
+    def __init__(self, vocabulary: Vocabulary, encoded: bool, copy_prefixes: tuple[str, ...],
+                 prefixes: tuple[str, ...]):
+        """`copy_prefixes`: per variant, what its copy of an attribute puts before the name ("main|")."""
+        super().__init__(vocabulary, encoded)
+        self.copy_prefixes = copy_prefixes
+        self.prefixes = prefixes
+        self.first_pair = len(vocabulary)
+        self._pairs: dict[tuple[int, ...], int] = {}
+        self._table = np.zeros((0, 1 + len(copy_prefixes)), np.intp)
+        self._new: list[tuple[int, ...]] = []  # pairs dealt out since the table was last extended
+        self._lock = threading.Lock()
+
+    def __missing__(self, key: str) -> int:
+        if len(self) >= self.MAX_ENTRIES:
+            self.clear()
+        i = self.id_of(key)
+        if key.startswith(self.prefixes):
+            ids = (i,) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
+            with self._lock:
+                pair = self._pairs.get(ids)
+                if pair is None:
+                    pair = self._pairs[ids] = self.first_pair + len(self._pairs)
+                    self._new.append(ids)
+            i = pair
+        self[key] = i
+        return i
+
+    def pair_table(self) -> np.ndarray:
+        """(pairs, 1 + variants) ids: per pair id (less `first_pair`) its attribute's own id, then its
+        copy's under each variant."""
+        with self._lock:
+            if self._new:  # (extended, not rebuilt: a page brings a few new pairs, the table holds thousands)
+                self._table = np.concatenate([self._table, np.array(self._new, np.intp)])
+                self._new = []
+            return self._table
+
+
+def interleave(parts: list[tuple[np.ndarray, np.ndarray]]) -> FlatRows:
+    """Rows laid out from `parts`, each (values in block order, how many of them each block has):
+    block i's row is part 0's values of block i, then part 1's, and so on."""
+    lens = np.stack([counts for _, counts in parts], axis=1)  # (blocks, parts)
+    ends = np.cumsum(lens.ravel()).reshape(lens.shape)
+    starts = ends - lens  # where each part of each block goes in the flat rows
+    flat = np.empty(int(ends[-1, -1]), np.intp)
+    for j, (values, counts) in enumerate(parts):
+        offset = np.repeat(starts[:, j] - (np.cumsum(counts) - counts), counts)
+        flat[offset + np.arange(len(values))] = values
+    return FlatRows(flat=flat, lens=lens.sum(axis=1).tolist())
+
+
+class FlatRows:
+    """Rows of attribute ids flattened into one array: what scoring needs, computed once per page
+    however many passes score it (flattening costs about as much as the weights' gather)."""
+
+    __slots__ = ("n", "flat", "starts", "full")
+
+    def __init__(self, rows: list[list[int]] | None = None, *, flat: np.ndarray | None = None,
+                 lens: list[int] | None = None):
+        if rows is not None:
+            lens = list(map(len, rows))
+            flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
+        if lens is None or flat is None:
+            raise TypeError("FlatRows needs rows, or flat ids with their row lengths")
+        self.n = len(lens)
+        self.flat: np.ndarray = flat
+        self.starts = np.zeros(len(lens), np.intp)
+        np.cumsum(lens[:-1], out=self.starts[1:])
+        # reduceat gives an empty row the next row's first weight: rows without attributes are summed apart
+        self.full = None if 0 not in lens else np.flatnonzero(lens)
+
+    def sum(self, state: np.ndarray, flat: np.ndarray | None = None) -> np.ndarray:
+        """(rows, labels): per row the sum of its ids' rows of `state` (of `flat`'s ids when given:
+        other ids laid out as these rows)."""
+        flat = self.flat if flat is None else flat
+        if not flat.size:
+            return np.zeros((self.n, state.shape[1]))
+        if self.full is None:
+            return np.add.reduceat(state[flat], self.starts)
+        out = np.zeros((self.n, state.shape[1]))
+        out[self.full] = np.add.reduceat(state[flat], self.starts[self.full])
+        return out
+
+
+def window_offsets(window: int) -> list[int]:
+    """The neighbours' offsets a block reads, in the order WindowRows keeps them: -1, +1, -2, +2..."""
+    return [offset for k in range(1, window + 1) for offset in (-k, k)]
+
+
+class WindowIds(dict):
+    """Readable window-family attribute -> a local index, and per local index the attribute's id as
+    its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
+    attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
+    (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them;
+    bounded like the other name caches. A page's lookup holds a lock: pages labelled in several threads
+    at once would otherwise deal one local index to two names, or lay out the tables' columns in
+    another order than the indices."""
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, extractor, codec):
+        super().__init__()
+        self.extractor = extractor
+        self.codec = codec
+        self.offsets = window_offsets(extractor.window)
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.clear()
+        self.pending: list[str] = []
+        self.tables = np.zeros((1 + len(self.offsets), 0), np.intp)
+
+    def __missing__(self, name: str) -> int:
+        i = self[name] = len(self)
+        self.pending.append(name)
+        return i
+
+    def lookup(self, names: list[str]) -> np.ndarray:
+        """(1 + offsets, len(names)) ids: row 0 the names as their block's own, row j as offset j sees them."""
+        with self._lock:
+            if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
+                self._reset()
+            local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+            if self.pending:
+                new = [list(map(self.codec.__getitem__, self.pending))]
+                for offset in self.offsets:
+                    new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__,
+                                        self.pending)))
+                self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
+                self.pending = []
+            return self.tables[:, local]
+
+
+_WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}
+
+
+def _window_ids(extractor, codec) -> WindowIds:
+    key = (id(extractor), id(codec))  # (the entry holds both, so their ids are not reused meanwhile)
+    ids = _WINDOW_IDS.get(key)
+    if ids is None:
+        ids = _WINDOW_IDS[key] = WindowIds(extractor, codec)
+    return ids
+
+
+class WindowRows:
+    """A page's attribute ids as `FeatureExtractor.extract_parts` leaves them, scored without laying
+    out each block's row of its own and its neighbours' attributes.
+
+    The state score of block i is the sum over its own attributes and over the shared attributes of
+    blocks i-k..i+k under their offset's prefix. The shared attributes are looked up once (WindowIds)
+    and their ids at each offset laid in one flat array per offset (the shared rows' layout); each
+    offset's sums are computed per block and added to the block k places away. Building the rows
+    instead cost ~1.5 ms a page: a list per block and offset, and the flattening of ~58 ids a block
+    (docs/speed.md, stop 21).
+    Scores equal those of the laid-out rows up to the order of the sums (~1e-15)."""
+
+    __slots__ = ("n", "private", "shared", "neighbours", "codec")
+
+    def __init__(self, parts, codec, extractor):
+        """`parts`: AttributeParts named with `codec` (AttributeIds) by `extractor`, the FeatureExtractor
+        that names a neighbour's attributes and the page's ends (and knows the window)."""
+        self.n = len(parts.private)
+        self.codec = codec
+        self.private = FlatRows(parts.private)
+        names = list(chain.from_iterable(parts.shared))
+        lens = list(map(len, parts.shared))
+        ids = _window_ids(extractor, codec).lookup(names)
+        self.shared = FlatRows(flat=ids[0], lens=lens)
+        # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
+        self.neighbours = [(offset, ids[j], extractor.edge(offset, codec)[0])
+                           for j, offset in enumerate(window_offsets(extractor.window), 1)]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def own_only(self) -> WindowRows:
+        """The same page with no neighbours' attributes: what a model reading only each block's own sees."""
+        view = copy.copy(self)
+        view.neighbours = []
+        return view
+
+    def conjoined(self, variant: int, bias: int) -> FlatRows:
+        """The page's rows under a variant of ConjoinedIds rows (this page's codec), laid out as
+        `FeatureExtractor.extract` and the variant lay them out: per block its own attributes (the
+        window families' first), each neighbour's in `window_offsets` order (or the page's end), the
+        variant's `bias` attribute (an id), then the variant's copy of each own attribute a pair id
+        names, in row order. Laid out in that order, a block's sum is added up in the order the
+        readable rows give it, so the scores are equal to the last bit, not up to rounding. Laying out
+        ids takes a few numpy calls a page, where building the readable rows, rewriting and encoding
+        them took ~2 ms more (docs/modern.md, section 4)."""
+        codec = self.codec
+        if not isinstance(codec, ConjoinedIds):
+            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
+        n = self.n
+        table = codec.pair_table()
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        copy_blocks, copy_ids = [], []
+        for rows in (self.shared, self.private):
+            flat = rows.flat
+            at = np.flatnonzero(flat >= codec.first_pair)
+            pairs = table[flat[at] - codec.first_pair]
+            own = flat.copy()
+            own[at] = pairs[:, 0]
+            parts.append((own, np.diff(rows.starts, append=len(flat))))
+            copy_blocks.append(np.searchsorted(rows.starts, at, "right") - 1)
+            copy_ids.append(pairs[:, 1 + variant])
+        shared_lens, shared_starts = parts[0][1], self.shared.starts
+        for offset, ids, edge in self.neighbours:
+            k = min(abs(offset), n)  # blocks that read past the page's end at this offset
+            edges, ones = np.full(k, edge, np.intp), np.ones(k, np.intp)
+            if offset < 0:  # block i reads block i-k: the shared attributes of the first n-k blocks
+                seen = ids[: shared_starts[n - k]] if k < n else ids[:0]
+                parts.append((np.concatenate([edges, seen]), np.concatenate([ones, shared_lens[: n - k]])))
+            else:  # block i reads block i+k: those of the last n-k blocks
+                seen = ids[shared_starts[k]:] if k < n else ids[:0]
+                parts.append((np.concatenate([seen, edges]), np.concatenate([shared_lens[k:], ones])))
+        parts.append((np.full(n, bias, np.intp), np.ones(n, np.intp)))
+        blocks = np.concatenate(copy_blocks)
+        order = np.argsort(blocks, kind="stable")  # per block its shared attributes' copies, then its private ones'
+        parts.append((np.concatenate(copy_ids)[order], np.bincount(blocks, minlength=n)))
+        return interleave(parts)
+
+    def sum(self, state: np.ndarray) -> np.ndarray:
+        """(blocks, labels): per block the sum of the `state` rows of every attribute it reads."""
+        n = self.n
+        out = self.private.sum(state)
+        out += self.shared.sum(state)
+        for offset, ids, edge in self.neighbours:
+            seen = self.shared.sum(state, ids)  # block j's shared attributes, as block j - offset sees them
+            k = abs(offset)
+            m = max(n - k, 0)
+            if offset < 0:  # block i reads block i-k; the first k read the page's beginning
+                out[k:] += seen[:m]
+                out[:k] += state[edge]
+            else:  # block i reads block i+k; the last k read the page's end
+                out[:m] += seen[k:]
+                out[m:] += state[edge]
+        return out
+
+
+class ScoringTagger:
+    """A CRFsuite tagger's interface (`set`, `tag`, `marginal`, `labels`) over rows of attribute
+    ids (`AttributeIds`): the rows are scored here and CRFsuite tags the scores (module docstring)."""
+
+    def __init__(self, data: bytes, vocabulary: Vocabulary, model: CrfsuiteModel | None = None):
+        model = model or read_crfsuite(data)
+        self.state = vocabulary.state_matrix(model)
+        self._labels = model.labels
+        self._proxy_data, carriers = proxy_model(data, model)  # held: CRFsuite reads it in place
+        self._carriers = sorted(carriers.items())
+        self._proxy = pycrfsuite.Tagger()
+        self._proxy.open_inmemory(self._proxy_data)
+
+    def scores(self, rows) -> np.ndarray:
+        """(blocks, labels) state scores: per block the sum of its attributes' weights. `rows`: lists of
+        attribute ids, `FlatRows` (rows flattened once for every pass that reads them), `WindowRows`
+        or a (blocks, columns) array of ids."""
+        if isinstance(rows, np.ndarray):  # (blocks, columns): a view of the first pass (cleaner.label.stacking)
+            return self.state[rows].sum(axis=1)
+        if not isinstance(rows, (FlatRows, WindowRows)):
+            rows = FlatRows(rows)
+        return rows.sum(self.state)
+
+    def set(self, rows, *more) -> None:
+        """Give CRFsuite the blocks' scores; `more` rows (one per block) add their attributes' scores."""
+        s = self.scores(rows)
+        for extra in more:
+            s += self.scores(extra)
+        self.set_scores(s)
+
+    def set_scores(self, scores: np.ndarray) -> None:
+        """Give CRFsuite a (blocks, labels) array of state scores: each block is an item of the
+        carrier attributes, valued with its labels' scores."""
+        carriers = self._carriers
+        self._proxy.set([{name: row[y] for y, name in carriers} for row in scores.tolist()])
+
+    def tag(self) -> list[str]:
+        return self._proxy.tag()
+
+    def marginal(self, label: str, position: int) -> float:
+        return self._proxy.marginal(label, position)
+
+    def labels(self) -> list[str]:
+        return self._proxy.labels()

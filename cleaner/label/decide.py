@@ -1,0 +1,190 @@
+"""From CRF output to final block labels: Viterbi, refined by the marginals.
+
+Measured corrections to the Viterbi path (the first two chosen on validation fold 1, confirmed on
+folds 0 and 2-5; the third, which has no parameter, on all folds; see docs/eval.md and
+docs/ablation.md):
+
+* A block Viterbi calls `other` whose marginal probability of being content is above
+  `content_threshold` is kept, with its most probable content label. The sequence
+  model's strong other->other transitions otherwise drop content-looking blocks that
+  sit between boilerplate.
+* When the labelling keeps almost nothing (< `fallback_min_kept_share` of the page's
+  words), the page is not given up: the maximum-scoring contiguous block range
+  (Pasternack & Roth's maximum subsequence, in linear time) over word-weighted scores
+  P(content) - mean P(content) is kept. Viterbi sometimes labels a whole page of an
+  unusual layout as boilerplate; its marginals still rank the real content highest.
+* With `f1_optimal_threshold`, blocks with words are then also kept (after the
+  fallback, so that they never stop a page from falling back) down to half the best word
+  F1 the page's marginals let it expect, when that is below the threshold. Keeping the blocks of
+  highest P(content) first, the expected word F1 (the one `expected_f1` reports,
+  cleaner.output.assemble.expected_scores) peaks at some F*; a block is worth keeping for F1 when its
+  P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Narayanaswamy 2014). On a
+  page the model is sure of, F* / 2 is near 0.5 and the configured threshold stands; on a page it
+  is unsure of, recall is worth more and content-looking blocks with P(content) 0.3-0.45 are kept.
+* With `keep_headline`, the page's headline (`headline_block`: the <h1> line holding most words of the page's
+  <title>, all but a fifth of its words in it) is kept as a header when the labelling drops it and keeps a block
+  after it (opt-in: wcxb's main-content gold mostly omits the title, and Dragnet falls). On the
+  article sets the gold starts with it (585 of 656 chaos, big5-2013/2017 and fundus pages), and a model trained on
+  all of them still dropped it on 229 of those 585 (docs/modern.md, "Where the losses are").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+OTHER = "other"
+CONTENT = ("header", "paragraph", "list", "continuation")
+
+
+@dataclass(frozen=True)
+class DecisionSettings:
+    content_threshold: float = 0.45
+    fallback_min_kept_share: float = 0.02
+    # Lower content_threshold on a page to F* / 2, F* its best expected word F1 (module docstring).
+    f1_optimal_threshold: bool = False
+    # Keep the page's headline (headline_block) when a block after it is kept (module docstring).
+    keep_headline: bool = False
+
+    @classmethod
+    def from_config(cls, config) -> DecisionSettings:
+        # every key is there and typed: load_config checks the section (cleaner/settings.py), and its
+        # defaults are conf/default.toml's (the dataclass's own are the plain decision of tests and first passes)
+        d = config["decision"]
+        optimal = d["f1_optimal_threshold"]
+        if not isinstance(optimal, bool):  # an overlay laid in code (Config.overlay) is not checked
+            raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
+        headline = d["keep_headline"]
+        if not isinstance(headline, bool):
+            raise ValueError(f"[decision] keep_headline must be true or false, not {headline!r}")
+        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal, headline)
+
+
+_WORD = re.compile(r"\w+")
+# A headline of fewer words matches too many titles by chance ("Home", "News").
+HEADLINE_MIN_WORDS = 2
+# The share of the headline's words that the <title> must hold ("Headline - Site" holds all of them).
+HEADLINE_TITLE_SHARE = 0.8
+
+
+def headline_block(blocks, title: str) -> list[int]:
+    """The blocks of the page's headline: of the runs of blocks inside an <h1> that one line shows (blocks
+    joined without a line break, as `Storm <em>hits</em> the coast`), the one holding most words of the
+    page's <title> (case-folded), of at least HEADLINE_MIN_WORDS words, HEADLINE_TITLE_SHARE of them in the
+    title; [] without one. A site-name <h1> ("Daily Example") loses to the headline, which holds more."""
+    title_words = set(_WORD.findall(title.casefold()))
+    if not title_words:
+        return []
+    runs: list[list[int]] = []
+    for i, b in enumerate(blocks):
+        if "h1" not in b.containers:
+            continue
+        if runs and runs[-1][-1] == i - 1 and b.gap != "\n":
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    best: list[int] = []
+    best_hits = 0
+    for run in runs:
+        ws = [w for i in run for w in _WORD.findall(blocks[i].text.casefold())]
+        hits = sum(w in title_words for w in ws)
+        if len(ws) >= HEADLINE_MIN_WORDS and hits >= HEADLINE_TITLE_SHARE * len(ws) and hits > best_hits:
+            best, best_hits = run, hits
+    return best
+
+
+def keep_headline(labels: list[str], headline: list[int]) -> list[str]:
+    """`labels` with the headline's blocks kept (its first as a header, the rest continuing it) when the
+    labelling dropped all of them and keeps a block after them."""
+    if not headline or any(labels[i] != OTHER for i in headline):
+        return labels
+    if all(y == OTHER for y in labels[headline[-1] + 1:]):
+        return labels
+    out = list(labels)
+    for k, i in enumerate(headline):
+        out[i] = "continuation" if k else "header"
+    return out
+
+
+def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:
+    """The highest expected word F1 of a page over the ways to keep its blocks (the expectation of
+    cleaner.output.assemble.expected_scores: a block's words are gold with probability P(content)). The
+    best choice keeps exactly the blocks with P(content) above F* / 2 (keeping a block raises
+    2 * hit / (kept + expected gold) iff its P(content) exceeds half the ratio), so only the
+    choices that keep the blocks of highest P(content) first are tried."""
+    expected_gold = sum(w * p for w, p in zip(word_counts, p_content))
+    best = hit = kept = 0.0
+    for p, w in sorted(zip(p_content, word_counts), reverse=True):
+        if not w:
+            continue
+        hit += w * p
+        kept += w
+        f1 = 2 * hit / (kept + expected_gold)
+        if f1 > best:
+            best = f1
+    return best
+
+
+def max_subsequence(scores: list[float]) -> tuple[int, int]:
+    """(start, end) inclusive of the maximum-sum contiguous range; (0, -1) when none is positive."""
+    best = cur = 0.0
+    start, best_range = 0, (0, -1)
+    for i, s in enumerate(scores):
+        if cur <= 0:
+            cur, start = 0.0, i
+        cur += s
+        if cur > best:
+            best, best_range = cur, (start, i)
+    return best_range
+
+
+def _best_content(row: dict[str, float]) -> str:
+    return max(CONTENT, key=lambda y: row.get(y, 0.0))
+
+
+def decide(
+    labels: list[str],
+    marginals,
+    word_counts: list[int],
+    settings: DecisionSettings,
+    p_other: list[float] | None = None,
+) -> tuple[list[str], str]:
+    """Final labels and how they were decided ("viterbi", "threshold" or "fallback").
+
+    `marginals[i]` maps every label to its marginal probability at block i; it is only
+    indexed for blocks that change label when `p_other` (P(other) per block) is given.
+    """
+    n = len(labels)
+    if not n:
+        return labels, "viterbi"
+    if p_other is None:
+        p_other = [marginals[i].get(OTHER, 0.0) for i in range(n)]
+    out = list(labels)
+    how = "viterbi"
+    t = settings.content_threshold
+    q = [1.0 - p for p in p_other]  # P(content)
+    for i, label in enumerate(labels):
+        if label == OTHER and q[i] > t:
+            out[i] = _best_content(marginals[i])
+            how = "threshold"
+    total = sum(word_counts)
+    kept = sum(w for w, y in zip(word_counts, out) if y != OTHER)
+    if total and kept / total < settings.fallback_min_kept_share:
+        mean_q = sum(qi * w for qi, w in zip(q, word_counts)) / total
+        start, end = max_subsequence([w * (qi - mean_q) for qi, w in zip(q, word_counts)])
+        for i in range(start, end + 1):
+            if out[i] == OTHER and word_counts[i]:
+                out[i] = _best_content(marginals[i])
+        if end >= start:
+            how = "fallback"
+    # After the fallback, which looks at what the configured threshold keeps: blocks kept for F1 must
+    # not stop a page that keeps almost nothing from falling back to its most content-like region.
+    if settings.f1_optimal_threshold:
+        t_page = best_expected_f1(word_counts, q) / 2
+        if t_page < t:
+            for i, label in enumerate(out):
+                if label == OTHER and q[i] > t_page and word_counts[i]:
+                    out[i] = _best_content(marginals[i])
+                    if how == "viterbi":
+                        how = "threshold"
+    return out, how

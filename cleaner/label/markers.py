@@ -1,0 +1,270 @@
+"""Segment markers: each kept segment re-typed as header / paragraph / list by a second,
+segment-level linear-chain CRF (the "marker typer").
+
+Why a second stage: the block CRF decides keep / drop and where segments start well (its
+starts agree with the gold at 98 % of `<p>`/`<li>`/`<h*>` boundaries), but it chooses the
+marker from one block and its neighbours. The annotators' choice depends on what only the
+whole segment and the whole page show: how long the segment is, how it ends, and how much
+of the page the block CRF itself calls lists or headers (`docs/eval.md`, "Where markup is
+lost"; `docs/ablation.md`). The typer sees the block CRF's label and marginals at the
+segment's first block plus those segment and page attributes, and labels the sequence of
+a page's segments. It never changes which text is kept or where a segment starts, so word
+F1 is untouched.
+
+It is trained in `cleaner train` on the block CRF's own (in-sample) labelling of the
+training pages whose gold has markers: measured on validation fold 1, as good as training
+it on cross-validated labellings, and no cross-validation is needed to train a model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pycrfsuite
+
+from ..config import Config
+from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
+
+MARKERS = (HEADER, PARAGRAPH, LIST)
+
+# (first block, end) of each kept segment, end exclusive.
+Span = tuple[int, int]
+
+
+def segment_spans(labels: Sequence[str]) -> list[Span]:
+    """The segments of a labelling as the typer reads them: a marker label opens one,
+    `continuation` extends it, `other` ends it. (cleaner.output.assemble also joins a continuation
+    that follows dropped blocks to the segment before; the typer reads the unbroken run.)"""
+    spans: list[Span] = []
+    start = None
+    for i, y in enumerate(labels):
+        if y in MARKERS:
+            if start is not None:
+                spans.append((start, i))
+            start = i
+        elif y != CONTINUATION and start is not None:
+            spans.append((start, i))
+            start = None
+    if start is not None:
+        spans.append((start, len(labels)))
+    return spans
+
+
+def gold_markers(gold_labels: Sequence[str]) -> list[str | None]:
+    """Per block, the marker of the gold segment it belongs to (None for `other`)."""
+    out: list[str | None] = []
+    current = PARAGRAPH
+    for y in gold_labels:
+        if y in MARKERS:
+            current = y
+        out.append(None if y == OTHER else current)
+    return out
+
+
+@dataclass(frozen=True)
+class MarkerSettings:
+    word_bins: tuple[int, ...]
+    ancestor_tags: frozenset[str]
+    c1: float
+    c2: float
+    max_iterations: int
+
+    @classmethod
+    def from_config(cls, config: Config) -> MarkerSettings | None:
+        """The [markers] settings, or None when the typer is disabled."""
+        m = config["markers"]  # checked by load_config (cleaner/settings.py)
+        if not m["enabled"]:
+            return None
+        return cls.from_meta(m)
+
+    @classmethod
+    def from_meta(cls, m: dict) -> MarkerSettings:
+        return cls(tuple(int(b) for b in m["word_bins"]), frozenset(m["ancestor_tags"]), float(m["c1"]),
+                   float(m["c2"]), int(m["max_iterations"]))
+
+    def to_meta(self) -> dict:
+        """What a model's sidecar keeps, so that the typer reads pages as it was trained."""
+        return {"word_bins": list(self.word_bins), "ancestor_tags": sorted(self.ancestor_tags), "c1": self.c1,
+                "c2": self.c2, "max_iterations": self.max_iterations}
+
+
+# What the typer reads of one block: its attributes and its layout signature.
+BlockLayout = tuple[tuple[str, ...], int]
+
+
+def block_attributes(block, settings: MarkerSettings) -> BlockLayout:
+    """What the typer reads from a segment's first block (its markup), and the block's
+    layout signature (innermost containers and div group: list items of one list share it;
+    only compared within one page, so Python's per-process string hash is enough)."""
+    cont = block.containers
+    attrs = [f"anc={t}" for t in sorted(block.ancestors & settings.ancestor_tags)]
+    attrs += [f"c={t}" for t in cont[-3:]]
+    attrs.append("inner=" + (cont[-1] if cont else "-"))
+    attrs += [f"open={t}" for t in block.opened]
+    attrs += [f"close={t}" for t in block.closed]
+    return tuple(attrs), hash((cont[-4:], block.div_group))
+
+
+def _bin(value: int, bins: tuple[int, ...]) -> str:
+    """The smallest bin at or above `value` ("more" above the last)."""
+    for b in bins:
+        if value <= b:
+            return str(b)
+    return "more"
+
+
+def _decile(p: float) -> str:
+    return str(min(9, int(p * 10)))
+
+
+def _decile_names(prefix: str) -> tuple[str, ...]:
+    """`prefix + _decile(p)` indexed by int(p * 10) for p in [0, 1] (1.0 -> index 10 -> "9")."""
+    return tuple(prefix + str(min(9, k)) for k in range(11))
+
+
+# per marker, in MARKERS order, the names of its marginal's deciles: built once, not per segment
+_P_NAMES = tuple((y, _decile_names(f"p.{y}=")) for y in MARKERS)
+_CAPITALISED = _decile_names("capitalised=")
+# How str.split() sees an ASCII character, one byte each: whitespace -> " ", uppercase
+# (str.isupper) -> "U", anything else -> "x".
+# (bytes.translate takes a 256-byte table; only the ASCII half is ever read.)
+_ASCII_SHAPE = bytes(32 if chr(b).isspace() else 85 if chr(b).isupper() else 120 for b in range(128)) + b"x" * 128
+
+
+# a sentence ends inside the segment: running text, not a heading (blocks' whitespace is normalised)
+_SENTENCE_INSIDE = re.compile(r"[.!?] ")
+
+
+def _text_shape(text: str) -> list[str]:
+    if not text:
+        return []
+    last, first = text[-1], text[0]
+    # The share of text.split()'s words that start with an uppercase letter. A word starts at
+    # the first character or after whitespace, so ASCII text (most segments) needs no split:
+    # count those starts in a byte string of its character classes (no object per word).
+    if text.isascii():
+        shape = text.encode().translate(_ASCII_SHAPE)
+        upper = shape.count(b" U") + shape.startswith(b"U")
+        n_words = upper + shape.count(b" x") + shape.startswith(b"x")
+    else:
+        words = text.split()
+        upper = sum(1 for w in words if w[0].isupper())
+        n_words = len(words)
+    capitalised = upper / n_words if n_words else 0.0
+    return [
+        "last=" + ("." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
+                   else "0" if last.isdigit() else "o"),
+        "first=" + ("U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"),
+        _CAPITALISED[int(capitalised * 10)],  # a share: in [0, 1]
+        "allcaps=True" if text.isupper() else "allcaps=False",
+        "sentence-inside=False" if _SENTENCE_INSIDE.search(text) is None else "sentence-inside=True",
+    ]
+
+
+def segment_features(
+    spans: list[Span],
+    labels: Sequence[str],
+    marginal: Callable[[str, int], float],
+    block_attrs: Callable[[int], BlockLayout],
+    texts: Sequence[str],
+    word_counts: Sequence[int],
+    settings: MarkerSettings,
+) -> list[list[str]]:
+    """One attribute list per segment (see the module docstring)."""
+    if not spans:
+        return []
+    n = len(spans)
+    first = [block_attrs(s) for s, _ in spans]
+    crf = [labels[s] for s, _ in spans]
+    share = {y: crf.count(y) / n for y in MARKERS}
+    # share of segments inside a list item ("li" is one of the configured ancestor_tags)
+    in_li = sum(1 for attrs, _ in first if "anc=li" in attrs) / n
+    page = [f"page.{y}=" + _decile(share[y]) for y in MARKERS]
+    page += ["page.in-li=" + _decile(in_li), "page.segments=" + _bin(n, settings.word_bins)]
+    rows = []
+    prev_sig = None
+    for k, ((s, e), (attrs, sig), label) in enumerate(zip(spans, first, crf)):
+        if e - s == 1:  # most segments: one block, nothing to join or add up
+            text, words = texts[s].strip(), word_counts[s]
+        else:
+            text, words = " ".join(texts[s:e]).strip(), sum(word_counts[s:e])
+        row = ["bias", "crf=" + label, "words=" + _bin(words, settings.word_bins),
+               "blocks=" + _bin(e - s, settings.word_bins)]
+        for y, names in _P_NAMES:
+            p = marginal(y, s)
+            row.append(names[int(p * 10)] if 0.0 <= p <= 1.0 else f"p.{y}=" + _decile(p))
+        row += attrs
+        row += _text_shape(text)
+        row.append("same-layout=True" if sig == prev_sig else "same-layout=False")
+        prev_sig = sig
+        if k == 0:
+            row.append("first-segment")
+        if k == n - 1:
+            row.append("last-segment")
+        rows.append(row + page)
+    return rows
+
+
+def train_typer(sequences: list[tuple[list[list[str]], list[str]]], settings: MarkerSettings) -> bytes:
+    """Train the typer on (segment attributes, gold markers) of each page; model bytes.
+    Deterministic like the block CRF (L-BFGS, same input order)."""
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for x, y in sequences:
+        trainer.append(x, y)
+    trainer.set_params({"c1": settings.c1, "c2": settings.c2, "max_iterations": settings.max_iterations})
+    with tempfile.TemporaryDirectory(prefix="markers-") as tmp:
+        path = os.path.join(tmp, "markers.crfsuite")
+        trainer.train(path)
+        with open(path, "rb") as fh:
+            return fh.read()
+
+
+def training_sequence(labels, marginal, block_attrs, texts, word_counts, gold_labels, settings):
+    """(attributes, targets) of one training page's segments, or None when it has none. The
+    target is the marker of the gold segment the first block belongs to; a segment that
+    starts on gold boilerplate keeps the block CRF's marker (nothing to learn from it)."""
+    spans = segment_spans(labels)
+    if not spans:
+        return None
+    gm = gold_markers(gold_labels)
+    x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, settings)
+    return x, [gm[s] or labels[s] for s, _ in spans]
+
+
+class MarkerTyper:
+    """A trained typer, opened from its bytes."""
+
+    def __init__(self, data: bytes, settings: MarkerSettings):
+        self.data = data
+        self.settings = settings
+        self._threads = threading.local()  # a CRFsuite tagger per thread: it holds the sequence it tags
+        self._tagger()  # opened now: a corrupt typer fails at load time
+
+    def _tagger(self) -> pycrfsuite.Tagger:
+        tagger = getattr(self._threads, "tagger", None)
+        if tagger is None:
+            tagger = self._threads.tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.data)
+        return tagger
+
+    def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
+        """What the typer reads of block i of `blocks`, computed only for the blocks asked
+        (a segment's first block)."""
+        settings = self.settings
+        return lambda i: block_attributes(blocks[i], settings)
+
+    def retype(self, labels: list[str], marginal, block_attrs, texts, word_counts) -> list[str]:
+        """`labels` with each segment's first block re-typed; everything else unchanged."""
+        spans = segment_spans(labels)
+        if not spans:
+            return labels
+        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings)
+        out = list(labels)
+        for (s, _), marker in zip(spans, self._tagger().tag(x)):
+            out[s] = marker
+        return out

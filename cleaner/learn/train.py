@@ -1,0 +1,379 @@
+"""Training data preparation, CRF training and cross-validation by document.
+
+Pages are prepared once (decode -> segment -> features -> gold alignment) in a pool of
+worker processes; folds are trained in forked workers that inherit the prepared data
+instead of receiving a copy. Documents whose gold aligns badly (coverage below
+[train] min_alignment) are left out of training but are still evaluated: a page the
+gold does not describe still counts in the figures.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..config import Config, load_config
+from ..gold.align import align_blocks
+from ..gold.data import Page, without_sites_of
+from ..gold.gold import parse_segments
+from ..gold.score import DocScore, score_document
+from ..label.attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, train_crf
+from ..label.convention import Conventions
+from ..label.crf_model import CrfModel, first_pass_view
+from ..label.decide import DecisionSettings, headline_block, keep_headline
+from ..label.markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
+from ..label.model_files import feature_config_sections
+from ..label.stacking import StackingSettings, inner_fold
+from ..output.assemble import assemble
+from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
+from ..page.pipeline import read_page_to_score
+
+
+@dataclass
+class PreparedDoc:
+    key: str
+    dataset: str
+    fold: int | None
+    texts: list[str]
+    word_counts: list[int]
+    features: list[list[str]]
+    labels: list[str]
+    gold: str
+    coverage: float
+    gold_words: int
+    page_words: int
+    note: str = ""
+    blocks: list | None = None  # the segmenter's blocks, kept only when asked (experiments)
+    layout: list[BlockLayout] | None = None  # what the marker typer reads of each block (cleaner.label.markers)
+    # How the blocks are joined as shown (Block.gap) and the blocks shown otherwise than their text
+    # (Block.shown, {index: text}): the assembly of the output, not the features.
+    gaps: list[str] | None = None
+    shown: dict[int, str] | None = None
+    # The page's headline block (cleaner.label.decide.headline_block), which [decision] keep_headline keeps.
+    headline: list[int] | None = None
+
+
+@dataclass
+class DocResult:
+    key: str
+    dataset: str
+    fold: int | None
+    score: DocScore
+    gold_labels: list[str]
+    pred_labels: list[str]
+    prediction: str
+    coverage: float
+    p_other: list[float] | None = None  # marginal P(other) per block (decision-rule studies)
+    # the word F1 the model expects of its output (cleaner.output.assemble.expected_scores)
+    expected_f1: float | None = None
+    ms: float | None = None  # CPU ms of the whole pipeline on the page, where timed (the seed systems' table)
+
+
+_PREP_STATE: dict = {}
+
+
+def _prepare_one(page: Page) -> PreparedDoc:
+    config: Config = _PREP_STATE["config"]
+    extractor: FeatureExtractor = _PREP_STATE["extractor"]
+    folds: dict = _PREP_STATE["folds"]
+    seg = read_page_to_score(page.read_html(), config).segmentation
+    stats = extractor.stats(seg.blocks)
+    feats = extractor.extract(seg.blocks, stats, page=seg.page)
+    gold = page.read_gold()
+    al = align_blocks(seg.blocks, gold)
+    markers: MarkerSettings | None = _PREP_STATE.get("markers")
+    return PreparedDoc(
+        key=page.key,
+        dataset=page.dataset,
+        fold=folds.get(page.key),
+        texts=[b.text for b in seg.blocks],
+        word_counts=[s.n_words for s in stats],
+        features=feats,
+        labels=al.labels,
+        gold=gold,
+        coverage=al.coverage,
+        gold_words=al.gold_words,
+        page_words=al.page_words,
+        note=al.note,
+        blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
+        layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
+        gaps=[b.gap for b in seg.blocks],
+        shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
+        headline=headline_block(seg.blocks, seg.title),
+    )
+
+
+def _intern(doc: PreparedDoc) -> PreparedDoc:
+    # Attribute strings repeat across documents; interning keeps millions of copies out
+    # of memory when the pool hands documents back.
+    intern = sys.intern
+    doc.features = [list(map(intern, row)) for row in doc.features]
+    doc.labels = list(map(intern, doc.labels))
+    if doc.layout:
+        seen = _PREP_STATE.setdefault("layout_attrs", {})
+        doc.layout = [(seen.setdefault(attrs, attrs), sig) for attrs, sig in doc.layout]
+    return doc
+
+
+def prepare(
+    pages: list[Page],
+    config: Config | None = None,
+    families: tuple[str, ...] | None = None,
+    folds: dict[str, int] | None = None,
+    processes: int | None = None,
+    progress: bool = True,
+    keep_blocks: bool = False,
+) -> list[PreparedDoc]:
+    config = config or load_config()
+    _PREP_STATE.update(
+        config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks,
+        markers=MarkerSettings.from_config(config),
+    )
+    processes = processes or min(len(pages), os.cpu_count() or 1) or 1
+    bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)
+    docs: list[PreparedDoc] = []
+    if processes <= 1:
+        for p in pages:
+            docs.append(_prepare_one(p))
+            bar.update()
+    else:
+        with mp.get_context("fork").Pool(processes) as pool:
+            for doc in pool.imap(_prepare_one, pages, chunksize=4):
+                docs.append(_intern(doc))
+                bar.update()
+    bar.close()
+    return docs
+
+
+def trainable(docs: list[PreparedDoc], min_alignment: float) -> list[PreparedDoc]:
+    return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.texts]
+
+
+def fit(
+    docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int,
+    conventions: Conventions | None = None,
+) -> bytes:
+    """Train one CRF on the pages (experiments; `train_model` makes the product's model)."""
+    return train_crf(_rows(docs, conventions), [d.labels for d in docs], c1=c1, c2=c2, max_iterations=max_iterations)
+
+
+def _rows(docs: list[PreparedDoc], conventions: Conventions | None) -> list[list[list[str]]]:
+    """The pages' attribute rows; with `conventions`, each page is given its data set's convention."""
+    return [conventions.apply(d.features, conventions.of(d.dataset)) if conventions else d.features for d in docs]
+
+
+def train_model(
+    docs: list[PreparedDoc], config: Config, *, c1: float, c2: float, max_iterations: int,
+    conventions: Conventions | None = None, meta: dict | None = None, processes: int = 1,
+) -> CrfModel:
+    """The block CRF for the pages (no typer: see `with_typer`). With [stacking] enabled
+    (cleaner.label.stacking) it is two: a first pass trained on all pages, and the model that also
+    reads a first pass's labelling, trained on each page labelled by a first pass that did not
+    learn from it (the pages split in [stacking] inner_folds by a hash of their key)."""
+    meta = dict(meta or tagging_meta(conventions))
+    X = _rows(docs, conventions)
+    y = [d.labels for d in docs]
+    settings = StackingSettings.from_config(config)
+    # What the first passes read: whole rows, or each block's own attributes only.
+    X_first = X
+    if settings is not None and not settings.first_pass_neighbours:
+        X_first = [[row[:own_attribute_count(row)] for row in rows] for rows in X]
+    k = settings.inner_folds if settings else 0
+    fold_of = [inner_fold(d.key, k) for d in docs] if k else []
+    if len(set(fold_of)) < 2:
+        # Too few pages to label each out of sample (every page in one inner fold): one pass.
+        k, fold_of = 0, []
+    # (rows, labels, the pages it learns from (None: all), c1, c2, max_iterations): a _fit_rows call
+    jobs: list[tuple[list[list[list[str]]], list[list[str]], list[int] | None, float, float, int]]
+    jobs = [(X_first if k else X, y, None, c1, c2, max_iterations)]
+    jobs += [(X_first, y, [i for i, f in enumerate(fold_of) if f != g], c1, c2, max_iterations) for g in range(k)]
+    if processes > 1 and len(jobs) > 1 and not mp.current_process().daemon:
+        _FIT_STATE["jobs"] = jobs  # forked workers inherit the features instead of a pickled copy
+        with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
+            fitted = pool.map(_fit_job, range(len(jobs)))
+        _FIT_STATE.clear()
+    else:
+        fitted = [_fit_rows(*job) for job in jobs]
+    if not k:
+        return CrfModel(fitted[0], meta)
+    assert settings is not None  # k > 0 only with [stacking] settings
+    # Each page as its inner fold's first pass labels it (out of sample).
+    decision = DecisionSettings.from_config(config)
+    stacked: list[list[list[str]]] = [[] for _ in docs]  # each page is in one inner fold: every entry replaced
+    for g in range(k):
+        inner = open_tagger(fitted[1 + g])
+        for i, f in enumerate(fold_of):
+            if f == g:
+                extra = first_pass_view(inner, CODEC.encode(X_first[i]), settings, docs[i].word_counts, decision)
+                stacked[i] = [row + more for row, more in zip(X[i], extra)]
+    second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
+    meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}
+    return CrfModel(second, meta, None, fitted[0])
+
+
+_FIT_STATE: dict = {}
+
+
+def _fit_rows(X, y, rows, c1, c2, max_iterations) -> bytes:
+    if rows is not None:
+        X, y = [X[i] for i in rows], [y[i] for i in rows]
+    return train_crf(X, y, c1=c1, c2=c2, max_iterations=max_iterations)
+
+
+def _fit_job(j: int) -> bytes:
+    return _fit_rows(*_FIT_STATE["jobs"][j])
+
+
+def has_markers(gold: str) -> bool:
+    """The gold marks its segments (CleanEval style), so it can teach the marker typer."""
+    return any(seg.marker for seg in parse_segments(gold))
+
+
+def with_typer(
+    model: CrfModel, docs: list[PreparedDoc], config: Config, conventions: Conventions | None = None
+) -> CrfModel:
+    """`model` plus a marker typer trained on its own labelling of the `docs` whose gold has
+    markers (cleaner.label.markers); `model` itself when the typer is disabled or nothing can teach it."""
+    settings = MarkerSettings.from_config(config)
+    if settings is None:
+        return model
+    decision = DecisionSettings.from_config(config)
+    sequences = []
+    for d in docs:
+        if not d.layout or not d.texts or not has_markers(d.gold):
+            continue
+        convention = conventions.of(d.dataset) if conventions else None
+        labelling = model.label(d.features, d.word_counts, decision, convention=convention, marginals=True)
+        table = labelling.marginals or []
+        seq = training_sequence(labelling.labels, lambda y, i, table=table: table[i][y], d.layout.__getitem__, d.texts,
+                                d.word_counts, d.labels, settings)
+        if seq is not None:
+            sequences.append(seq)
+    if not sequences:
+        return model
+    meta = dict(model.meta, markers={"settings": settings.to_meta(), "training_documents": len(sequences)})
+    return CrfModel(model.data, meta, train_typer(sequences, settings), model.first_pass)
+
+
+def tagging_meta(conventions: Conventions | None = None) -> dict:
+    """What a CrfModel needs in its sidecar to tag as it was trained: the attribute encoding,
+    and the conventions of a convention-aware model."""
+    meta: dict[str, Any] = {"attribute_encoding": ATTRIBUTE_ENCODING}
+    if conventions:
+        meta["conventions"] = conventions.to_meta()
+    return meta
+
+
+def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None,
+               conventions: Conventions | None = None) -> dict:
+    families = tuple(families or DEFAULT_FAMILIES)
+    meta = {
+        "labels": list(config["model"]["labels"]),
+        "feature_version": FEATURE_VERSION,
+        "families": list(families),
+        "feature_config": feature_config_sections(config),
+        "config_hash": config.section_hash(families=families),
+        "training_manifest_hash": manifest,
+        "training_documents": n_docs,
+        "c1": c1,
+        "c2": c2,
+        "max_iterations": max_iterations,
+        "trainer": "sklearn-crfsuite lbfgs",
+        **tagging_meta(conventions),
+    }
+    meta.update(extra or {})
+    return meta
+
+
+def predict(
+    model: CrfModel, doc: PreparedDoc, settings: DecisionSettings | None = None, convention: str | None = None
+) -> DocResult:
+    """Label a prepared page exactly as clean_html would, and score it."""
+    layout = doc.layout.__getitem__ if doc.layout else None
+    labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
+                            layout=layout, texts=doc.texts)
+    labels = labelling.labels
+    if settings is not None and settings.keep_headline:
+        labels = keep_headline(labels, doc.headline or [])
+    out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
+    return DocResult(
+        doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
+        out.cleaneval, doc.coverage, labelling.p_other, out.stats.expected_f1,
+    )
+
+
+_CV_STATE: dict = {}
+
+
+def fold_training_docs(
+    docs: list[PreparedDoc], fold: int, min_alignment: float, sites: dict[str, str | None] | None = None
+) -> list[PreparedDoc]:
+    """The training pages of `fold`'s model: the trainable pages of the other folds, and with
+    `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept)."""
+    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
+    return without_sites_of(train_docs, [d for d in docs if d.fold == fold], sites)
+
+
+def _run_fold(args) -> list[DocResult]:
+    fold, c1, c2, max_iterations = args
+    docs: list[PreparedDoc] = _CV_STATE["docs"]
+    min_alignment = _CV_STATE["min_alignment"]
+    conventions = _CV_STATE.get("conventions")
+    train_docs = fold_training_docs(docs, fold, min_alignment, _CV_STATE.get("sites"))
+    model = train_model(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations,
+                        conventions=conventions)
+    model = with_typer(model, train_docs, _CV_STATE["config"], conventions)
+    if _CV_STATE.get("models_dir"):
+        model.save(Path(_CV_STATE["models_dir"]) / f"fold-{fold}.crfsuite")
+    settings = DecisionSettings.from_config(_CV_STATE["config"])
+    # A convention-aware model is scored on each page with the convention of its set's gold.
+    return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)
+            for d in docs if d.fold == fold]
+
+
+def cross_validate(
+    docs: list[PreparedDoc],
+    config: Config,
+    *,
+    c1: float,
+    c2: float,
+    max_iterations: int,
+    folds: list[int] | None = None,
+    processes: int = 2,
+    progress: bool = True,
+    conventions: Conventions | None = None,
+    sites: dict[str, str | None] | None = None,
+    models_dir: str | Path | None = None,
+) -> list[DocResult]:
+    """k-fold CV by document: train on the other folds, predict the held-out one.
+
+    With `models_dir`, each fold's model is saved there as `fold-<k>.crfsuite` (to inspect or explain
+    its labelling afterwards without training it again).
+
+    With `sites` (page key -> site, `cleaner.gold.data.page_sites`), a fold's model is also trained
+    without the pages of every site that occurs in the fold: every held-out page is then from a
+    site the model never saw, as most pages of a new crawl are."""
+    fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
+    _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]),
+                     conventions=conventions, sites=sites, models_dir=models_dir)
+    jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
+    results: list[DocResult] = []
+    bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)
+    if processes <= 1:
+        for j in jobs:
+            results.extend(_run_fold(j))
+            bar.update()
+    else:
+        with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
+            for part in pool.imap_unordered(_run_fold, jobs):
+                results.extend(part)
+                bar.update()
+    bar.close()
+    results.sort(key=lambda r: r.key)
+    return results

@@ -1,0 +1,5 @@
+"""What a cleaned page becomes: labelled blocks -> CleanEval text and statistics (assemble), the corpus columns
+(corpus, with langid, dedup and signals), the Parquet schema (schema), and whole-or-nothing file writing (files).
+
+Imports the layers below (cleaner.page, cleaner.gold, cleaner.label) and the shared modules.
+"""

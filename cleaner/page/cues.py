@@ -1,0 +1,336 @@
+"""The `cue` feature family (cleaner.page.features): what today's boilerplate is called ([features.cues]).
+
+Consent, ad, newsletter, share, caption, byline, paywall, related ... in the id/class tokens of the
+ancestors (as substrings: "cookiebanner") and in the text of short blocks, in several languages; the
+page's type as its markup declares it (cleaner.page.page_type), the repeated item a block sits in (cards,
+list items, posts) and whether it is code. `FeatureExtractor` holds the settings (`CueSettings`) and
+the names (`CueNames`) and calls the functions here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+# scripts/build_native.py compiles this module with mypyc (see cleaner/page/features.py).
+from mypy_extensions import mypyc_attr
+
+from ..config import Config
+from .page_type import PageTyper
+from .segment import HIDDEN, Block, PageMarks
+
+# -- cue regexps: a literal prefilter -------------------------------------------------------
+# Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
+# literal strings one of which every match must contain are derived from its parse (sre_parse), so that a
+# text of ASCII characters only that contains none of them (case-folded as the regexp folds) need not be
+# searched. Non-ASCII texts are always searched: Unicode case folding has equivalences across the ASCII
+# boundary (the Kelvin sign and "k", the long s and "s", dotted capital I and "i").
+
+def _sre_modules() -> tuple:
+    """The regexp parser and its constants, by their public names (sre_parse, sre_constants: deprecated since
+    3.11 in favour of re's private modules, which the project does not import; silenced here)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import sre_constants
+        import sre_parse
+    return sre_parse, sre_constants
+
+
+def _ascii_fold_ok(ch: str, flags: int) -> int:
+    """How the regexp (its `flags`) matches the literal `ch` against ASCII characters: 1 when exactly the
+    ASCII characters equal to it (ignoring case under IGNORECASE) match, 0 when no ASCII character does
+    (a run holding it never occurs in an ASCII text), -1 otherwise (not usable). Memoized."""
+    key = (ch, flags)
+    known = _ASCII_FOLD.get(key)
+    if known is not None:
+        return known
+    result = _ascii_fold(ch, flags)
+    _ASCII_FOLD[key] = result
+    return result
+
+
+_ASCII_FOLD: dict[tuple[str, int], int] = {}
+
+
+def _ascii_fold(ch: str, flags: int) -> int:
+    rx = re.compile(re.escape(ch), flags & (re.IGNORECASE | re.ASCII))
+    fold = bool(flags & re.IGNORECASE)
+    any_match = False
+    for a in map(chr, range(128)):
+        matched = rx.fullmatch(a) is not None
+        expected = (a.lower() == ch.lower()) if fold else (a == ch)
+        if matched != expected:
+            return -1
+        any_match = any_match or matched
+    return 1 if any_match else 0
+
+
+def _literal_option(run: list, flags: int) -> frozenset | None:
+    """The option a run of literal characters gives: {the run, lowered under IGNORECASE}; the empty set when
+    one of its characters never matches an ASCII character; None when one matches ASCII oddly."""
+    impossible = False
+    for ch in run:
+        ok = _ascii_fold_ok(ch, flags)
+        if ok < 0:
+            return None
+        if ok == 0:
+            impossible = True
+    if impossible:
+        return frozenset()
+    s = "".join(run)
+    return frozenset([s.lower() if flags & re.IGNORECASE else s])
+
+
+def _option_score(opt: frozenset) -> tuple:
+    return (min(map(len, opt)) if opt else 1 << 30, -len(opt))
+
+
+def _required_literals(seq, flags: int) -> frozenset | None:
+    """A set of strings one of which every match of the parsed sequence `seq` contains (on an ASCII text),
+    or None when none is known."""
+    c = _sre_modules()[1]
+
+    options: list = []
+    run: list = []
+
+    def end_run() -> None:
+        if run:
+            opt = _literal_option(run, flags)
+            if opt is not None:
+                options.append(opt)
+            run.clear()
+
+    for op, av in seq:
+        if op is c.LITERAL:
+            run.append(chr(av))
+            continue
+        if op is c.BRANCH and run:
+            # A prefix the parser took out of the alternatives ("co" of cookie|consent): the run followed by
+            # each alternative's leading literals.
+            joined: frozenset | None = frozenset()
+            for b in av[1]:
+                lead = []
+                for bop, bav in b:
+                    if bop is not c.LITERAL:
+                        break
+                    lead.append(chr(bav))
+                opt = _literal_option(run + lead, flags)
+                if opt is None or joined is None:
+                    joined = None
+                    break
+                joined = joined | opt
+            if joined is not None:
+                options.append(joined)
+        end_run()
+        sub = None
+        if op is c.BRANCH:
+            acc: frozenset | None = frozenset()
+            for b in av[1]:
+                part = _required_literals(b, flags)
+                if part is None or acc is None:
+                    acc = None
+                    break
+                acc = acc | part
+            sub = acc
+        elif op is c.SUBPATTERN and not av[1] and not av[2]:
+            sub = _required_literals(av[3], flags)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+            sub = _required_literals(av[2], flags)
+        if sub is not None:
+            options.append(sub)
+    end_run()
+    if not options:
+        return None
+    return max(options, key=_option_score)
+
+
+def cue_prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
+    """The lowered (under IGNORECASE) literals one of which an ASCII text must contain for `rx` to match
+    it; None when the regexp is to be searched in every text. Memoized by pattern."""
+    key = (rx.pattern, rx.flags)
+    if key not in _PREFILTERS:
+        _PREFILTERS[key] = _prefilter(rx)
+    return _PREFILTERS[key]
+
+
+_PREFILTERS: dict[tuple[str, int], tuple[str, ...] | None] = {}
+
+
+def _prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
+    found = _required_literals(_sre_modules()[0].parse(rx.pattern, rx.flags), rx.flags)
+    if found is None:
+        return None
+    # A literal containing a shorter one adds nothing ("ads" once "ad" is looked for).
+    return tuple(sorted(lit for lit in found if not any(o != lit and o in lit for o in found)))
+
+
+
+@mypyc_attr(native_class=False)
+class CueCache(dict):
+    """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
+    built once per token (tokens recur across a site's pages and across sites)."""
+
+    def __init__(self, cues: list, namer=None):
+        super().__init__()
+        self.cues = [(("cue.idclass=" + name) if namer is None else namer("cue.idclass=" + name), subs)
+                     for name, subs in cues]
+
+    def __missing__(self, token: str):
+        if len(self) >= 50_000:  # an open vocabulary on a real crawl
+            self.clear()
+        value = tuple(name for name, subs in self.cues if any(sub in token for sub in subs))
+        self[token] = value
+        return value
+
+
+
+class CueSettings:
+    """The family's settings ([features.cues]), compiled. (Models trained before the cue family have no
+    [features.cues]: the runtime config's is laid under.)"""
+
+    def __init__(self, config: Config):
+        cc = config["features"]["cues"]
+        self.max_words = int(cc["max_words"])
+        self.idclass = [(str(k), tuple(v)) for k, v in cc["idclass"].items()]
+        self.text_names = [str(k) for k in cc["text"]]
+        self.text_rx = [re.compile(v) for v in cc["text"].values()]
+        # Per regexp: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
+        # searched; and whether they are compared with the lowered text (IGNORECASE).
+        self.text_lits = [cue_prefilter(rx) for rx in self.text_rx]
+        self.text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.text_rx]
+        self.page_typer = PageTyper(config)
+        self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
+        self.repeat_links_min = float(cc["repeat"]["links_min_share"])
+        self.code_tags = frozenset(cc["code"]["tags"])
+        self.main_min_words = int(cc["main"]["min_words"])
+        self.main_share = float(cc["main"]["share"])
+
+
+class CueNames:
+    """The family's attribute names in one naming (cleaner.page.features `_Names`): `name` names one attribute,
+    `namer` (None: readable) each id/class cue, `repeat_table` is the binned `cue.repeat` table."""
+
+    def __init__(self, settings: CueSettings, name: Callable[[str], object],
+                 namer: Callable[[str], object] | None, repeat_table: Mapping[int, object]):
+        self.idclass = CueCache(settings.idclass, namer)
+        self.text = [name("cue.text=" + cue) for cue in settings.text_names]
+        self.page = {kind: name("cue.page=" + kind) for kind in settings.page_typer.names}
+        self.repeat = repeat_table
+        self.repeat_links = name("cue.repeat-links")
+        self.code = name("cue.code")
+        self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
+
+
+def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
+    """The `cue.idclass` attributes of a block's id/class `tokens`, each once, in order."""
+    found: tuple = ()
+    cache = names.idclass
+    for token in tokens:
+        found += cache[token]
+    return list(dict.fromkeys(found)) if found else []
+
+
+def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> None:
+    """Append the `cue.text` attributes of a short block's `text` to `out`."""
+    if text.isascii():
+        low = text.lower()
+        for name, rx, lits, fold in zip(names.text, settings.text_rx, settings.text_lits, settings.text_fold):
+            if lits is not None:
+                hay = low if fold else text
+                for lit in lits:
+                    if lit in hay:
+                        break
+                else:
+                    continue  # none of its literals: it cannot match
+            if rx.search(text):
+                out.append(name)
+    else:
+        for name, rx in zip(names.text, settings.text_rx):
+            if rx.search(text):
+                out.append(name)
+
+
+# Where a block lies against the page's main container (main_relations): the index is the relation.
+MAIN_RELATIONS = ("before", "in", "after")
+
+
+def main_relations(blocks: list[Block], stats: list, element_parent: list[int], min_words: int,
+                   share: float) -> list[int] | None:
+    """Each block's place against the page's main container (0 before it, 1 in it, 2 after it; None when the
+    page holds no prose): the deepest element holding at least `share` of the page's prose words, reached from
+    the root by the child holding most. Prose is the words outside links of visible blocks of at least
+    `min_words` words. Why: the content of most pages is one subtree that holds most of its prose, whatever
+    the site calls it; a CRF that knows which subtree that is needs no id/class token it has seen (the idea
+    behind readability's top candidate and Boilerpipe's largest block, here a feature, not a rule)."""
+    n = len(element_parent)
+    if n == 0:
+        return None
+    total = [0] * n
+    for b, s in zip(blocks, stats):
+        words = s.n_words - s.link_words
+        if words >= min_words and 0 <= b.element < n and HIDDEN not in b.ancestors:
+            total[b.element] += words
+    # Elements are numbered in document order, so every descendant of an element comes after it: summed
+    # backwards, an element's total is complete before it is added to its parent's.
+    best = [-1] * n
+    for e in range(n - 1, 0, -1):
+        p = element_parent[e]
+        total[p] += total[e]
+        if best[p] < 0 or total[e] >= total[best[p]]:
+            best[p] = e
+    if total[0] <= 0:
+        return None
+    need = share * total[0]
+    top = 0
+    while best[top] >= 0 and total[best[top]] >= need:
+        top = best[top]
+    inside = [False] * n
+    inside[top] = True
+    for e in range(top + 1, n):
+        if inside[element_parent[e]]:
+            inside[e] = True
+    out: list[int] = []
+    seen_inside = False
+    for b in blocks:
+        if 0 <= b.element < n and inside[b.element]:
+            seen_inside = True
+            out.append(1)
+        else:
+            out.append(2 if seen_inside else 0)
+    return out
+
+
+def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,
+              page: PageMarks | None) -> list[list]:
+    """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
+    block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
+    `stats` are the blocks' cleaner.page.features.BlockStats."""
+    kind = names.page[settings.page_typer.of(page) if page is not None else "unknown"]
+    # Words and link words of each repeated item, over the blocks inside it.
+    item_words: dict[int, int] = {}
+    item_links: dict[int, int] = {}
+    for b, s in zip(blocks, stats):
+        item = b.repeat_item
+        if item >= 0:
+            item_words[item] = item_words.get(item, 0) + s.n_words
+            item_links[item] = item_links.get(item, 0) + s.link_words
+    links_min = settings.repeat_links_min
+    code_tags = settings.code_tags
+    relations = (main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
+                 if page is not None else None)
+    out: list[list] = []
+    for i, b in enumerate(blocks):
+        row = [kind]
+        if relations is not None:
+            row.append(names.main[relations[i]])
+        if b.repeat:
+            row.append(names.repeat[b.repeat])
+            words = item_words[b.repeat_item]
+            if words and item_links[b.repeat_item] >= links_min * words:
+                row.append(names.repeat_links)
+        if not code_tags.isdisjoint(b.ancestors):
+            row.append(names.code)
+        out.append(row)
+    return out

@@ -1,0 +1,536 @@
+"""Block features: Victor's families plus the strongest of Dragnet's, as CRFsuite attributes.
+
+Every feature is a string attribute `family.name=value` (binary in the CRF). Numeric values
+are mapped to bins from `conf/` ("largest bin less-or-equal to the value"), as Victor did,
+so the CRF learns thresholds without scaling issues. Each block also carries the features
+of its neighbours within `[features] window`, prefixed with the offset (`-1:` / `+1:`),
+restricted to `window_families`.
+
+Families (the prefix of every attribute, used for ablation):
+  container  ancestor classes (p, a, u, img, header, bold, italic, list, form)
+  split      p / br / hr / inline / block tags between the previous block and this one
+  char       character classes, absolute and relative
+  token      whitespace-token classes, absolute and relative
+  sentence   sentence count, mean length, begins/ends like a sentence
+  dup        duplicate text within the document
+  regexp     url, date, time, bullet
+  group      div-group and td-group word ratios (words outside links)
+  position   relative position in the document
+  document   document-level sizes
+  tag        the innermost tag and its parent (Dragnet-era markup cue)
+  idclass    id/class tokens of the ancestors (Dragnet)
+  density    text density per 80-char line and link density of block and group (Kohlschütter/Dragnet)
+  cue        what today's boilerplate is called ([features.cues]), in id/class tokens, short texts, the
+             page's type, repeated items and code (cleaner.page.cues)
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+# scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
+# interpreted classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
+from mypy_extensions import mypyc_attr
+
+from ..config import Config, load_config
+from .cues import CueNames, CueSettings, idclass_cues, page_cues, text_cues
+from .segment import Block, PageMarks
+from .text import char_classes, count_words
+
+FAMILIES = (
+    "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
+    "position", "document", "tag", "idclass", "density", "cue",
+)  # fmt: skip
+# `cue` is opt-in (`--families`) until measured on all folds (docs/modern.md). The `run` (inline-run density),
+# `cetr` (CETR tag ratios) and `title` (the block against the page's <title>) families were measured and
+# removed (docs/ablation.md keeps their figures).
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f != "cue")
+FEATURE_VERSION = "1"
+TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
+
+
+@dataclass(slots=True)
+class BlockStats:
+    """Numbers measured on one block, shared by features and the output statistics."""
+
+    n_words: int
+    n_chars: int
+    link_words: int  # words inside a link
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) >= 1 else f"{x:g}"
+
+
+def _bin_label(bins: list[float], value: float) -> str:
+    """The largest bin less-or-equal to `value` (the smallest bin when below all)."""
+    i = bisect_right(bins, value) - 1
+    return _fmt(bins[i if i >= 0 else 0])
+
+
+@mypyc_attr(native_class=False)
+class _Table(dict):
+    """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
+
+    Feature extraction runs per block on every page, so formatting and bisecting are done
+    once here, and a lookup is a dict subscript in C (a method call per attribute cost ~0.2 ms a
+    page); inputs above `cap` fall to `__missing__`, which gives cap's name. `namer` turns each
+    name into what a row carries (the name itself, or its code)."""
+
+    __slots__ = ("cap",)
+
+    def __init__(self, name: str, bins: list[float], cap: int, scale: float = 1.0, namer=None):
+        labels = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
+        if namer is not None:
+            labels = [namer(x) for x in labels]
+        super().__init__(enumerate(labels))
+        self.cap = cap
+
+    def __missing__(self, i: int):
+        if i > self.cap:
+            return self[self.cap]
+        raise KeyError(i)  # a negative count: a bug upstream, not a bin
+
+
+@mypyc_attr(native_class=False)
+class _PrefixCache(dict):
+    """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
+    value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
+    the code of the prefixed name (cleaner.label.model.AttributeCodec)."""
+
+    def __init__(self, prefix: str, codec=None):
+        super().__init__()
+        self.prefix = prefix
+        self.codec = codec
+
+    def __missing__(self, key: str):
+        if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
+            self.clear()
+        value: object = self.prefix + key  # (a name, or with a codec its code: compiled code checks the type)
+        if self.codec is not None:
+            value = self.codec[value]
+        self[key] = value
+        return value
+
+
+class _Names:
+    """Every attribute name a page's rows can carry, in one naming, with the text cache kept in it.
+
+    Readable (no codec), or with a codec (cleaner.label.model.AttributeCodec) the codes of the
+    attributes that stay with their block. Attributes of the `window_families` are also seen by
+    the neighbours under a prefix (`-1:`...), so they stay readable here and are encoded once
+    prefixed. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
+
+    def __init__(self, ex: FeatureExtractor, codec=None):
+        self.codec = codec  # held: FeatureExtractor keys its namings by id(codec)
+
+        def namer(family: str):
+            if codec is None or family in ex.window_families:
+                return None
+            return codec.__getitem__
+
+        def name(family: str, attribute: str):
+            f = namer(family)
+            return attribute if f is None else f(attribute)
+
+        def table(family: str, attribute: str, bins, cap: int, scale: float = 1.0) -> _Table:
+            return _Table(f"{family}.{attribute}" if attribute else family, bins, cap, scale, namer(family))
+
+        fc = ex.config["features"]
+        bins = fc["bins"]
+        count_cap = int(max(bins["count"])) + 1
+        doc_cap = int(max(bins["document"])) + 1
+
+        def count(family: str, attribute: str) -> _Table:
+            return table(family, attribute, bins["count"], count_cap)
+
+        def rel(family: str, attribute: str) -> _Table:
+            # Relative values are looked up as whole per-mille.
+            return table(family, attribute, bins["relative"], 1000, 1000.0)
+
+        self.bias = name("", "bias")  # (no family: always the block's own)
+        self.containers = [(tag, name("container", "container." + tag)) for tag in ("p", "a", "u", "img")]
+        # Every `class_<name>` list of [features] is a container class `container.class-<name>`.
+        self.classes = [
+            (name("container", "container." + key.replace("_", "-")), frozenset(tags))
+            for key, tags in fc.items() if key.startswith("class_")
+        ]
+        split_cap = int(max(bins["split"])) + 1
+        self.t_split = [table("split", k, bins["split"], split_cap)
+                        for k in ("p", "br", "hr", "class-inline", "class-block")]
+        self.t_char = [(count("char", k), rel("char", k + ".rel")) for k in ("alpha", "num", "punct", "white", "other")]
+        self.t_token = [(count("token", k), rel("token", k + ".rel")) for k in ("alpha", "num", "mix", "other")]
+        self.t_sent_count = count("sentence", "count")
+        self.t_sent_len = count("sentence", "avg-length")
+        self.sent_begin = name("sentence", "sentence.begin")
+        self.sent_end = name("sentence", "sentence.end")
+        self.re_url = name("regexp", "regexp.url")
+        self.re_date = name("regexp", "regexp.date")
+        self.re_time = name("regexp", "regexp.time")
+        self.re_bullet = name("regexp", "regexp.bullet")
+        self.t_density = count("density", "text")
+        self.in_link = name("density", "density.in-link")
+        self.t_link = rel("density", "group-link")
+        self.t_dup = count("dup", "count")
+        self.dup_first = name("dup", "dup.first")
+        self.t_div = rel("group", "div-word-ratio")
+        self.t_td = rel("group", "td-word-ratio")
+        self.div_none = name("group", "group.div-word-ratio=none")
+        self.td_none = name("group", "group.td-word-ratio=none")
+        self.t_pos = table("position", "", bins["position"], 1000, 1000.0)
+        self.t_doc = [table("document", k, bins["document"], doc_cap)
+                      for k in ("word-count", "sentence-count", "block-count")]
+        self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
+        # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
+        tag_codec = None if namer("tag") is None else codec
+        self.tag_self = _PrefixCache("tag.self=", tag_codec)
+        self.tag_parent = _PrefixCache("tag.parent=", tag_codec)
+        self.tag_artificial = _PrefixCache("tag.artificial=", tag_codec)
+        self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
+        repeat_bins = ex.cues.repeat_bins
+        self.cues = CueNames(ex.cues, lambda attribute: name("cue", attribute), namer("cue"),
+                             table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
+        # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
+        self.text_cache: dict[str, tuple[list, list, int]] = {}
+
+
+@mypyc_attr(native_class=False)
+class AttributeRows(list):
+    """A page's attribute rows, one list per block, as `FeatureExtractor.extract` makes them: each
+    row holds the block's own attributes first and its neighbours' (`-1:`... `+1:`...) after them,
+    and `own_counts[i]` says how many of row i's attributes are its own (a model that reads only
+    those is given `row[:own_counts[i]]`)."""
+
+    __slots__ = ("own_counts",)
+    own_counts: list[int]
+
+
+@dataclass(slots=True)
+class AttributeParts:
+    """A page's attributes before the neighbour window is laid on (FeatureExtractor.extract_parts)."""
+
+    shared: list[list]  # per block, the window families' attributes, readable
+    private: list[list]  # per block, the others, named with the codec (the bias first: never empty)
+
+
+def own_attribute_count(row) -> int:
+    """How many of a readable row's attributes are the block's own: the neighbours' come after them
+    and are the only ones that start with their offset's sign."""
+    for k, attribute in enumerate(row):
+        if attribute[0] in "+-":
+            return k
+    return len(row)
+
+
+class FeatureExtractor:
+    """Compiled settings (bins, regexps, tag classes) turned into a fast per-document function."""
+
+    def __init__(self, config: Config | None = None, families: tuple[str, ...] | None = None):
+        self.config = config or load_config()
+        fc = self.config["features"]
+        self.families = frozenset(families or DEFAULT_FAMILIES)
+        rx = fc["regexp"]
+        self.re_url = re.compile(rx["url"])
+        self.url_hints = tuple(h.lower() for h in fc["url_hints"])
+        self.re_date = re.compile(rx["date"])
+        self.re_time = re.compile(rx["time"])
+        self.re_bullet = re.compile(rx["bullet"])
+        self.re_sent_end = re.compile(rx["sentence_end"])
+        self.re_sent_split = re.compile(rx["sentence_split"])
+        self.inline = frozenset(fc["inline_tags"])
+        self.block_tags = frozenset(self.config["segment"]["block_tags"])
+        self.window = int(fc["window"])
+        self.window_families = frozenset(fc["window_families"]) & self.families
+        # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
+        self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
+        self.max_idclass = int(fc["max_idclass_tokens_per_block"])
+        self.cues = CueSettings(self.config)
+        self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
+        self._names: dict[int, _Names] = {}
+
+    def _naming(self, codec) -> _Names:
+        key = id(codec)  # (the names hold the codec, so its id is not reused meanwhile)
+        names = self._names.get(key)
+        if names is None:
+            names = self._names[key] = _Names(self, codec)
+        return names
+
+    # -- per block ---------------------------------------------------------------------
+
+    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: _Names) -> int:
+        """Append the block's own attributes: `shared` ones are also given to neighbours. Returns the
+        number of sentence ends in the block's text (for the page's `document.sentence-count`)."""
+        fam = self.families
+        wf = self.window_families
+        text = b.text
+        if "container" in fam:
+            out = shared if "container" in wf else private
+            anc = b.ancestors
+            for tag, name in v.containers:
+                if tag in anc:
+                    out.append(name)
+            for name, tags in v.classes:
+                if not anc.isdisjoint(tags):
+                    out.append(name)
+        if "split" in fam:
+            out = shared if "split" in wf else private
+            p = br = hr = inline = block = 0
+            for tag_counts in (b.opened, b.closed):
+                for tag, n in tag_counts.items():
+                    if tag == "p":
+                        p += n
+                    elif tag == "br":
+                        br += n
+                    elif tag == "hr":
+                        hr += n
+                    if tag in self.inline:
+                        inline += n
+                    elif tag in self.block_tags:
+                        block += n
+            # Zero counts are left out: absence encodes zero (reference coding), which
+            # halves the attributes per block and the CRF's time.
+            for t, n in zip(v.t_split, (p, br, hr, inline, block)):
+                if n:
+                    out.append(t[n])
+        # Attributes that depend on the text alone are cached across blocks and pages:
+        # boilerplate ("Home", "|", "Contact us") repeats, 45% of blocks in the shared pages.
+        cache = v.text_cache
+        cached = cache.get(text)
+        if cached is None:
+            sh: list = []
+            pr: list = []
+            ends = self._text_features(text, st, sh, pr, v)
+            if len(cache) >= TEXT_CACHE_ENTRIES:
+                cache.clear()
+            cached = cache[text] = (sh, pr, ends)
+        shared.extend(cached[0])
+        private.extend(cached[1])
+        if "tag" in fam:
+            out = shared if "tag" in wf else private
+            cont = b.containers
+            out.append(v.tag_self[cont[-1] if cont else "-"])
+            out.append(v.tag_parent[cont[-2] if len(cont) > 1 else "-"])
+            if b.artificial:
+                out.append(v.tag_artificial[b.artificial])
+        if "density" in fam and b.in_link:
+            (shared if "density" in wf else private).append(v.in_link)
+        if "idclass" in fam and b.idclass:
+            out = shared if "idclass" in wf else private
+            tokens = b.idclass
+            if len(tokens) > self.max_idclass:
+                tokens = tokens[: self.max_idclass]
+            out.extend(map(v.idclass.__getitem__, tokens))
+        if "cue" in fam and b.idclass:
+            (shared if "cue" in wf else private).extend(idclass_cues(v.cues, b.idclass[: self.max_idclass]))
+        return cached[2]
+
+    def _may_hold_url(self, text: str) -> bool:
+        """Whether the url regexp can match `text`, by cheap substring tests: models were trained
+        searching only texts with a dot or an @, and every match holds one of the url hints."""
+        if "." not in text and "@" not in text:
+            return False
+        if not self.url_hints:
+            return True
+        low = text.lower()
+        return any(h in low for h in self.url_hints)
+
+    def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: _Names) -> int:
+        """Attributes of the char, token, sentence, regexp and text-density families; returns the
+        number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
+        `sentence.end` and the page's `document.sentence-count` both read."""
+        fam = self.families
+        # One scan of the text for both (it cost ~2 µs a block, twice, when each made its own).
+        ends = len(self.re_sent_end.findall(text)) if self.count_sentence_ends else 0
+        wf = self.window_families
+        n_chars = st.n_chars or 1
+        classes = char_classes(text)
+        if "char" in fam:
+            out = shared if "char" in wf else private
+            for (t_abs, t_rel), n in zip(v.t_char, classes):
+                if n:
+                    out.append(t_abs[n])
+                    out.append(t_rel[n * 1000 // n_chars])
+        if "token" in fam:
+            out = shared if "token" in wf else private
+            alpha = num = mix = other = 0
+            toks = text.split()
+            for tok in toks:
+                if tok.isalpha():
+                    alpha += 1
+                elif tok.isdigit():
+                    num += 1
+                elif tok.isalnum():
+                    mix += 1
+                else:
+                    other += 1
+            nt = len(toks) or 1
+            for (t_abs, t_rel), n in zip(v.t_token, (alpha, num, mix, other)):
+                if n:
+                    out.append(t_abs[n])
+                    out.append(t_rel[n * 1000 // nt])
+        if "sentence" in fam:
+            out = shared if "sentence" in wf else private
+            n_sent = sum(1 for x in self.re_sent_split.split(text) if x and not x.isspace())
+            out.append(v.t_sent_count[n_sent])
+            out.append(v.t_sent_len[st.n_words // n_sent if n_sent else 0])
+            first = text[:1]
+            if first.isupper() or (first.isalpha() and not first.islower()):
+                out.append(v.sent_begin)
+            if ends:
+                out.append(v.sent_end)
+        if "regexp" in fam:
+            out = shared if "regexp" in wf else private
+            # Cheap gates first: dates and times need a digit, a URL passes _may_hold_url.
+            if self._may_hold_url(text) and self.re_url.search(text):
+                out.append(v.re_url)
+            if classes[1]:
+                if self.re_date.search(text):
+                    out.append(v.re_date)
+                if self.re_time.search(text):
+                    out.append(v.re_time)
+            if self.re_bullet.match(text):
+                out.append(v.re_bullet)
+        if "cue" in fam and st.n_words <= self.cues.max_words:
+            text_cues(self.cues, v.cues, text, shared if "cue" in wf else private)
+        if "density" in fam:
+            lines = -(-st.n_chars // 80) or 1
+            (shared if "density" in wf else private).append(v.t_density[st.n_words // lines])
+        return ends
+
+    # -- per document ------------------------------------------------------------------
+
+    def stats(self, blocks: list[Block]) -> list[BlockStats]:
+        out = []
+        for b in blocks:
+            n = count_words(b.text)
+            out.append(BlockStats(n, len(b.text), n if b.in_link else 0))
+        return out
+
+    def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:
+        """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
+        get = self.neighbour_names(offset, codec).__getitem__
+        return [list(map(get, row)) for row in rows]
+
+    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                page: PageMarks | None = None) -> AttributeRows:
+        """One attribute list per block (own features, then the neighbours' with offsets).
+        `page` is what the page's markup says of it (Segmentation.page), read by the `cue` family only.
+
+        With a `codec` (cleaner.label.model.AttributeCodec) the attributes come as the codes the model
+        stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
+        block's own attributes are encoded once, not once more for each neighbour that sees them."""
+        parts = self.extract_parts(blocks, stats, codec, page)
+        shared_rows, n = parts.shared, len(parts.private)
+        # `private` rows are named already; the shared attributes are encoded here, once, as their
+        # block's own (and below under each neighbour's prefix).
+        own = shared_rows if codec is None else codec.encode(shared_rows)
+        result = AttributeRows(o + r for o, r in zip(own, parts.private))
+        result.own_counts = [len(row) for row in result]
+        for k in range(1, self.window + 1):
+            # Block i sees block i-k's shared attributes as `-k:...` and block i+k's as `+k:...`.
+            before = self._prefixed_rows(-k, shared_rows[: n - k], codec)
+            after = self._prefixed_rows(k, shared_rows[k:], codec)
+            edge_before, edge_after = self.edge(-k, codec), self.edge(k, codec)
+            for i, row in enumerate(result):
+                row += before[i - k] if i >= k else edge_before
+                row += after[i] if i + k < n else edge_after
+        return result
+
+    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+                      page: PageMarks | None = None) -> AttributeParts:
+        """The page's attributes before the neighbour window is laid on: per block the attributes of
+        the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
+        named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
+        as they are and never build the neighbours' copies (cleaner.label.crf.WindowRows)."""
+        if stats is None:
+            stats = self.stats(blocks)
+        v = self._naming(codec)
+        n = len(blocks)
+        fam = self.families
+        wf = self.window_families
+        # Document-level aggregates.
+        doc_words = sum(s.n_words for s in stats)
+        free_words = sum(s.n_words - s.link_words for s in stats) or 1
+        div_words: dict[int, int] = {}
+        td_words: dict[int, int] = {}
+        div_all: dict[int, int] = {}
+        div_link: dict[int, int] = {}
+        for b, s in zip(blocks, stats):
+            free = s.n_words - s.link_words
+            div_words[b.div_group] = div_words.get(b.div_group, 0) + free
+            td_words[b.td_group] = td_words.get(b.td_group, 0) + free
+            div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
+            div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
+        cue_feats: list[list] = []
+        if "cue" in fam:
+            cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
+        keys = [b.text.casefold() for b in blocks]
+        seen: dict[str, int] = {}
+        for k in keys:
+            seen[k] = seen.get(k, 0) + 1
+        first_seen: set[str] = set()
+        n_sent = 0  # sentence ends on the page (document.sentence-count)
+        shared_rows: list[list] = []
+        rows: list[list] = []
+        for i, (b, s) in enumerate(zip(blocks, stats)):
+            shared: list = []
+            private: list = [v.bias]
+            n_sent += self._block_own(b, s, shared, private, v)
+            if "dup" in fam:
+                out = shared if "dup" in wf else private
+                c = seen[keys[i]]
+                if c > 1:
+                    out.append(v.t_dup[c])
+                    if keys[i] not in first_seen:
+                        out.append(v.dup_first)
+                first_seen.add(keys[i])
+            if "group" in fam:
+                out = shared if "group" in wf else private
+                g = b.div_group
+                out.append(v.t_div[div_words[g] * 1000 // free_words] if g >= 0 else v.div_none)
+                g = b.td_group
+                out.append(v.t_td[td_words[g] * 1000 // free_words] if g >= 0 else v.td_none)
+            if "density" in fam:
+                out = shared if "density" in wf else private
+                g = b.div_group
+                out.append(v.t_link[div_link[g] * 1000 // (div_all[g] or 1)])
+            if "position" in fam:
+                out = shared if "position" in wf else private
+                out.append(v.t_pos[i * 1000 // n])
+            if cue_feats:
+                (shared if "cue" in wf else private).extend(cue_feats[i])
+            shared_rows.append(shared)
+            rows.append(private)
+        if "document" in fam:
+            # Last in every private row, once the blocks have counted the page's sentence ends.
+            max_div = max((w for k, w in div_words.items() if k >= 0), default=0)
+            max_td = max((w for k, w in td_words.items() if k >= 0), default=0)
+            t_words, t_sentences, t_blocks = v.t_doc
+            t_max_div, t_max_td = v.t_doc_rel
+            doc_feats = (
+                t_words[doc_words],
+                t_sentences[n_sent],
+                t_blocks[n],
+                t_max_div[max_div * 1000 // free_words],
+                t_max_td[max_td * 1000 // free_words],
+            )
+            for row in rows:
+                row.extend(doc_feats)
+        return AttributeParts(shared_rows, rows)
+
+    def neighbour_names(self, offset: int, codec=None) -> _PrefixCache:
+        """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named
+        with `codec` when given; cached across pages."""
+        key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
+        cache = self._prefixed.get(key)
+        if cache is None:
+            cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
+        return cache
+
+    def edge(self, offset: int, codec=None) -> tuple:
+        """What a block sees at `offset` past either end of the page (`-1:BOD`, `+1:EOD`...)."""
+        attribute = f"{offset:+d}:{'BOD' if offset < 0 else 'EOD'}"
+        return (attribute if codec is None else codec[attribute],)
+

@@ -1,0 +1,39 @@
+"""`cleaner clean`: clean HTML files into CleanEval text, plain text or JSON with the CRF (a seed system's
+`--model-kind` goes to cleaner.tools.cli_systems). The parser that sets it up is cleaner.tools.cli.build_parser."""
+
+from __future__ import annotations
+
+from .cli_common import EXIT_INPUT, EXIT_USAGE, clean_files, report_skipped
+from .cli_common import fail as _fail
+from .cli_common import serving_model_from_args as _load
+
+
+def cmd_clean(args) -> int:
+    from .inputs import collect
+
+    fmt = args.format
+    to_stdout = args.out in (None, "-")
+    if to_stdout and getattr(args, "model_kind", "crf") == "all":
+        return _fail(EXIT_USAGE, "--model-kind all writes one folder per system: give --out DIR")
+    pages, skipped = collect(args.paths)
+    if to_stdout and fmt in ("cleaneval", "txt") and len(pages) > 1:
+        return _fail(EXIT_USAGE, f"{len(pages)} pages to standard output would run together: give --out DIR "
+                                 "(one file per page), or --format jsonl (one line per page)")
+    if not pages:
+        report_skipped(skipped, quiet=False)
+        return _fail(EXIT_INPUT, "nothing to clean: no HTML file among " + ", ".join(args.paths))
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .cli_systems import clean as clean_with_system
+
+        return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
+    from ..api import clean_html
+
+    config, serving = _load(args)
+    model = serving.model
+    as_json = fmt == "json"
+    return clean_files(
+        pages, skipped, args.out, fmt,
+        lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
+        quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
+        max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
+    )

@@ -1,0 +1,325 @@
+"""`cleaner train` and `cleaner eval`: train a CRF model, score one or cross-validate, and write their reports
+(a seed system's `--model-kind` goes to cleaner.tools.cli_systems). The parser that sets them up is
+cleaner.tools.cli.build_parser."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .cli_common import DEFAULT_DATA, EXIT_INPUT, EXIT_MODEL, EXIT_OK, EXIT_USAGE, UNSEEN_SITES_NOTE
+from .cli_common import chosen_folds as _chosen_folds
+from .cli_common import config_from_args as _config
+from .cli_common import fail as _fail
+from .cli_common import gold_pages_from_args as _pages
+from .cli_common import page_types_from_args as _page_types
+from .cli_common import serving_model_from_args as _load
+from .cli_common import sites_from_args as _sites
+
+
+def _families(args):
+    from ..page.features import FAMILIES
+
+    if not args.families:
+        return None
+    fams = tuple(f.strip() for f in args.families.split(",") if f.strip())
+    unknown = [f for f in fams if f not in FAMILIES]
+    if unknown:
+        raise SystemExit(_fail(EXIT_USAGE, f"unknown feature families {unknown}; known: {', '.join(FAMILIES)}"))
+    return fams
+
+
+def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[str, str] | None = None) -> dict:
+    """Each set's figures (and "all"); with `wcxb` (cleaner.learn.evaluate.wcxb_scores) its sets' WCXB metric
+    (`macro_wcxb_f1`), with `page_types` the figures of each page type under its set's `page_types`."""
+    from ..learn.evaluate import figures, page_type_figures
+
+    # Six decimals: a figure stored at four and shown at three can round differently from the
+    # report's (0.92754 -> 0.9275 -> 0.927 against 0.928).
+    def entry(f) -> dict:
+        out = {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in f.scores.items()
+            if k.startswith(("macro_", "micro_", "n_docs"))
+        } | {"block_accuracy": round(f.block_accuracy, 6), "content_accuracy": round(f.content_accuracy, 6)}
+        if f.wcxb_f1 is not None:
+            out["macro_wcxb_f1"] = round(f.wcxb_f1, 6)
+        return out
+
+    summary = {f.dataset: entry(f) for f in figures(results, wcxb=wcxb)}
+    for f in page_type_figures(results, page_types or {}, wcxb):
+        dataset, kind = f.dataset.split(": ", 1)
+        summary[dataset].setdefault("page_types", {})[kind] = entry(f)
+    return summary
+
+
+def cmd_train(args) -> int:
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .cli_systems import train as train_system
+
+        return train_system(args, crf_train=cmd_train)
+    from ..gold.data import manifest_hash
+    from ..learn.train import cross_validate, model_meta, prepare, train_model, trainable, with_typer
+
+    config = _config(args)
+    families = _families(args)
+    pages, folds = _pages(args)
+    tc = config["train"]
+    c1 = args.c1 if args.c1 is not None else float(tc["c1"])
+    c2 = args.c2 if args.c2 is not None else float(tc["c2"])
+    iters = args.max_iterations or int(tc["max_iterations"])
+    conventions = _conventions(args, config)
+    t0 = time.time()
+    docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
+    min_al = float(tc["min_alignment"])
+    train_docs = trainable(docs, min_al)
+    kept = {d.key for d in train_docs}
+    empty_gold = [d.key for d in docs if d.key not in kept and (d.gold_words == 0 or not d.texts)]
+    left_out = [(d.key, round(d.coverage, 3)) for d in docs if d.key not in kept and d.key not in empty_gold]
+    print(f"prepared {len(docs)} pages; {len(train_docs)} used for training; left out: {len(left_out)} whose gold "
+          f"aligns below {min_al} {left_out[:10]}{' ...' if len(left_out) > 10 else ''}, {len(empty_gold)} with an "
+          f"empty gold or no text {empty_gold[:10]}", file=sys.stderr)
+    if not train_docs:
+        return _fail(EXIT_INPUT, "no page has a gold file that aligns with it")
+    cv_figures = None
+    grid_log = []
+    grid_results: dict = {}
+    if args.cv:
+        best: tuple[float, float, float, dict] | None = None
+        sites = _sites(args, pages)
+        grid = [(a, b) for a in tc["c1_grid"] for b in tc["c2_grid"]] if args.c1 is None else [(c1, c2)]
+        for a, b in grid:
+            res = cross_validate(docs, config, c1=a, c2=b, max_iterations=iters, processes=args.jobs,
+                                 progress=not args.quiet, conventions=conventions, sites=sites)
+            summary = _cv_summary(res)
+            grid_results[(a, b)] = res
+            sets = [v["macro_f1"] for k, v in summary.items() if k != "all"]
+            mean_f1 = sum(sets) / max(1, len(sets))
+            grid_log.append({"c1": a, "c2": b, "mean_macro_f1": round(mean_f1, 4)})
+            print(f"cv c1={a} c2={b}: mean macro F1 over sets {mean_f1:.4f}", file=sys.stderr)
+            if best is None or mean_f1 > best[0]:
+                best = (mean_f1, a, b, summary)
+        assert best is not None  # the grid has at least one point
+        _, c1, c2, cv_figures = best
+        if args.report:
+            _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
+                             unseen_sites=args.unseen_sites, config=config, page_types=_page_types(args))
+    meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
+                      n_docs=len(train_docs), conventions=conventions,
+                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+                             "left_out_empty_gold": empty_gold})
+    model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions, meta=meta,
+                        processes=args.jobs)
+    path = with_typer(model, train_docs, config, conventions).save(args.out)
+    size = len(model.data) + len(model.first_pass or b"")
+    print(f"model written to {path} ({size / 1e6:.1f} MB, c1={c1}, c2={c2}, {time.time() - t0:.0f}s)",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def _conventions(args, config):
+    """`--conventions` (train, eval --cv): the config's annotation conventions, or None without the flag.
+    Exits with a one-line error when the config names none or asks for stacking (never built nor measured
+    together with conventions)."""
+    if not getattr(args, "conventions", False):
+        return None
+    from ..label.convention import ConventionError, Conventions
+    from ..label.stacking import StackingSettings
+
+    try:
+        conventions = Conventions.from_config(config)
+    except ConventionError as exc:
+        raise SystemExit(_fail(EXIT_MODEL, str(exc))) from None
+    if StackingSettings.from_config(config) is not None:
+        raise SystemExit(_fail(EXIT_USAGE, "a convention-aware model is one pass: add --config conf/onepass.toml "
+                                           "(or an overlay with [stacking] enabled = false)"))
+    return conventions
+
+
+_ONLY_FOLDS = (" **Only folds {folds} were trained and scored** (`--folds`): compare these figures with the same "
+               "folds of another run.")
+
+
+def _passes(stacking) -> str:
+    """How many CRF passes the report's models make (cleaner.label.stacking), for its header."""
+    if stacking is None:
+        return " One pass (no stacking)."
+    windows = " / ".join(f"±{w}" for w in stacking.windows)
+    reads = "" if stacking.first_pass_neighbours else " (reading each block's own attributes only)"
+    return (f" Stacked: inside each fold a first pass{reads} labels the pages, and the CRF also reads its "
+            f"decided labels and P(content) (windows {windows} blocks; "
+            f"{stacking.inner_folds} inner folds).")
+
+
+def _conventions_note(conventions, asked: str | None = None) -> str:
+    """What a report says of how a convention-aware model's pages were scored."""
+    head = (f" Convention-aware model (`cleaner train --conventions`, attributes conjoined: "
+            f"{', '.join(conventions.attributes)}): ")
+    if asked:
+        return head + (f"every page is tagged with the `{asked}` convention (`--convention`), whatever its set's "
+                       "gold keeps: the old sets' figures are not comparable with their own convention's.")
+    return head + (f"every page is tagged with the annotation convention of its set's gold "
+                   f"({', '.join(f'{k}: {v}' for k, v in sorted(conventions.by_dataset.items()))}; every other "
+                   f"set: {conventions.default}), so each set's figures are comparable with models trained on it "
+                   "alone.")
+
+
+def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
+                     unseen_sites=False, *, config, folds: list[int] | None = None,
+                     page_types: dict[str, str] | None = None) -> None:
+    from ..label.stacking import StackingSettings
+    from ..learn.evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
+
+    wcxb = wcxb_scores(results, docs)
+    figs = figures(results, wcxb=wcxb)
+    untouched = [r for r in results if r.fold not in (None, 1)]
+    conv = _conventions_note(conventions) if conventions else ""
+    how = (
+        f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
+        f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
+        f"{_passes(StackingSettings.from_config(config))}"
+        f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}"
+        f"{_ONLY_FOLDS.format(folds=folds) if folds else ''}\n\n"
+        "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
+        "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
+        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched, wcxb=wcxb))
+    )
+    if grid_log and len(grid_log) > 1:
+        how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
+            f"| {g['c1']} | {g['c2']} | {g['mean_macro_f1']} |" for g in grid_log) + "\n"
+    write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs),
+                 expected_f1_check(results), page_type_figures(results, page_types or {}, wcxb))
+    print(f"report written to {path}", file=sys.stderr)
+
+
+def cmd_eval(args) -> int:
+    if args.folds and not args.cv:
+        return _fail(EXIT_USAGE, "--folds chooses folds of a cross-validation: add --cv")
+    if getattr(args, "model_kind", "crf") != "crf":
+        from .cli_systems import evaluate as evaluate_systems
+
+        return evaluate_systems(args)
+    from ..learn.evaluate import (
+        expected_f1_check,
+        figures,
+        markup_diagnosis,
+        page_type_figures,
+        summary_table,
+        wcxb_scores,
+        write_report,
+    )
+    from ..learn.train import cross_validate, predict, prepare
+
+    config = _config(args)
+    pages, folds = _pages(args)
+    tc = config["train"]
+    baseline = None
+    if args.against:  # read first: a wrong file should not cost a cross-validation
+        from ..learn.evaluate import read_page_table
+
+        try:
+            baseline = read_page_table(Path(args.against))
+        except (OSError, ValueError) as exc:
+            return _fail(EXIT_INPUT, str(exc))
+    if args.conventions and not args.cv:
+        return _fail(EXIT_USAGE, "--conventions trains convention-aware models: add --cv (a saved model already "
+                                 "knows whether it is one)")
+    if args.convention and args.cv:
+        return _fail(EXIT_USAGE, "--convention scores a saved model (--model); with --cv, --conventions scores each "
+                                 "page under its own set's convention")
+    conventions = _conventions(args, config)
+    if args.cv:
+        families = _families(args)
+        fold_ids = _chosen_folds(args.folds, pages, folds)
+        docs = prepare(pages, config, families, folds, processes=args.jobs, progress=not args.quiet)
+        c1 = args.c1 if args.c1 is not None else float(tc["c1"])
+        c2 = args.c2 if args.c2 is not None else float(tc["c2"])
+        iters = args.max_iterations or int(tc["max_iterations"])
+        results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
+                                 processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
+                                 models_dir=args.fold_models, conventions=conventions)
+        if args.report:
+            _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
+                             unseen_sites=args.unseen_sites, config=config, folds=fold_ids,
+                             page_types=_page_types(args))
+            args.report = None
+        how = ""
+    else:
+        _, serving = _load(args)
+        model = serving.model
+        config = model.feature_config(config)
+        docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
+                       processes=args.jobs, progress=not args.quiet)
+        from ..label.decide import DecisionSettings
+
+        # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
+        # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
+        asked = serving.convention if args.convention else None
+        settings = DecisionSettings.from_config(config)
+        conventions = model.conventions
+        results = [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
+                   for d in docs]
+        how = (f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its "
+               "training pages).")
+        if conventions is not None:
+            how += _conventions_note(conventions, asked)
+        elif args.convention:  # no --model: the model [model.by_convention] names, trained without conventions
+            how += (f" `--convention {serving.chosen}` is served by this model ([model.by_convention]), trained "
+                    "without conventions: every page is cleaned as it was trained.")
+        seen = _trained_on(model, pages)
+        if seen:
+            how += " " + seen
+            print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
+    wcxb = wcxb_scores(results, docs)
+    page_types = _page_types(args)
+    figs = figures(results, wcxb=wcxb)
+    by_type = page_type_figures(results, page_types, wcxb)
+    print(summary_table(figs))
+    if by_type:
+        print("By page type:\n\n" + summary_table(by_type))
+    if args.against:
+        from ..learn.evaluate import paired_comparison
+
+        assert baseline is not None  # read above whenever --against is given
+        print(f"Against {args.against}, page by page:\n\n" + paired_comparison(results, baseline))
+    if args.pages:
+        from ..learn.evaluate import write_page_table
+
+        print(f"per-page figures written to {write_page_table(results, Path(args.pages), wcxb)}", file=sys.stderr)
+    if args.report:
+        path = write_report(figs, Path(args.report), "Evaluation", how, markup_diagnosis(results, docs),
+                            expected_f1_check(results), by_type)
+        print(f"report written to {path}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(_cv_summary(results, wcxb, page_types), indent=2) + "\n")
+    return EXIT_OK
+
+
+def _trained_on(model, pages) -> str:
+    """A note when some pages scored are pages the model was trained on (known from its sidecar's
+    training manifest, cleaner.gold.data.training_pages): their figures are not what a new page gets."""
+    import hashlib
+
+    from ..gold.data import training_pages
+
+    trained = training_pages(model.meta, DEFAULT_DATA)
+    if not trained:
+        return ""
+    n = sum(hashlib.sha256(p.read_html()).digest() in trained for p in pages)
+    if not n:
+        return ""
+    cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
+    figures = ", ".join(f"{k} {v['macro_f1']:.3f}" for k, v in cv.items() if "macro_f1" in v)
+    return (f"**{n} of the {len(pages)} pages scored are pages this model was trained on** (its sidecar's training "
+            f"manifest): their figures are optimistic. The model's cross-validated word F1 (`cleaner models`), "
+            f"what a page it never saw gets: {figures or 'not recorded'}.")

@@ -1,0 +1,125 @@
+"""The cleaner as a datatrove pipeline step, in place of datatrove's Trafilatura extractor.
+
+    pip install "webcleaner[datatrove]"
+
+    from datatrove.pipeline.readers import WarcReader
+    from datatrove.pipeline.writers import JsonlWriter
+    from datatrove.executor import LocalPipelineExecutor
+    from cleaner.tools.datatrove import WebCleanerExtractor
+
+    if __name__ == "__main__":  # datatrove's workers import the script again
+        LocalPipelineExecutor(pipeline=[
+            WarcReader("crawl/", glob_pattern="*.warc.gz"),
+            WebCleanerExtractor(),                  # was: Trafilatura(favour_precision=True)
+            JsonlWriter("cleaned/"),
+        ], tasks=4).run()
+
+A document's `text` becomes the page's clean plain text (`CleanResult.plain`: one segment a line, no
+markers; `output="cleaneval"` gives the <h>/<p>/<l> text instead), and its metadata gains what the
+job's Parquet carries about the cleaning: `cleaner_status`, `cleaner_reason` (a rejected page), `title`,
+`expected_f1` (the word F1 the CRF expects of this page's output), `blocks_truncated` and the model's hash.
+A page the cleaner rejects, or whose text is empty, is dropped as datatrove's extractors drop them, and
+counted by its reason in the step's stats (`rejected_<reason>`); datatrove's own counters (`extracted`,
+`timeout`, `broken_process`, `clean_error`, `forwarded`, `dropped`) keep their meaning.
+
+datatrove's readers hand over decoded text (WarcReader: UTF-8, else the charset cchardet guesses), so
+the page is cleaned from that text encoded as UTF-8 with UTF-8 as its HTTP charset, which outranks a
+`<meta charset>` that no longer holds.
+"""
+
+from __future__ import annotations
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.extractors.base import BaseExtractor, ExtractorSandbox
+from datatrove.utils.logging import logger
+from datatrove.utils.typeshelper import StatHints
+
+from ..api import clean_html
+from ..config import load_config
+from ..label.model import model_for_convention
+
+OUTPUTS = ("plain", "cleaneval")
+
+
+class WebCleanerExtractor(BaseExtractor):
+    """datatrove step: each document's HTML `text` -> the cleaner's text, with its outcome in the metadata.
+
+    Args:
+        model: a packaged model's name (default, cleaneval-2012) or a model file; None: the packaged model of the
+            convention ([model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet).
+        config: a config overlay (TOML file) of conf/default.toml; None: the packaged config.
+        convention: what to keep (docs/conventions.md): main, cleaneval or dragnet; None: the config's [model]
+            convention (main). Checked against the model on first use.
+        output: "plain" (the text, no markers) or "cleaneval" (with <h>/<p>/<l> segment markers).
+        timeout: seconds per document, as datatrove's extractors take it (the cleaner's own CPU budget,
+            [limits] time_budget_s, rejects a page as `timeout` first when it is the smaller).
+    """
+
+    name = "🧹 webcleaner"
+
+    def __init__(self, model: str | None = None, config: str | None = None, output: str = "plain",
+                 timeout: float = 5.0, convention: str | None = None):
+        super().__init__(timeout)
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+        self.model_name = model
+        self.config_path = config
+        self.output = output
+        self.convention = convention
+        self._loaded = None  # (model, config): loaded on first use, so the step pickles small for executors
+        self._warned_error = False  # a sandbox error is logged once, then only counted
+
+    def _load(self):
+        if self._loaded is None:
+            config = load_config(self.config_path)
+            # ConventionError: a wrong argument, said at once
+            serving = model_for_convention(config, self.model_name, self.convention)
+            self._loaded = (serving.model, serving.config_for(config))
+        return self._loaded
+
+    def clean(self, text: str) -> tuple[str, dict]:
+        """(the document's new text, what to add to its metadata)."""
+        model, config = self._load()  # the config's [model] convention: the one the model tags with
+        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config)
+        meta = {"cleaner_status": res.status, "cleaner_reason": res.reason, "title": res.title,
+                "expected_f1": res.stats.expected_f1 if res.stats else None,
+                "blocks_truncated": res.blocks_truncated, "cleaner_model": res.model_hash}
+        if not res.ok:
+            return "", meta
+        return (res.plain if self.output == "plain" else res.cleaneval), meta
+
+    def extract(self, text: str) -> str:
+        return self.clean(text)[0]
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        """BaseExtractor.run, with the cleaner's outcome kept in each document's metadata."""
+        self._load()  # in this process, before the sandbox forks its worker (its warm-up is then quick)
+        with ExtractorSandbox(timeout=self.timeout, warmup_text="") as sandbox:
+            for doc in data:
+                self.stat_update(StatHints.total)
+                with self.track_time():
+                    try:
+                        doc.text, meta = sandbox.process_document(doc.text, self.clean)
+                        self.stat_update("extracted")
+                    except TimeoutError:
+                        self.stat_update("timeout")
+                        continue
+                    except EOFError:  # the sandbox's process died; it starts another for the next document
+                        self.stat_update("broken_process")
+                        continue
+                    except Exception as exc:  # clean_html never raises: this is the sandbox's own trouble
+                        self.stat_update("clean_error")
+                        if not self._warned_error:
+                            logger.warning(f"webcleaner: {type(exc).__name__}: {exc} (document {doc.id}); "
+                                           "dropped, counted as clean_error; said once")
+                            self._warned_error = True
+                        continue
+                doc.metadata.update(meta)
+                if meta["cleaner_status"] != "cleaned":
+                    self.stat_update(f"rejected_{meta['cleaner_reason']}")
+                if doc.text:
+                    self.stat_update(StatHints.forwarded)
+                    self.update_doc_stats(doc)
+                    yield doc
+                else:
+                    self.stat_update(StatHints.dropped)

@@ -34,7 +34,8 @@ from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.page.features import DEFAULT_FAMILIES  # noqa: E402
 from cleaner.label.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
 from cleaner.gold.score import aggregate  # noqa: E402
-from cleaner.learn.train import fit, predict, prepare, trainable  # noqa: E402
+from cleaner.learn.cv import trainable  # noqa: E402
+from cleaner.learn.train import fit, predict, prepare  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1

@@ -37,7 +37,8 @@ from cleaner.label.convention import Conventions  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds, manifest_hash  # noqa: E402
 from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.gold.score import aggregate  # noqa: E402
-from cleaner.learn.train import model_meta, predict, prepare, train_model, trainable, with_typer  # noqa: E402
+from cleaner.learn.cv import trainable  # noqa: E402
+from cleaner.learn.train import model_meta, predict, prepare, train_model, with_typer  # noqa: E402
 
 OLD_SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1

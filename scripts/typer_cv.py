@@ -39,7 +39,8 @@ from cleaner.label.markers import (  # noqa: E402
     MarkerSettings, MarkerTyper, block_attributes, train_typer, training_sequence,
 )
 from cleaner.gold.score import aggregate, score_document  # noqa: E402
-from cleaner.learn.train import fold_training_docs, has_markers, prepare, train_model  # noqa: E402
+from cleaner.learn.cv import fold_training_docs  # noqa: E402
+from cleaner.learn.train import has_markers, prepare, train_model  # noqa: E402
 
 _STATE: dict = {}
 

@@ -53,7 +53,8 @@ from cleaner.label.model import CrfModel  # noqa: E402
 from cleaner.gold.score import aggregate, score_document  # noqa: E402
 from cleaner.label.systems.base import PageInput, run_labels  # noqa: E402
 from cleaner.label.systems.dragnet import Dragnet  # noqa: E402
-from cleaner.learn.train import fit, predict, prepare, tagging_meta, trainable  # noqa: E402
+from cleaner.learn.cv import trainable  # noqa: E402
+from cleaner.learn.train import fit, predict, prepare, tagging_meta  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1

@@ -52,7 +52,8 @@ def small_model(tmp_path_factory, data_dir):
     """
     from cleaner.config import load_config
     from cleaner.gold.data import find_pages
-    from cleaner.learn.train import model_meta, prepare, train_model, trainable, with_typer
+    from cleaner.learn.cv import trainable
+    from cleaner.learn.train import model_meta, prepare, train_model, with_typer
 
     # Its second pass reads the first pass's decided labels, as the packaged default's does, so `tag` needs
     # the blocks' word counts beside their attribute rows.

@@ -18,7 +18,8 @@ def convention_model(tmp_path_factory, data_dir):
     """Trained like `cleaner train --conventions` on 12 CleanEval-dev and 12 Dragnet pages."""
     from cleaner.gold.data import find_pages
     from cleaner.label.model import CrfModel
-    from cleaner.learn.train import fit, model_meta, prepare, trainable
+    from cleaner.learn.cv import trainable
+    from cleaner.learn.train import fit, model_meta, prepare
 
     config = load_config()
     conventions = Conventions.from_config(config)

@@ -1,7 +1,8 @@
 """Page collections and the site of a page (used to hold whole sites out of training)."""
 
 from cleaner.gold.data import page_site
-from cleaner.learn.train import PreparedDoc, fold_training_docs
+from cleaner.learn.cv import fold_training_docs
+from cleaner.learn.train import PreparedDoc
 
 
 def test_site_is_the_declared_host_else_the_most_linked_one():
@@ -87,7 +88,8 @@ def test_the_eight_empty_wcxb_golds_score_only_an_empty_output(data_dir):
 def test_an_empty_gold_is_prepared_scored_and_left_out_of_training(data_dir):
     from cleaner.config import load_config
     from cleaner.gold.data import find_pages
-    from cleaner.learn.train import prepare, trainable
+    from cleaner.learn.cv import trainable
+    from cleaner.learn.train import prepare
 
     pages = [p for p in find_pages(data_dir, ["wcxb"]) if p.id in ("4802", "0002")]  # empty gold, and not
     docs = prepare(pages, load_config(), processes=1, progress=False)

@@ -11,7 +11,8 @@ from cleaner.label.model import CrfModel, ModelError, copy_model, load_model, si
 def _train(data_dir):
     from cleaner.config import load_config
     from cleaner.gold.data import find_pages
-    from cleaner.learn.train import prepare, train_model, trainable, with_typer
+    from cleaner.learn.cv import trainable
+    from cleaner.learn.train import prepare, train_model, with_typer
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2}, "markers": {"enabled": True}})
     docs = trainable(prepare(find_pages(data_dir, ["cleanportaleval"])[:6], config, processes=1, progress=False), 0.5)

@@ -174,7 +174,8 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     # neighbours, or rows sliced by their own_counts.
     from cleaner.gold.data import find_pages
     from cleaner.page.features import AttributeRows, own_attribute_count
-    from cleaner.learn.train import prepare, train_model, trainable
+    from cleaner.learn.cv import trainable
+    from cleaner.learn.train import prepare, train_model
 
     config = load_config().overlay({"stacking": {"enabled": True, "inner_folds": 2, "first_pass_neighbours": False},
                                     "markers": {"enabled": False}})

@@ -2,12 +2,13 @@
 
 Protocol (the data README's): fold k of all four data sets is held out together, a system
 is trained on the other five folds (pages whose gold aligns below [train] min_alignment
-are left out of training, as for the CRF) and scores the held-out pages; the figures of
-the six test folds (or of those `--folds` chose) are pooled per set. A page's result is the
-CRF's record (`cleaner.learn.train.DocResult`: score, gold-aligned and predicted block labels,
-output), so one set of figures serves both (`cleaner.learn.evaluate.figures`: the scorer's
-`aggregate`, block accuracy content vs. noise against the gold-aligned labels of
-`cleaner.gold.align`), as do the per-page table and the paired comparison (`--pages`, `--against`).
+are left out of training) and scores the held-out pages, in the CRF's loop and by its rules
+(`cleaner.learn.cv`); the figures of the six test folds (or of those `--folds` chose) are
+pooled per set. A page's result is the CRF's record (`cleaner.learn.train.DocResult`: score,
+gold-aligned and predicted block labels, output), so one set of figures serves both
+(`cleaner.learn.evaluate.figures`: the scorer's `aggregate`, block accuracy content vs. noise
+against the gold-aligned labels of `cleaner.gold.align`), as do the per-page table and the
+paired comparison (`--pages`, `--against`).
 
 Time per page is CPU time (`time.thread_time`: clean_html's CPU-time budget arms a process CPU
 timer, and while one is armed Linux reads the process's CPU clock in scheduler ticks) of the whole pipeline:
@@ -31,12 +32,13 @@ from tqdm import tqdm
 
 from ..config import Config, load_config
 from ..gold.align import align_blocks
-from ..gold.data import read_html_file, without_sites_of
+from ..gold.data import read_html_file
 from ..gold.score import DocScore, score_document
 from ..label.systems import make_system
 from ..label.systems.base import PageInput
 from ..output.assemble import assemble
 from ..page.pipeline import read_page_to_score
+from .cv import cross_validate_folds
 from .evaluate import SetFigures, figures
 from .train import DocResult
 
@@ -56,6 +58,10 @@ class SysDoc:
     prep_ms: float  # CPU ms of decode + segment
     html_path: str = ""
 
+    @property
+    def n_blocks(self) -> int:
+        return len(self.page.blocks)
+
 
 def prepare_docs(pages, config: Config | None = None, folds: dict | None = None, progress: bool = True) -> list[SysDoc]:
     """decode -> segment -> align every page (one process; ~10 ms a page)."""
@@ -74,10 +80,6 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
     return docs
 
 
-def trainable_docs(docs: list[SysDoc], min_alignment: float) -> list[SysDoc]:
-    return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.page.blocks]
-
-
 def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
     out = assemble(doc.page.blocks, labels)
     return DocResult(doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
@@ -94,34 +96,33 @@ def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
 def cross_validate_system(kind: str, docs: list[SysDoc], config: Config | None = None, progress: bool = True,
                           log=None, sites: dict[str, str | None] | None = None,
                           fold_ids: list[int] | None = None) -> list[DocResult]:
-    """Train per fold on the other folds, label and score the held-out pages.
+    """The seed system's k-fold CV (`cleaner.learn.cv.cross_validate_folds`, the CRF's loop): a system made and
+    trained per fold on the other folds' pages, labelling and scoring the held-out pages.
 
     With `sites`, a fold's training pages exclude every site that occurs in the fold; with `fold_ids`, only
-    those folds are held out (trained for and scored)."""
+    those folds are held out (trained for and scored). The folds run one after another in this process, under
+    one BLAS thread: a page's time is CPU time measured here."""
     from threadpoolctl import threadpool_limits
 
     config = config or load_config()
-    min_al = float(config["train"]["min_alignment"])
-    held_out = sorted({d.fold for d in docs if d.fold is not None and (fold_ids is None or d.fold in fold_ids)})
-    results: list[DocResult] = []
+
+    def train(fold: int, train_docs: list[SysDoc]):
+        system = make_system(kind)
+        if system.trainable:
+            t = time.process_time()
+            system.fit([d.page for d in train_docs], [d.labels for d in train_docs])
+            if log:
+                info = getattr(system, "info", None)
+                log(f"{kind} fold {fold}: trained on {len(train_docs)} pages in {time.process_time() - t:.0f}s CPU"
+                    + (f" {json.dumps(info)[:300]}" if info else ""))
+        return system
+
+    def score(system, doc: SysDoc) -> DocResult:
+        return score_labels(doc, *_label_timed(system, doc))
+
     with threadpool_limits(1):
-        for k in tqdm(held_out, desc=f"cv {kind}", unit="fold", disable=not progress, file=sys.stderr):
-            system = make_system(kind)
-            if system.trainable:
-                train = without_sites_of(trainable_docs([d for d in docs if d.fold != k], min_al),
-                                         [d for d in docs if d.fold == k], sites)
-                t = time.process_time()
-                system.fit([d.page for d in train], [d.labels for d in train])
-                if log:
-                    info = getattr(system, "info", None)
-                    log(f"{kind} fold {k}: trained on {len(train)} pages in {time.process_time() - t:.0f}s CPU"
-                        + (f" {json.dumps(info)[:300]}" if info else ""))
-            for d in docs:
-                if d.fold == k:
-                    labels, ms = _label_timed(system, d)
-                    results.append(score_labels(d, labels, ms))
-    results.sort(key=lambda r: r.key)
-    return results
+        return cross_validate_folds(docs, train, score, min_alignment=float(config["train"]["min_alignment"]),
+                                    sites=sites, folds=fold_ids, processes=1, progress=progress, desc=f"cv {kind}")
 
 
 def apply_system(system, docs: list[SysDoc]) -> list[DocResult]:

@@ -1,10 +1,9 @@
 """Training data preparation, CRF training and cross-validation by document.
 
 Pages are prepared once (decode -> segment -> features -> gold alignment) in a pool of
-worker processes; folds are trained in forked workers that inherit the prepared data
-instead of receiving a copy. Documents whose gold aligns badly (coverage below
-[train] min_alignment) are left out of training but are still evaluated: a page the
-gold does not describe still counts in the figures.
+worker processes. The CRF's cross-validation (`cross_validate`) runs the loop of `cleaner.learn.cv`, which
+also says which pages are trainable and which train each fold's model (the seed systems run the same loop);
+its folds are trained in forked workers that inherit the prepared data instead of receiving a copy.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from tqdm import tqdm
 
 from ..config import Config, load_config
 from ..gold.align import align_blocks
-from ..gold.data import Page, without_sites_of
+from ..gold.data import Page
 from ..gold.gold import parse_segments
 from ..gold.score import DocScore, score_document
 from ..label.attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, train_crf
@@ -33,6 +32,7 @@ from ..label.stacking import StackingSettings, inner_fold
 from ..output.assemble import assemble
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from ..page.pipeline import read_page_to_score
+from .cv import cross_validate_folds
 
 
 @dataclass
@@ -57,6 +57,10 @@ class PreparedDoc:
     shown: dict[int, str] | None = None
     # The page's headline block (cleaner.label.decide.headline_block), which [decision] keep_headline keeps.
     headline: list[int] | None = None
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.texts)
 
 
 @dataclass
@@ -149,10 +153,6 @@ def prepare(
                 bar.update()
     bar.close()
     return docs
-
-
-def trainable(docs: list[PreparedDoc], min_alignment: float) -> list[PreparedDoc]:
-    return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.texts]
 
 
 def fit(
@@ -308,35 +308,6 @@ def predict(
     )
 
 
-_CV_STATE: dict = {}
-
-
-def fold_training_docs(
-    docs: list[PreparedDoc], fold: int, min_alignment: float, sites: dict[str, str | None] | None = None
-) -> list[PreparedDoc]:
-    """The training pages of `fold`'s model: the trainable pages of the other folds, and with
-    `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept)."""
-    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
-    return without_sites_of(train_docs, [d for d in docs if d.fold == fold], sites)
-
-
-def _run_fold(args) -> list[DocResult]:
-    fold, c1, c2, max_iterations = args
-    docs: list[PreparedDoc] = _CV_STATE["docs"]
-    min_alignment = _CV_STATE["min_alignment"]
-    conventions = _CV_STATE.get("conventions")
-    train_docs = fold_training_docs(docs, fold, min_alignment, _CV_STATE.get("sites"))
-    model = train_model(train_docs, _CV_STATE["config"], c1=c1, c2=c2, max_iterations=max_iterations,
-                        conventions=conventions)
-    model = with_typer(model, train_docs, _CV_STATE["config"], conventions)
-    if _CV_STATE.get("models_dir"):
-        model.save(Path(_CV_STATE["models_dir"]) / f"fold-{fold}.crfsuite")
-    settings = DecisionSettings.from_config(_CV_STATE["config"])
-    # A convention-aware model is scored on each page with the convention of its set's gold.
-    return [predict(model, d, settings, conventions.of(d.dataset) if conventions else None)
-            for d in docs if d.fold == fold]
-
-
 def cross_validate(
     docs: list[PreparedDoc],
     config: Config,
@@ -351,7 +322,9 @@ def cross_validate(
     sites: dict[str, str | None] | None = None,
     models_dir: str | Path | None = None,
 ) -> list[DocResult]:
-    """k-fold CV by document: train on the other folds, predict the held-out one.
+    """The CRF's k-fold CV by document (`cleaner.learn.cv.cross_validate_folds`, the loop the seed systems run
+    too): train on the other folds' pages (`train_model`, `with_typer`), predict the held-out ones (`predict`),
+    the folds in `processes` forked workers.
 
     With `models_dir`, each fold's model is saved there as `fold-<k>.crfsuite` (to inspect or explain
     its labelling afterwards without training it again).
@@ -359,21 +332,19 @@ def cross_validate(
     With `sites` (page key -> site, `cleaner.gold.data.page_sites`), a fold's model is also trained
     without the pages of every site that occurs in the fold: every held-out page is then from a
     site the model never saw, as most pages of a new crawl are."""
-    fold_ids = folds or sorted({d.fold for d in docs if d.fold is not None})
-    _CV_STATE.update(docs=docs, config=config, min_alignment=float(config["train"]["min_alignment"]),
-                     conventions=conventions, sites=sites, models_dir=models_dir)
-    jobs = [(k, c1, c2, max_iterations) for k in fold_ids]
-    results: list[DocResult] = []
-    bar = tqdm(total=len(jobs), desc=f"cv c1={c1} c2={c2}", unit="fold", disable=not progress, file=sys.stderr)
-    if processes <= 1:
-        for j in jobs:
-            results.extend(_run_fold(j))
-            bar.update()
-    else:
-        with mp.get_context("fork").Pool(min(processes, len(jobs))) as pool:
-            for part in pool.imap_unordered(_run_fold, jobs):
-                results.extend(part)
-                bar.update()
-    bar.close()
-    results.sort(key=lambda r: r.key)
-    return results
+    settings = DecisionSettings.from_config(config)
+
+    def train(fold: int, train_docs: list[PreparedDoc]) -> CrfModel:
+        model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
+        model = with_typer(model, train_docs, config, conventions)
+        if models_dir:
+            model.save(Path(models_dir) / f"fold-{fold}.crfsuite")
+        return model
+
+    def score(model: CrfModel, doc: PreparedDoc) -> DocResult:
+        # A convention-aware model is scored on each page with the convention of its set's gold.
+        return predict(model, doc, settings, conventions.of(doc.dataset) if conventions else None)
+
+    return cross_validate_folds(docs, train, score, min_alignment=float(config["train"]["min_alignment"]),
+                                sites=sites, folds=folds, processes=processes, progress=progress,
+                                desc=f"cv c1={c1} c2={c2}")

@@ -47,7 +47,8 @@ def _system_path(model: str | None, kind: str, many: bool) -> str | None:
 def train(args, crf_train) -> int:
     """`cleaner train --model-kind KIND`; `crf_train(args)` is the CRF's `cleaner train`."""
     from ..gold.data import manifest_hash
-    from ..learn.systems_evaluate import prepare_docs, trainable_docs
+    from ..learn.cv import trainable
+    from ..learn.systems_evaluate import prepare_docs
 
     config = common.config_from_args(args)
     kinds = _kinds(args.model_kind)
@@ -68,7 +69,7 @@ def train(args, crf_train) -> int:
         if system.trainable:
             if docs is None:
                 docs = prepare_docs(pages, config, folds, progress=not args.quiet)
-            train_docs = trainable_docs(docs, float(config["train"]["min_alignment"]))
+            train_docs = trainable(docs, float(config["train"]["min_alignment"]))
             if not train_docs:
                 return common.fail(common.EXIT_INPUT, "no page has a gold file that aligns with it")
             system.fit([d.page for d in train_docs], [d.labels for d in train_docs])
@@ -137,7 +138,8 @@ def _dev_timing_model(docs_pages, folds, config, quiet: bool):
     validation fold 1, 80 iterations), only to time clean_html for the CRF row."""
     from ..label.attribute_codes import ATTRIBUTE_ENCODING
     from ..label.crf_model import CrfModel
-    from ..learn.train import fit, prepare, trainable
+    from ..learn.cv import trainable
+    from ..learn.train import fit, prepare
 
     pages = [p for p in docs_pages if folds.get(p.key) not in (None, 1)][::2]
     prepared = prepare(pages, config, None, folds, processes=1, progress=not quiet)

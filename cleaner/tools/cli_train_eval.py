@@ -61,7 +61,8 @@ def cmd_train(args) -> int:
 
         return train_system(args, crf_train=cmd_train)
     from ..gold.data import manifest_hash
-    from ..learn.train import cross_validate, model_meta, prepare, train_model, trainable, with_typer
+    from ..learn.cv import trainable
+    from ..learn.train import cross_validate, model_meta, prepare, train_model, with_typer
 
     config = _config(args)
     families = _families(args)

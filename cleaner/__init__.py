@@ -41,7 +41,9 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 # Compiled by scripts/build_native.py, in this order (a module's imports before it); named within this package.
-NATIVE_MODULES = ("page.text", "page.segment", "page.cues", "page.features")
+NATIVE_MODULES = (
+    "page.text", "page.page_marks", "page.segment", "page.cues", "page.feature_names", "page.features",
+)
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 

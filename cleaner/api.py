@@ -31,8 +31,9 @@ from .label.decide import DecisionSettings, headline_block, keep_headline
 from .label.model import model_for_convention
 from .output.assemble import LabelStats, assemble
 from .page.decode import DecodedPage
+from .page.page_marks import PageMarks
 from .page.pipeline import CpuBudget, PageBlocks, PageRejected, read_page
-from .page.segment import Block, PageMarks, Segmentation
+from .page.segment import Block, Segmentation
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout",
@@ -61,7 +62,7 @@ class CleanResult:
     nesting_capped: bool = False
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.label.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
-    title: str = ""  # the page's <title> (cleaner.page.segment.page_title); "" without one or before segmentation
+    title: str = ""  # the page's <title> (cleaner.page.page_marks.page_title); "" without one or before segmentation
     model_hash: str | None = None
     feature_version: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)

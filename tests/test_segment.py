@@ -91,7 +91,7 @@ def test_whitespace_normalisation_is_the_regexps():
     # every character up to U+30FF (all of Unicode's whitespace) and the BOM.
     import re
 
-    from cleaner.page.segment import normalise_space
+    from cleaner.page.text import normalise_space
 
     for c in [chr(i) for i in range(0x3100)] + ["\ufeff", "\U0001f600"]:
         text = f"{c} a{c}{c}b {c}"

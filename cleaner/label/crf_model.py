@@ -22,7 +22,7 @@ import numpy as np
 from ..config import Config, load_config
 from ..labels import LABELS, OTHER
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
-from ..page.segment import PageMarks
+from ..page.page_marks import PageMarks
 from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, AttributeCodec
 from .convention import ConventionError, Conventions
 from .crf import AttributeIds, ConjoinedIds, FlatRows, ScoringTagger, Vocabulary, WindowRows

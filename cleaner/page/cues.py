@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping
 from mypy_extensions import mypyc_attr
 
 from ..config import Config
+from .page_marks import PageMarks
 from .page_type import PageTyper
-from .segment import HIDDEN, Block, PageMarks
+from .segment import HIDDEN, Block
 
 # -- cue regexps: a literal prefilter -------------------------------------------------------
 # Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
@@ -209,8 +210,8 @@ class CueSettings:
 
 
 class CueNames:
-    """The family's attribute names in one naming (cleaner.page.features `_Names`): `name` names one attribute,
-    `namer` (None: readable) each id/class cue, `repeat_table` is the binned `cue.repeat` table."""
+    """The family's attribute names in one naming (cleaner.page.feature_names.AttributeNames): `name` names one
+    attribute, `namer` (None: readable) each id/class cue, `repeat_table` is the binned `cue.repeat` table."""
 
     def __init__(self, settings: CueSettings, name: Callable[[str], object],
                  namer: Callable[[str], object] | None, repeat_table: Mapping[int, object]):

@@ -27,7 +27,6 @@ Families (the prefix of every attribute, used for ablation):
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 
 # scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
@@ -35,8 +34,10 @@ from dataclasses import dataclass
 from mypy_extensions import mypyc_attr
 
 from ..config import Config, load_config
-from .cues import CueNames, CueSettings, idclass_cues, page_cues, text_cues
-from .segment import Block, PageMarks
+from .cues import CueSettings, idclass_cues, page_cues, text_cues
+from .feature_names import AttributeNames, PrefixCache
+from .page_marks import PageMarks
+from .segment import Block
 from .text import char_classes, count_words
 
 FAMILIES = (
@@ -58,142 +59,6 @@ class BlockStats:
     n_words: int
     n_chars: int
     link_words: int  # words inside a link
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) >= 1 else f"{x:g}"
-
-
-def _bin_label(bins: list[float], value: float) -> str:
-    """The largest bin less-or-equal to `value` (the smallest bin when below all)."""
-    i = bisect_right(bins, value) - 1
-    return _fmt(bins[i if i >= 0 else 0])
-
-
-@mypyc_attr(native_class=False)
-class _Table(dict):
-    """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
-
-    Feature extraction runs per block on every page, so formatting and bisecting are done
-    once here, and a lookup is a dict subscript in C (a method call per attribute cost ~0.2 ms a
-    page); inputs above `cap` fall to `__missing__`, which gives cap's name. `namer` turns each
-    name into what a row carries (the name itself, or its code)."""
-
-    __slots__ = ("cap",)
-
-    def __init__(self, name: str, bins: list[float], cap: int, scale: float = 1.0, namer=None):
-        labels = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
-        if namer is not None:
-            labels = [namer(x) for x in labels]
-        super().__init__(enumerate(labels))
-        self.cap = cap
-
-    def __missing__(self, i: int):
-        if i > self.cap:
-            return self[self.cap]
-        raise KeyError(i)  # a negative count: a bug upstream, not a bin
-
-
-@mypyc_attr(native_class=False)
-class _PrefixCache(dict):
-    """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
-    value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
-    the code of the prefixed name (cleaner.label.model.AttributeCodec)."""
-
-    def __init__(self, prefix: str, codec=None):
-        super().__init__()
-        self.prefix = prefix
-        self.codec = codec
-
-    def __missing__(self, key: str):
-        if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
-            self.clear()
-        value: object = self.prefix + key  # (a name, or with a codec its code: compiled code checks the type)
-        if self.codec is not None:
-            value = self.codec[value]
-        self[key] = value
-        return value
-
-
-class _Names:
-    """Every attribute name a page's rows can carry, in one naming, with the text cache kept in it.
-
-    Readable (no codec), or with a codec (cleaner.label.model.AttributeCodec) the codes of the
-    attributes that stay with their block. Attributes of the `window_families` are also seen by
-    the neighbours under a prefix (`-1:`...), so they stay readable here and are encoded once
-    prefixed. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
-
-    def __init__(self, ex: FeatureExtractor, codec=None):
-        self.codec = codec  # held: FeatureExtractor keys its namings by id(codec)
-
-        def namer(family: str):
-            if codec is None or family in ex.window_families:
-                return None
-            return codec.__getitem__
-
-        def name(family: str, attribute: str):
-            f = namer(family)
-            return attribute if f is None else f(attribute)
-
-        def table(family: str, attribute: str, bins, cap: int, scale: float = 1.0) -> _Table:
-            return _Table(f"{family}.{attribute}" if attribute else family, bins, cap, scale, namer(family))
-
-        fc = ex.config["features"]
-        bins = fc["bins"]
-        count_cap = int(max(bins["count"])) + 1
-        doc_cap = int(max(bins["document"])) + 1
-
-        def count(family: str, attribute: str) -> _Table:
-            return table(family, attribute, bins["count"], count_cap)
-
-        def rel(family: str, attribute: str) -> _Table:
-            # Relative values are looked up as whole per-mille.
-            return table(family, attribute, bins["relative"], 1000, 1000.0)
-
-        self.bias = name("", "bias")  # (no family: always the block's own)
-        self.containers = [(tag, name("container", "container." + tag)) for tag in ("p", "a", "u", "img")]
-        # Every `class_<name>` list of [features] is a container class `container.class-<name>`.
-        self.classes = [
-            (name("container", "container." + key.replace("_", "-")), frozenset(tags))
-            for key, tags in fc.items() if key.startswith("class_")
-        ]
-        split_cap = int(max(bins["split"])) + 1
-        self.t_split = [table("split", k, bins["split"], split_cap)
-                        for k in ("p", "br", "hr", "class-inline", "class-block")]
-        self.t_char = [(count("char", k), rel("char", k + ".rel")) for k in ("alpha", "num", "punct", "white", "other")]
-        self.t_token = [(count("token", k), rel("token", k + ".rel")) for k in ("alpha", "num", "mix", "other")]
-        self.t_sent_count = count("sentence", "count")
-        self.t_sent_len = count("sentence", "avg-length")
-        self.sent_begin = name("sentence", "sentence.begin")
-        self.sent_end = name("sentence", "sentence.end")
-        self.re_url = name("regexp", "regexp.url")
-        self.re_date = name("regexp", "regexp.date")
-        self.re_time = name("regexp", "regexp.time")
-        self.re_bullet = name("regexp", "regexp.bullet")
-        self.t_density = count("density", "text")
-        self.in_link = name("density", "density.in-link")
-        self.t_link = rel("density", "group-link")
-        self.t_dup = count("dup", "count")
-        self.dup_first = name("dup", "dup.first")
-        self.t_div = rel("group", "div-word-ratio")
-        self.t_td = rel("group", "td-word-ratio")
-        self.div_none = name("group", "group.div-word-ratio=none")
-        self.td_none = name("group", "group.td-word-ratio=none")
-        self.t_pos = table("position", "", bins["position"], 1000, 1000.0)
-        self.t_doc = [table("document", k, bins["document"], doc_cap)
-                      for k in ("word-count", "sentence-count", "block-count")]
-        self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
-        # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
-        tag_codec = None if namer("tag") is None else codec
-        self.tag_self = _PrefixCache("tag.self=", tag_codec)
-        self.tag_parent = _PrefixCache("tag.parent=", tag_codec)
-        self.tag_artificial = _PrefixCache("tag.artificial=", tag_codec)
-        self.idclass = _PrefixCache("idclass.", None if namer("idclass") is None else codec)
-        repeat_bins = ex.cues.repeat_bins
-        self.cues = CueNames(ex.cues, lambda attribute: name("cue", attribute), namer("cue"),
-                             table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
-        # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
-        self.text_cache: dict[str, tuple[list, list, int]] = {}
 
 
 @mypyc_attr(native_class=False)
@@ -247,19 +112,19 @@ class FeatureExtractor:
         self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
         self.cues = CueSettings(self.config)
-        self._prefixed: dict[tuple[int, int], _PrefixCache] = {}
-        self._names: dict[int, _Names] = {}
+        self._prefixed: dict[tuple[int, int], PrefixCache] = {}
+        self._names: dict[int, AttributeNames] = {}
 
-    def _naming(self, codec) -> _Names:
+    def _naming(self, codec) -> AttributeNames:
         key = id(codec)  # (the names hold the codec, so its id is not reused meanwhile)
         names = self._names.get(key)
         if names is None:
-            names = self._names[key] = _Names(self, codec)
+            names = self._names[key] = AttributeNames(self.config, self.window_families, self.cues, codec)
         return names
 
     # -- per block ---------------------------------------------------------------------
 
-    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: _Names) -> int:
+    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
         """Append the block's own attributes: `shared` ones are also given to neighbours. Returns the
         number of sentence ends in the block's text (for the page's `document.sentence-count`)."""
         fam = self.families
@@ -336,7 +201,7 @@ class FeatureExtractor:
         low = text.lower()
         return any(h in low for h in self.url_hints)
 
-    def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: _Names) -> int:
+    def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
         """Attributes of the char, token, sentence, regexp and text-density families; returns the
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
         `sentence.end` and the page's `document.sentence-count` both read."""
@@ -419,7 +284,7 @@ class FeatureExtractor:
         `page` is what the page's markup says of it (Segmentation.page), read by the `cue` family only.
 
         With a `codec` (cleaner.label.model.AttributeCodec) the attributes come as the codes the model
-        stores, the same as `codec.encode(extract(...))`, named at the source (see `_Names`): a
+        stores, the same as `codec.encode(extract(...))`, named at the source (see `AttributeNames`): a
         block's own attributes are encoded once, not once more for each neighbour that sees them."""
         parts = self.extract_parts(blocks, stats, codec, page)
         shared_rows, n = parts.shared, len(parts.private)
@@ -520,13 +385,13 @@ class FeatureExtractor:
                 row.extend(doc_feats)
         return AttributeParts(shared_rows, rows)
 
-    def neighbour_names(self, offset: int, codec=None) -> _PrefixCache:
+    def neighbour_names(self, offset: int, codec=None) -> PrefixCache:
         """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named
         with `codec` when given; cached across pages."""
         key = (offset, id(codec))  # (the cache holds the codec, so its id is not reused meanwhile)
         cache = self._prefixed.get(key)
         if cache is None:
-            cache = self._prefixed[key] = _PrefixCache(f"{offset:+d}:", codec)
+            cache = self._prefixed[key] = PrefixCache(f"{offset:+d}:", codec)
         return cache
 
     def edge(self, offset: int, codec=None) -> tuple:

@@ -20,7 +20,7 @@ _ARTICLE_TYPES = ("article", "newsarticle", "blogposting", "reportagenewsarticle
 
 
 def parse_json_ld(texts: list[str]) -> list:
-    """The JSON-LD scripts' texts (cleaner.page.segment.PageMarks.json_ld) parsed, the broken ones left out:
+    """The JSON-LD scripts' texts (cleaner.page.page_marks.PageMarks.json_ld) parsed, the broken ones left out:
     read by the fallback here and by the `cue` family's page type (cleaner.page.page_type)."""
     objects = []
     for text in texts:

@@ -4,7 +4,7 @@ A crawl is half articles; the rest is forum threads, product pages, documentatio
 is content differs between them (every post of a thread, a listing's items). Many pages say what they are:
 the schema.org type of their JSON-LD or microdata, their og:type; others show it in their markup (microdata
 properties of offers or comments, many <pre>/<code> elements, several <article> cards). This reads that
-evidence, which the segmenter gathered (cleaner.page.segment.PageMarks), into one coarse type from the
+evidence, which the segmenter gathered (cleaner.page.page_marks.PageMarks), into one coarse type from the
 vocabulary of [features.cues.page]: an attribute every block of the page carries, for the CRF to weigh --
 not a rule. Schema.org names and markup carry no language, so it works the same on a page in any.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..config import Config
 from .hidden_text import parse_json_ld
-from .segment import PageMarks
+from .page_marks import PageMarks
 
 UNKNOWN = "unknown"
 _MAX_DEPTH = 4  # @graph and mainEntity nest a level or two; deeper objects are parts, not the page

@@ -8,9 +8,9 @@ whether it sits inside a link. Each block also records what a browser shows betw
 the block before (nothing, a space, a line break: Block.gap), which the assembly joins the kept
 blocks with, so that `Speech<a>,</a>` reads "Speech," and not "Speech ,".
 
-The walk also gathers what the markup says of the page as a whole (PageMarks: JSON-LD, og:type, microdata,
-<article> and <pre>/<code> counts) and which repeated item (a card, a list item, a post) each block sits in, for
-the opt-in `cue` family (cleaner.page.page_type, cleaner.page.features).
+The walk also gathers what the markup says of the page as a whole (cleaner.page.page_marks: JSON-LD, og:type,
+microdata, <article> and <pre>/<code> counts) and which repeated item (a card, a list item, a post) each block sits
+in, for the opt-in `cue` family (cleaner.page.page_type, cleaner.page.features).
 
 The DOM is walked iteratively with the parser's own sibling/parent pointers, and all
 per-ancestor state is kept on explicit stacks with running counters, so that a page nested
@@ -26,6 +26,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..config import Config, load_config
 from .hidden_text import fallback_html, parse_json_ld
+from .page_marks import PageMarks, add_itemtypes, read_head, read_script
+from .text import normalise_space
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
 # Only this many innermost ancestors are kept verbatim in Block.containers; class
@@ -79,24 +81,6 @@ class Block:
 
 
 @dataclass(slots=True)
-class PageMarks:
-    """What the markup says about the page as a whole, gathered during the walk for the `cue` family's
-    page type (cleaner.page.page_type): counted here, interpreted there."""
-
-    json_ld: list[str] = field(default_factory=list)  # the text of every <script type="application/ld+json">
-    og_type: str = ""  # <meta property="og:type" content=...>, lower case
-    itemtypes: list[str] = field(default_factory=list)  # microdata itemtype names of outermost itemscopes, lower case
-    itemprops: dict[str, int] = field(default_factory=dict)  # microdata itemprop name (lower case) -> elements
-    articles: int = 0  # <article> elements
-    code: int = 0  # <pre> and <code> elements
-    # The JSON-LD parsed (cleaner.page.hidden_text.parse_json_ld), once, by whichever reader needs it first.
-    json_ld_objects: list | None = None
-    # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
-    # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
-    element_parent: list[int] = field(default_factory=list)
-
-
-@dataclass(slots=True)
 class Segmentation:
     blocks: list[Block]
     n_nodes: int
@@ -144,10 +128,6 @@ def _tokens(value: str) -> tuple[str, ...]:
     return tuple(t for t in _TOKEN_SPLIT.split(value.lower()) if 1 < len(t) <= 30)
 
 
-def normalise_space(text: str) -> str:
-    # Runs of whitespace to one space, trimmed: the same as re.sub(r"\s+", " ", text).strip()
-    # (both read whitespace as str.isspace does; tests/test_segment.py), 3-4x faster.
-    return " ".join(text.split())
 
 
 # Tags whose end the HTML5 tree builder implies, so an unclosed one does not nest deeper.
@@ -276,7 +256,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
 
     tree, capped = parsed.tree, parsed.nesting_capped
     marks = PageMarks()
-    title = _read_head(tree, marks)
+    title = read_head(tree, marks)
     root = tree.body or tree.root
     blocks: list[Block] = []
     if root is None:
@@ -422,7 +402,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                     ancestors = ancestors | {MAIN}
                 if not in_itemscope and "itemscope" in attrs:
                     in_itemscope = True
-                    _add_itemtypes(attrs.get("itemtype"), marks.itemtypes)
+                    add_itemtypes(attrs.get("itemtype"), marks.itemtypes)
             push((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre", element,
                   in_itemscope))
             opened[tag] = opened.get(tag, 0) + 1
@@ -449,7 +429,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if tag not in _UNDISPLAYED:
                 space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
             elif tag == "script":
-                _read_script(node, marks)
+                read_script(node, marks)
         # Climb until a next sibling exists, closing elements on the way.
         while node is not None:
             if node.mem_id == root_id:
@@ -492,48 +472,3 @@ def _mark_repeats(blocks: list[Block], block_element: list[int], element_parent:
             signature = element_signature[owner]
             if signature is not None:
                 b.repeat = signature_count[signature]
-
-
-def _add_itemtypes(value: str | None, out: list[str]) -> None:
-    """The schema.org type names of an itemtype attribute ("https://schema.org/Product" -> "product")."""
-    if value:
-        for url in value.split():
-            out.append(url.rstrip("/").rsplit("/", 1)[-1].lower())
-
-
-def _read_script(node: LexborNode, marks: PageMarks) -> None:
-    """Keep the text of a JSON-LD script (PageMarks.json_ld)."""
-    attrs = node.attributes
-    if attrs and attrs.get("type") == "application/ld+json":
-        marks.json_ld.append(node.text(deep=True))
-
-
-TITLE_MAX_CHARS = 1000
-
-
-def page_title(tree: LexborHTMLParser) -> str:
-    """The text of the head's first <title> (a <title> in the body is an SVG's or a stray one)."""
-    return _read_head(tree, PageMarks())
-
-
-def _read_head(tree: LexborHTMLParser, marks: PageMarks) -> str:
-    """The text of the head's first <title> (page_title), and the head's og:type and JSON-LD into `marks`."""
-    head = tree.head
-    # The parser puts a document's <title> among the head's children; walking them costs ~1 µs,
-    # a CSS query ~50 µs (its selector is compiled on every call).
-    node = head.child if head is not None else None
-    title: str | None = None
-    while node is not None:
-        tag = node.tag
-        if tag == "title":
-            if title is None:
-                title = normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
-        elif tag == "meta":
-            if not marks.og_type:
-                attrs = node.attributes
-                if attrs and attrs.get("property") == "og:type":
-                    marks.og_type = (attrs.get("content") or "").strip().lower()
-        elif tag == "script":
-            _read_script(node, marks)
-        node = node.next
-    return title or ""

@@ -38,8 +38,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ...config import load_config
 from ...labels import CONTENT_LABELS
-from ...page.segment import cap_nesting, normalise_space
-from ...page.text import count_words, words
+from ...page.segment import cap_nesting
+from ...page.text import count_words, normalise_space, words
 from .base import BlockLabeller, PageInput, run_labels
 
 C_GRID = (1.0, 10.0, 100.0)

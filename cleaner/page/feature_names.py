@@ -1,0 +1,154 @@
+"""The attribute names of the block features (cleaner.page.features), built once per naming.
+
+Numeric values become `family.name=bin` through tables precomputed for every integer input (BinTable), open
+vocabularies (tag names, id/class tokens, a neighbour's prefix) through caches that name each value once
+(PrefixCache), and AttributeNames holds every name a page's rows can carry, readable or as the codes of a
+model's codec (cleaner.label.model.AttributeCodec).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+# scripts/build_native.py compiles this module with mypyc; the classes that subclass dict stay interpreted
+# classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
+from mypy_extensions import mypyc_attr
+
+from ..config import Config
+from .cues import CueNames, CueSettings
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) >= 1 else f"{x:g}"
+
+
+def _bin_label(bins: list[float], value: float) -> str:
+    """The largest bin less-or-equal to `value` (the smallest bin when below all)."""
+    i = bisect_right(bins, value) - 1
+    return _fmt(bins[i if i >= 0 else 0])
+
+
+@mypyc_attr(native_class=False)
+class BinTable(dict):
+    """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
+
+    Feature extraction runs per block on every page, so formatting and bisecting are done
+    once here, and a lookup is a dict subscript in C (a method call per attribute cost ~0.2 ms a
+    page); inputs above `cap` fall to `__missing__`, which gives cap's name. `namer` turns each
+    name into what a row carries (the name itself, or its code)."""
+
+    __slots__ = ("cap",)
+
+    def __init__(self, name: str, bins: list[float], cap: int, scale: float = 1.0, namer=None):
+        labels = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
+        if namer is not None:
+            labels = [namer(x) for x in labels]
+        super().__init__(enumerate(labels))
+        self.cap = cap
+
+    def __missing__(self, i: int):
+        if i > self.cap:
+            return self[self.cap]
+        raise KeyError(i)  # a negative count: a bug upstream, not a bin
+
+
+@mypyc_attr(native_class=False)
+class PrefixCache(dict):
+    """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
+    value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
+    the code of the prefixed name (cleaner.label.model.AttributeCodec)."""
+
+    def __init__(self, prefix: str, codec=None):
+        super().__init__()
+        self.prefix = prefix
+        self.codec = codec
+
+    def __missing__(self, key: str):
+        if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
+            self.clear()
+        value: object = self.prefix + key  # (a name, or with a codec its code: compiled code checks the type)
+        if self.codec is not None:
+            value = self.codec[value]
+        self[key] = value
+        return value
+
+
+class AttributeNames:
+    """Every attribute name a page's rows can carry, in one naming, with the text cache kept in it.
+
+    Readable (no codec), or with a codec (cleaner.label.model.AttributeCodec) the codes of the
+    attributes that stay with their block. Attributes of the `window_families` are also seen by
+    the neighbours under a prefix (`-1:`...), so they stay readable here and are encoded once
+    prefixed. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
+
+    def __init__(self, config: Config, window_families: frozenset[str], cues: CueSettings, codec=None):
+        self.codec = codec  # held: FeatureExtractor keys its namings by id(codec)
+
+        def namer(family: str):
+            if codec is None or family in window_families:
+                return None
+            return codec.__getitem__
+
+        def name(family: str, attribute: str):
+            f = namer(family)
+            return attribute if f is None else f(attribute)
+
+        def table(family: str, attribute: str, bins, cap: int, scale: float = 1.0) -> BinTable:
+            return BinTable(f"{family}.{attribute}" if attribute else family, bins, cap, scale, namer(family))
+
+        fc = config["features"]
+        bins = fc["bins"]
+        count_cap = int(max(bins["count"])) + 1
+        doc_cap = int(max(bins["document"])) + 1
+
+        def count(family: str, attribute: str) -> BinTable:
+            return table(family, attribute, bins["count"], count_cap)
+
+        def rel(family: str, attribute: str) -> BinTable:
+            # Relative values are looked up as whole per-mille.
+            return table(family, attribute, bins["relative"], 1000, 1000.0)
+
+        self.bias = name("", "bias")  # (no family: always the block's own)
+        self.containers = [(tag, name("container", "container." + tag)) for tag in ("p", "a", "u", "img")]
+        # Every `class_<name>` list of [features] is a container class `container.class-<name>`.
+        self.classes = [
+            (name("container", "container." + key.replace("_", "-")), frozenset(tags))
+            for key, tags in fc.items() if key.startswith("class_")
+        ]
+        split_cap = int(max(bins["split"])) + 1
+        self.t_split = [table("split", k, bins["split"], split_cap)
+                        for k in ("p", "br", "hr", "class-inline", "class-block")]
+        self.t_char = [(count("char", k), rel("char", k + ".rel")) for k in ("alpha", "num", "punct", "white", "other")]
+        self.t_token = [(count("token", k), rel("token", k + ".rel")) for k in ("alpha", "num", "mix", "other")]
+        self.t_sent_count = count("sentence", "count")
+        self.t_sent_len = count("sentence", "avg-length")
+        self.sent_begin = name("sentence", "sentence.begin")
+        self.sent_end = name("sentence", "sentence.end")
+        self.re_url = name("regexp", "regexp.url")
+        self.re_date = name("regexp", "regexp.date")
+        self.re_time = name("regexp", "regexp.time")
+        self.re_bullet = name("regexp", "regexp.bullet")
+        self.t_density = count("density", "text")
+        self.in_link = name("density", "density.in-link")
+        self.t_link = rel("density", "group-link")
+        self.t_dup = count("dup", "count")
+        self.dup_first = name("dup", "dup.first")
+        self.t_div = rel("group", "div-word-ratio")
+        self.t_td = rel("group", "td-word-ratio")
+        self.div_none = name("group", "group.div-word-ratio=none")
+        self.td_none = name("group", "group.td-word-ratio=none")
+        self.t_pos = table("position", "", bins["position"], 1000, 1000.0)
+        self.t_doc = [table("document", k, bins["document"], doc_cap)
+                      for k in ("word-count", "sentence-count", "block-count")]
+        self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
+        # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
+        tag_codec = None if namer("tag") is None else codec
+        self.tag_self = PrefixCache("tag.self=", tag_codec)
+        self.tag_parent = PrefixCache("tag.parent=", tag_codec)
+        self.tag_artificial = PrefixCache("tag.artificial=", tag_codec)
+        self.idclass = PrefixCache("idclass.", None if namer("idclass") is None else codec)
+        repeat_bins = cues.repeat_bins
+        self.cues = CueNames(cues, lambda attribute: name("cue", attribute), namer("cue"),
+                             table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
+        # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
+        self.text_cache: dict[str, tuple[list, list, int]] = {}

@@ -57,6 +57,18 @@ def _version_text() -> str:
     return f"webcleaner {cleaner.__version__} ({cleaner.NATIVE_STATUS})"
 
 
+class _VersionLine(argparse.Action):
+    """--version: the version line as it is (argparse's own version action wraps it at 80 columns, and the list of
+    compiled modules is longer)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cleaner",
@@ -65,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 some pages rejected, truncated or missing (clean), 2 bad usage, 3 input missing, "
         "4 invalid model/config, 5 output refused (clean).",
     )
-    parser.add_argument("--version", action="version", version=_version_text(),
+    parser.add_argument("--version", action=_VersionLine,
                         help="the package version and whether its compiled stages run (scripts/build_native.py)")
     sub = parser.add_subparsers(dest="command", required=True)
 

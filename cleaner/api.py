@@ -232,7 +232,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
-    if decision.keep_headline:
+    if decision.keeps_headline(convention):
         labels = keep_headline(labels, headline_block(seg.blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))

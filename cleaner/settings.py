@@ -221,7 +221,7 @@ class Decision:
     content_threshold: float = setting(**SHARE)
     f1_optimal_threshold: bool = setting()
     fallback_min_kept_share: float = setting(**SHARE)
-    keep_headline: bool = setting()
+    keep_headline: list[str] = setting()
 
 
 @dataclass(frozen=True)

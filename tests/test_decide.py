@@ -182,8 +182,8 @@ def test_clean_html_keeps_the_headline_with_the_setting_and_not_by_default():
 
     page = _HEADLINE_PAGE.encode()
     on = clean_html(page, model=model, keep_blocks=True,
-                    config=load_config().overlay({"decision": {"keep_headline": True}}, "test"))
-    off = clean_html(page, model=model, keep_blocks=True)  # the default: off
+                    config=load_config().overlay({"decision": {"keep_headline": ["main"]}}, "test"))
+    off = clean_html(page, model=model, keep_blocks=True)  # the default convention, main: off
     run = headline_block(on.blocks, on.title)
     assert len(run) == 3
     assert on.labels == keep_headline(off.labels, run)
@@ -196,11 +196,14 @@ def test_clean_html_keeps_the_headline_with_the_setting_and_not_by_default():
     assert keep_headline(dropped, run)[run[0]] == "header"
 
 
-def test_keep_headline_must_be_a_boolean():
+def test_keep_headline_names_conventions_and_the_article_one_keeps_it():
     import pytest
 
     from cleaner.config import load_config
 
-    with pytest.raises(ValueError, match="keep_headline"):
-        DecisionSettings.from_config(load_config().overlay({"decision": {"keep_headline": "yes"}}, "test"))
-    assert DecisionSettings.from_config(load_config()).keep_headline is False  # opt-in
+    for bad in ("yes", True, ["opinion"]):
+        with pytest.raises(ValueError, match="keep_headline"):
+            DecisionSettings.from_config(load_config().overlay({"decision": {"keep_headline": bad}}, "test"))
+    settings = DecisionSettings.from_config(load_config())
+    assert settings.keeps_headline("article")
+    assert not settings.keeps_headline("main") and not settings.keeps_headline(None)

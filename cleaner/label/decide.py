@@ -21,11 +21,12 @@ docs/ablation.md):
   P(content) exceeds F* / 2 (the F1-optimal threshold, Lipton, Elkan & Narayanaswamy 2014). On a
   page the model is sure of, F* / 2 is near 0.5 and the configured threshold stands; on a page it
   is unsure of, recall is worth more and content-looking blocks with P(content) 0.3-0.45 are kept.
-* With `keep_headline`, the page's headline (`headline_block`: the <h1> line holding most words of the page's
-  <title>, all but a fifth of its words in it) is kept as a header when the labelling drops it and keeps a block
-  after it (opt-in: wcxb's main-content gold mostly omits the title, and Dragnet falls). On the
-  article sets the gold starts with it (585 of 656 chaos, big5-2013/2017 and fundus pages), and a model trained on
-  all of them still dropped it on 229 of those 585 (docs/modern.md, "Where the losses are").
+* With `keep_headline` naming the convention a page is cleaned by, the page's headline (`headline_block`: the
+  <h1> line holding most words of the page's <title>, all but a fifth of its words in it) is kept as a header
+  when the labelling drops it and keeps a block after it. The article sets' gold starts with it (585 of 656
+  chaos, big5-2013/2017 and fundus pages), and a model trained on all of them still dropped it on 229 of those
+  585 (docs/modern.md, "Where the losses are"); wcxb's main-content gold mostly omits it, so `main` does not
+  keep it (docs/modern.md section 7 has the unseen-site figures of both).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ class DecisionSettings:
     fallback_min_kept_share: float = 0.02
     # Lower content_threshold on a page to F* / 2, F* its best expected word F1 (module docstring).
     f1_optimal_threshold: bool = False
-    # Keep the page's headline (headline_block) when a block after it is kept (module docstring).
-    keep_headline: bool = False
+    # The conventions whose pages keep their headline (headline_block) when a block after it is kept (module
+    # docstring); a model without conventions is given none, so it never does.
+    keep_headline: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:
@@ -55,9 +57,15 @@ class DecisionSettings:
         if not isinstance(optimal, bool):  # an overlay laid in code (Config.overlay) is not checked
             raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
         headline = d["keep_headline"]
-        if not isinstance(headline, bool):
-            raise ValueError(f"[decision] keep_headline must be true or false, not {headline!r}")
-        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal, headline)
+        known = config["train"]["conventions"]
+        if not isinstance(headline, list) or any(c not in known for c in headline):
+            raise ValueError(f"[decision] keep_headline must list conventions of {known}, not {headline!r}")
+        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal, tuple(headline))
+
+    def keeps_headline(self, convention: str | None) -> bool:
+        """Whether a page cleaned by `convention` (what the model is given; None: a model without conventions)
+        keeps its headline."""
+        return convention is not None and convention in self.keep_headline
 
 
 _WORD = re.compile(r"\w+")

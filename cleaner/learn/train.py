@@ -299,7 +299,7 @@ def predict(
     labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
                             layout=layout, texts=doc.texts)
     labels = labelling.labels
-    if settings is not None and settings.keep_headline:
+    if settings is not None and settings.keeps_headline(convention):
         labels = keep_headline(labels, doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(

@@ -15,7 +15,6 @@ Three places touch storage, with different tools at hand:
 from __future__ import annotations
 
 import glob as _glob
-import io
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from cleaner.output.files import write_atomic
+from cleaner.warc.streams import CountingReader
 
 _SCHEME_RX = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB_RX = re.compile(r"[*?\[{]")
@@ -187,23 +187,16 @@ def resolve_remote(spark, items: Iterable[str]) -> list[InputFile]:
 # Opening WARCs on the workers
 # ------------------------------------------------------------------------------------------
 
-class RangeReader(io.RawIOBase):
+class RangeReader(CountingReader):
     """Bytes [start, end) of a seekable binary file; tell() is the absolute offset, so the
     WARC reader reports the same record offsets as when reading the whole file."""
 
     def __init__(self, fh, start: int, end: int | None):
-        super().__init__()
+        super().__init__(start)
         self._fh = fh
         if start:
             fh.seek(start)
-        self._pos = start
         self._end = end
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
 
     def read(self, size: int = -1) -> bytes:
         if size is None or size < 0:
@@ -215,11 +208,6 @@ class RangeReader(io.RawIOBase):
         data = self._fh.read(size)
         self._pos += len(data)
         return data
-
-    def readinto(self, buf) -> int:
-        data = self.read(len(buf))
-        buf[:len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         try:

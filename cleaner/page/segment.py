@@ -272,7 +272,6 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     element_parent: list[int] = [0]
     element_signature: list[tuple | None] = [None]
     signature_count: dict[tuple, int] = {}
-    block_element: list[int] = []
     itemprops = marks.itemprops
     opened: dict[str, int] = {}
     closed: dict[str, int] = {}
@@ -298,7 +297,6 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
         gap = "\n" if line_break else " " if space else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
                            len(stack) - 1, artificial, gap, shown, element=top[7]))
-        block_element.append(top[7])
         opened = {}
         closed = {}
         space = False
@@ -449,12 +447,12 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if node.mem_id == root_id:
                 node = None
     truncated = len(blocks) >= max_blocks and node is not None
-    _mark_repeats(blocks, block_element, element_parent, element_signature, signature_count, repeat_min)
+    _mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks)
 
 
-def _mark_repeats(blocks: list[Block], block_element: list[int], element_parent: list[int],
+def _mark_repeats(blocks: list[Block], element_parent: list[int],
                   element_signature: list[tuple | None], signature_count: dict[tuple, int], repeat_min: int) -> None:
     """Give each block the innermost repeated item it sits in (Block.repeat, Block.repeat_item). Elements are
     numbered in document order, so a parent's item is known before its children's."""
@@ -465,8 +463,8 @@ def _mark_repeats(blocks: list[Block], block_element: list[int], element_parent:
             item[element] = element
         else:
             item[element] = item[element_parent[element]]
-    for b, element in zip(blocks, block_element):
-        owner = item[element]
+    for b in blocks:
+        owner = item[b.element]
         if owner >= 0:
             b.repeat_item = owner
             signature = element_signature[owner]

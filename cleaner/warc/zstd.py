@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 from typing import IO, BinaryIO, cast
 
+from .streams import CountingReader
+
 # The IIPC's warc.zst convention (as in Common Crawl's and wget's zstd WARCs): one or more zstd frames per
 # record, optionally preceded by a skippable frame with this magic that carries the dictionary the frames
 # were compressed with (itself zstd-compressed or raw).
@@ -21,18 +23,12 @@ class ZstdInputError(Exception):
     """A zstd WARC that cannot be read (no zstandard, a broken dictionary frame)."""
 
 
-class _Prefixed(io.RawIOBase):
+class _Prefixed(CountingReader):
     """The caller's stream with bytes already read from it put back in front."""
 
     def __init__(self, head: bytes, fh, start: int):
-        super().__init__()
-        self._head, self._fh, self._pos = head, fh, start
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
+        super().__init__(start)
+        self._head, self._fh = head, fh
 
     def read(self, size: int = -1) -> bytes:
         if self._head:
@@ -43,25 +39,14 @@ class _Prefixed(io.RawIOBase):
         self._pos += len(data)
         return data
 
-    def readinto(self, buf) -> int:
-        data = self.read(len(buf))
-        buf[:len(data)] = data
-        return len(data)
 
-
-class _ZstdStream(io.RawIOBase):
+class _ZstdStream(CountingReader):
     """The decompressed bytes of a zstd WARC; tell() counts them, so record offsets of a .warc.zst are
     offsets into the decompressed WARC (a zstd file has no byte offset a reader could seek to)."""
 
     def __init__(self, reader):
         super().__init__()
-        self._reader, self._pos = reader, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
+        self._reader = reader
 
     def read(self, size: int = -1) -> bytes:
         try:
@@ -72,11 +57,6 @@ class _ZstdStream(io.RawIOBase):
             raise OSError(f"zstd: {exc}{hint}") from None
         self._pos += len(data)
         return data
-
-    def readinto(self, buf) -> int:
-        data = self.read(len(buf))
-        buf[:len(data)] = data
-        return len(data)
 
 
 def _read_exact(fh, n: int) -> bytes:

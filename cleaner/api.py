@@ -30,6 +30,7 @@ from .label.crf_model import CrfModel
 from .label.decide import DecisionSettings, headline_block, keep_headline
 from .label.model import model_for_convention
 from .output.assemble import LabelStats, assemble
+from .page.cues import main_container
 from .page.decode import DecodedPage
 from .page.page_marks import PageMarks
 from .page.pipeline import CpuBudget, PageBlocks, PageRejected, read_page
@@ -227,10 +228,12 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     words = [s.n_words for s in stats]
     typer = model.typer
     decision = DecisionSettings.from_config(config)
+    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues)
+              if decision.fills_main(convention) else None)
     labelling = model.label(feats, words, decision, convention=convention,
                             layout=typer.layout_of(seg.blocks) if typer else None,
                             texts=[b.text for b in seg.blocks] if typer else None,
-                            marginals=all_marginals, timings=timings)
+                            marginals=all_marginals, timings=timings, inside_main=inside)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
     if decision.keeps_headline(convention):
         labels = keep_headline(labels, headline_block(seg.blocks, seg.title))

@@ -222,6 +222,8 @@ class Decision:
     f1_optimal_threshold: bool = setting()
     fallback_min_kept_share: float = setting(**SHARE)
     keep_headline: list[str] = setting()
+    fill_main: list[str] = setting()
+    fill_main_threshold: float = setting(**SHARE)
 
 
 @dataclass(frozen=True)

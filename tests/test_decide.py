@@ -207,3 +207,57 @@ def test_keep_headline_names_conventions_and_the_article_one_keeps_it():
     settings = DecisionSettings.from_config(load_config())
     assert settings.keeps_headline("article")
     assert not settings.keeps_headline("main") and not settings.keeps_headline(None)
+
+
+def test_fill_main_keeps_main_container_blocks_between_the_first_and_the_last_kept():
+    p_content = [0.05, 0.9, 0.2, 0.05, 0.2, 0.9, 0.3]
+    rows = [{"other": 1 - q, "paragraph": q} for q in p_content]
+    labels = ["other", "paragraph", "other", "other", "other", "paragraph", "other"]
+    inside = [True, True, True, True, False, True, True]
+    settings = DecisionSettings(fill_main=("main",), fill_main_threshold=0.1)
+    filled, how = decide(labels, rows, [5] * 7, settings, inside=inside)
+    # block 2: inside, between, above 0.1 -> kept; 3: below the threshold; 4: outside the container;
+    # 0 and 6: before the first and after the last kept block
+    assert filled == ["other", "paragraph", "paragraph", "other", "other", "paragraph", "other"]
+    assert how == "threshold"
+    # without the container (a convention that does not fill it, a page without prose) nothing changes
+    assert decide(labels, rows, [5] * 7, settings)[0] == labels
+
+
+def test_fill_main_names_conventions_and_main_fills_but_article_does_not():
+    import pytest
+
+    from cleaner.config import load_config
+
+    for bad in ("main", ["opinion"]):
+        with pytest.raises(ValueError, match="fill_main"):
+            DecisionSettings.from_config(load_config().overlay({"decision": {"fill_main": bad}}, "test"))
+    settings = DecisionSettings.from_config(load_config())
+    assert settings.fills_main("main") and settings.fill_main_threshold == 0.1
+    assert not settings.fills_main("article") and not settings.fills_main(None)
+
+
+def test_clean_html_under_main_adds_only_blocks_of_the_main_container(data_dir):
+    from cleaner.api import clean_html
+    from cleaner.config import load_config
+    from cleaner.gold.data import find_pages
+    from cleaner.label.model import load_model
+    from cleaner.page.cues import main_container
+
+    model = load_model()  # the packaged default, convention main
+    off_config = load_config().overlay({"decision": {"fill_main": []}}, "test")
+    pages = [p for p in find_pages(data_dir, ["wcxb"]) if p.key in ("wcxb/0006", "wcxb/0009")]
+    assert len(pages) == 2
+    for page in pages:
+        html = page.read_html()
+        on = clean_html(html, model=model, keep_blocks=True)
+        off = clean_html(html, model=model, keep_blocks=True, config=off_config)
+        kept = [i for i, y in enumerate(off.labels) if y != "other"]
+        # nothing kept is dropped (the marker typer may retype a kept block beside a new one)
+        assert all(on.labels[i] != "other" for i in kept)
+        added = [i for i, (a, b) in enumerate(zip(on.labels, off.labels)) if a != "other" and b == "other"]
+        assert added, page.key  # these pages keep more of their main content
+        inside = main_container(on.blocks, model.extractor().stats(on.blocks), on.page, model.extractor().cues)
+        assert inside is not None
+        assert all(inside[i] and kept[0] < i < kept[-1] for i in added)
+        assert len(on.plain) > len(off.plain)

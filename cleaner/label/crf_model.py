@@ -309,14 +309,15 @@ class CrfModel:
     def label(
         self, features, word_counts: list[int], settings: DecisionSettings, *, convention: str | None = None,
         layout=None, texts: list[str] | None = None, marginals: bool = False,
-        timings: dict[str, float] | None = None,
+        timings: dict[str, float] | None = None, inside_main: list[bool] | None = None,
     ) -> Labelling:
         """One page's labelling, whole: Viterbi labels refined by the marginals (cleaner.label.decide), re-typed
         by the marker typer when the model has one and the page's `layout` (block i -> BlockLayout, as
         MarkerTyper.layout_of gives) and `texts` are given, the probability of each final label, how the
         labels were decided, every block's P(other), and with `marginals` every label's marginal of every
         block. Every figure is read from this thread's tagger inside the call: the result owns all it
-        says, and a model can label pages in several threads at once."""
+        says, and a model can label pages in several threads at once. `inside_main` (block i lies in the page's
+        main container) is given when the page's convention fills it ([decision] fill_main, cleaner.label.decide)."""
         labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings,
                              word_counts=word_counts, decision=settings)
         if not labels:
@@ -328,7 +329,7 @@ class CrfModel:
         # (-0.5 ms on a 300-block page).
         p_other = [marginal(OTHER, i) for i in range(len(labels))]
         rows = _MarginalRows(tagger)
-        labels, how = decide(labels, rows, word_counts, settings, p_other=p_other)
+        labels, how = decide(labels, rows, word_counts, settings, p_other=p_other, inside=inside_main)
         table = [rows[i] for i in range(len(labels))] if marginals else None
         probabilities = [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)]
         typer = self.typer

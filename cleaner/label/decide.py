@@ -27,6 +27,12 @@ docs/ablation.md):
   chaos, big5-2013/2017 and fundus pages), and a model trained on all of them still dropped it on 229 of those
   585 (docs/modern.md, "Where the losses are"); wcxb's main-content gold mostly omits it, so `main` does not
   keep it (docs/modern.md section 7 has the unseen-site figures of both).
+* With `fill_main` naming the convention and the page's main container given (`inside`, block by block:
+  cleaner.page.cues.main_relations), a dropped block of that container with words, between the first and the
+  last block kept, is kept when its P(content) exceeds `fill_main_threshold`. Under `main` a page's content is
+  the whole of the subtree holding most of its prose; on a site it has not seen, the CRF keeps one part of it
+  and drops the rest (spec rows, guide sections between widgets, a listing's items) with P(content) 0.1-0.3
+  (docs/modern.md section 8).
 """
 
 from __future__ import annotations
@@ -47,6 +53,10 @@ class DecisionSettings:
     # The conventions whose pages keep their headline (headline_block) when a block after it is kept (module
     # docstring); a model without conventions is given none, so it never does.
     keep_headline: tuple[str, ...] = ()
+    # The conventions whose pages keep the blocks of their main container between the first and the last kept
+    # block when P(content) exceeds fill_main_threshold (module docstring); none for a model without conventions.
+    fill_main: tuple[str, ...] = ()
+    fill_main_threshold: float = 0.1
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:
@@ -56,16 +66,24 @@ class DecisionSettings:
         optimal = d["f1_optimal_threshold"]
         if not isinstance(optimal, bool):  # an overlay laid in code (Config.overlay) is not checked
             raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
-        headline = d["keep_headline"]
         known = config["train"]["conventions"]
-        if not isinstance(headline, list) or any(c not in known for c in headline):
-            raise ValueError(f"[decision] keep_headline must list conventions of {known}, not {headline!r}")
-        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal, tuple(headline))
+        named = {}
+        for key in ("keep_headline", "fill_main"):
+            conventions = d[key]
+            if not isinstance(conventions, list) or any(c not in known for c in conventions):
+                raise ValueError(f"[decision] {key} must list conventions of {known}, not {conventions!r}")
+            named[key] = tuple(conventions)
+        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal,
+                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]))
 
     def keeps_headline(self, convention: str | None) -> bool:
         """Whether a page cleaned by `convention` (what the model is given; None: a model without conventions)
         keeps its headline."""
         return convention is not None and convention in self.keep_headline
+
+    def fills_main(self, convention: str | None) -> bool:
+        """Whether a page cleaned by `convention` keeps the rest of its main container (module docstring)."""
+        return convention is not None and convention in self.fill_main
 
 
 _WORD = re.compile(r"\w+")
@@ -156,11 +174,15 @@ def decide(
     word_counts: list[int],
     settings: DecisionSettings,
     p_other: list[float] | None = None,
+    inside: list[bool] | None = None,
 ) -> tuple[list[str], str]:
     """Final labels and how they were decided ("viterbi", "threshold" or "fallback").
 
     `marginals[i]` maps every label to its marginal probability at block i; it is only
     indexed for blocks that change label when `p_other` (P(other) per block) is given.
+    `inside` (block i lies in the page's main container), given when the convention fills the main container
+    (DecisionSettings.fills_main), keeps its blocks between the first and the last kept one above
+    `fill_main_threshold`.
     """
     n = len(labels)
     if not n:
@@ -192,6 +214,15 @@ def decide(
         if t_page < t:
             for i, label in enumerate(out):
                 if label == OTHER and q[i] > t_page and word_counts[i]:
+                    out[i] = _best_content(marginals[i])
+                    if how == "viterbi":
+                        how = "threshold"
+    if inside is not None:
+        kept_at = [i for i, y in enumerate(out) if y != OTHER]
+        if kept_at:
+            t_fill = settings.fill_main_threshold
+            for i in range(kept_at[0] + 1, kept_at[-1]):
+                if out[i] == OTHER and inside[i] and q[i] > t_fill and word_counts[i]:
                     out[i] = _best_content(marginals[i])
                     if how == "viterbi":
                         how = "threshold"

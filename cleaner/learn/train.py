@@ -30,6 +30,7 @@ from ..label.markers import BlockLayout, MarkerSettings, block_attributes, train
 from ..label.model_files import feature_config_sections
 from ..label.stacking import StackingSettings, inner_fold
 from ..output.assemble import assemble
+from ..page.cues import main_container
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from ..page.pipeline import read_page_to_score
 from .cv import cross_validate_folds
@@ -57,6 +58,9 @@ class PreparedDoc:
     shown: dict[int, str] | None = None
     # The page's headline block (cleaner.label.decide.headline_block), which [decision] keep_headline keeps.
     headline: list[int] | None = None
+    # Whether each block lies in the page's main container (cleaner.page.cues.main_container), which
+    # [decision] fill_main fills.
+    main: list[bool] | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -110,6 +114,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         gaps=[b.gap for b in seg.blocks],
         shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
         headline=headline_block(seg.blocks, seg.title),
+        main=main_container(seg.blocks, stats, seg.page, extractor.cues),
     )
 
 
@@ -296,10 +301,12 @@ def predict(
 ) -> DocResult:
     """Label a prepared page exactly as clean_html would, and score it."""
     layout = doc.layout.__getitem__ if doc.layout else None
-    labelling = model.label(doc.features, doc.word_counts, settings or DecisionSettings(), convention=convention,
-                            layout=layout, texts=doc.texts)
+    settings = settings or DecisionSettings()
+    labelling = model.label(doc.features, doc.word_counts, settings, convention=convention,
+                            layout=layout, texts=doc.texts,
+                            inside_main=doc.main if settings.fills_main(convention) else None)
     labels = labelling.labels
-    if settings is not None and settings.keeps_headline(convention):
+    if settings.keeps_headline(convention):
         labels = keep_headline(labels, doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(

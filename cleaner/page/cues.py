@@ -303,6 +303,13 @@ def main_relations(blocks: list[Block], stats: list, element_parent: list[int], 
     return out
 
 
+def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: CueSettings) -> list[bool] | None:
+    """Whether each block lies in the page's main container (main_relations; None when the page holds no
+    prose): what [decision] fill_main keeps the rest of (cleaner.label.decide)."""
+    relations = main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
+    return None if relations is None else [r == 1 for r in relations]
+
+
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a

@@ -228,7 +228,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     words = [s.n_words for s in stats]
     typer = model.typer
     decision = DecisionSettings.from_config(config)
-    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues)
+    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip)
               if decision.fills_main(convention) else None)
     labelling = model.label(feats, words, decision, convention=convention,
                             layout=typer.layout_of(seg.blocks) if typer else None,

@@ -224,6 +224,7 @@ class Decision:
     keep_headline: list[str] = setting()
     fill_main: list[str] = setting()
     fill_main_threshold: float = setting(**SHARE)
+    fill_main_skip: list[str] = setting()
 
 
 @dataclass(frozen=True)

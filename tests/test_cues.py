@@ -255,3 +255,23 @@ def test_prose_in_links_or_hidden_elements_does_not_make_the_main_container():
     where = _main_relations(html)
     assert where["The real story is here in a few words."] == "cue.main=in"
     assert where[para] == where[para + " hidden"] == "cue.main=before"
+
+
+def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_threads_posts():
+    from cleaner.page.cues import main_container
+
+    para = "The council voted on Monday to keep the {} library open after a long campaign by its readers."
+    body = (f"<div><p>{para.format('old')}</p><p>{para.format('town')}</p>"
+            f"<div class='comment-list'><p>{para.format('first comment on the')}</p></div></div>")
+    extractor = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",))
+
+    def inside(head: str) -> dict[str, bool]:
+        seg = segment_blocks(f"<html><head>{head}</head><body>{body}</body></html>")
+        flags = main_container(seg.blocks, extractor.stats(seg.blocks), seg.page, extractor.cues, ("comment",))
+        assert flags is not None
+        return {b.text: f for b, f in zip(seg.blocks, flags)}
+
+    blog = inside("")
+    assert blog[para.format("old")] and not blog[para.format("first comment on the")]
+    thread = inside('<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>')
+    assert thread[para.format("old")] and thread[para.format("first comment on the")]

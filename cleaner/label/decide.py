@@ -32,7 +32,8 @@ docs/ablation.md):
   last block kept, is kept when its P(content) exceeds `fill_main_threshold`. Under `main` a page's content is
   the whole of the subtree holding most of its prose; on a site it has not seen, the CRF keeps one part of it
   and drops the rest (spec rows, guide sections between widgets, a listing's items) with P(content) 0.1-0.3
-  (docs/modern.md section 8).
+  (docs/modern.md section 8). Blocks under an id/class token of a `fill_main_skip` cue are not filled: a blog
+  post's container often holds its comments, which `main` leaves out.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class DecisionSettings:
     # block when P(content) exceeds fill_main_threshold (module docstring); none for a model without conventions.
     fill_main: tuple[str, ...] = ()
     fill_main_threshold: float = 0.1
+    # Blocks under an id/class token of these cues ([features.cues.idclass]) are never filled: a post's comments.
+    fill_main_skip: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:
@@ -73,8 +76,12 @@ class DecisionSettings:
             if not isinstance(conventions, list) or any(c not in known for c in conventions):
                 raise ValueError(f"[decision] {key} must list conventions of {known}, not {conventions!r}")
             named[key] = tuple(conventions)
+        skip = d["fill_main_skip"]
+        cues = config["features"]["cues"]["idclass"]
+        if not isinstance(skip, list) or any(c not in cues for c in skip):
+            raise ValueError(f"[decision] fill_main_skip must list cues of [features.cues.idclass], not {skip!r}")
         return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal,
-                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]))
+                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]), tuple(skip))
 
     def keeps_headline(self, convention: str | None) -> bool:
         """Whether a page cleaned by `convention` (what the model is given; None: a model without conventions)

@@ -114,7 +114,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         gaps=[b.gap for b in seg.blocks],
         shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
         headline=headline_block(seg.blocks, seg.title),
-        main=main_container(seg.blocks, stats, seg.page, extractor.cues),
+        main=main_container(seg.blocks, stats, seg.page, extractor.cues, tuple(config["decision"]["fill_main_skip"])),
     )
 
 

@@ -303,11 +303,21 @@ def main_relations(blocks: list[Block], stats: list, element_parent: list[int], 
     return out
 
 
-def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: CueSettings) -> list[bool] | None:
+def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: CueSettings,
+                   skip_cues: tuple[str, ...] = ()) -> list[bool] | None:
     """Whether each block lies in the page's main container (main_relations; None when the page holds no
-    prose): what [decision] fill_main keeps the rest of (cleaner.label.decide)."""
+    prose), and -- but on a page whose markup says it is a forum thread (cue.page) -- outside every element an
+    id/class token of which names one of `skip_cues` (cues of [features.cues.idclass], as substrings): what
+    [decision] fill_main keeps the rest of (cleaner.label.decide). A blog post's container often holds its
+    comments too, which `main` leaves out; a thread's posts, often classed as comments and replies, are its content."""
     relations = main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
-    return None if relations is None else [r == 1 for r in relations]
+    if relations is None:
+        return None
+    if settings.page_typer.of(page) == "forum":
+        skip_cues = ()
+    skip = [sub for cue, subs in settings.idclass if cue in skip_cues for sub in subs]
+    return [r == 1 and not any(sub in token for token in b.idclass for sub in skip)
+            for r, b in zip(relations, blocks)]
 
 
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,

@@ -114,7 +114,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         gaps=[b.gap for b in seg.blocks],
         shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
         headline=headline_block(seg.blocks, seg.title),
-        main=main_container(seg.blocks, stats, seg.page, extractor.cues, tuple(config["decision"]["fill_main_skip"])),
+        main=main_container(seg.blocks, stats, seg.page, extractor.cues, _PREP_STATE["fill_main_skip"]),
     )
 
 
@@ -142,7 +142,7 @@ def prepare(
     config = config or load_config()
     _PREP_STATE.update(
         config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks,
-        markers=MarkerSettings.from_config(config),
+        markers=MarkerSettings.from_config(config), fill_main_skip=DecisionSettings.from_config(config).fill_main_skip,
     )
     processes = processes or min(len(pages), os.cpu_count() or 1) or 1
     bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)

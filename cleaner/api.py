@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .config import Config, load_config
 from .label.crf_model import CrfModel
-from .label.decide import DecisionSettings, headline_block, keep_headline
+from .label.decide import DecisionSettings, headline_block, settle
 from .label.model import model_for_convention
 from .output.assemble import LabelStats, assemble
 from .page.cues import main_container
@@ -235,8 +235,8 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings, inside_main=inside)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
-    if decision.keeps_headline(convention):
-        labels = keep_headline(labels, headline_block(seg.blocks, seg.title))
+    labels = settle(labels, decision, convention, [b.text for b in seg.blocks], [b.gap for b in seg.blocks],
+                    lambda: headline_block(seg.blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))
     if keep_blocks:

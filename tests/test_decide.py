@@ -1,4 +1,12 @@
-from cleaner.label.decide import DecisionSettings, decide, headline_block, keep_headline, max_subsequence
+from cleaner.label.decide import (
+    DecisionSettings,
+    decide,
+    drop_repeats,
+    headline_block,
+    keep_headline,
+    max_subsequence,
+    settle,
+)
 from cleaner.page.segment import segment_blocks
 
 
@@ -261,3 +269,62 @@ def test_clean_html_under_main_adds_only_blocks_of_the_main_container(data_dir):
         assert inside is not None
         assert all(inside[i] and kept[0] < i < kept[-1] for i in added)
         assert len(on.plain) > len(off.plain)
+
+
+def test_drop_repeats_keeps_the_first_copy_of_a_repeated_segment():
+    first = "Make each cup of tea or coffee feel special with a handmade mug."
+    texts = ["Menu", first, "Handmade stoneware.", "Size: 9 cm", first.upper(), "Handmade stoneware.",
+             "Add to cart", "Add to cart", "See", "it"]
+    labels = ["other", "paragraph", "paragraph", "list", "paragraph", "continuation",
+              "paragraph", "paragraph", "paragraph", "continuation"]
+    gaps = ["\n"] * 10
+    out = drop_repeats(labels, texts, gaps, min_words=3)
+    # the segment 4-5 (a block and its continuation) holds more words than 1: kept; the second
+    # "Add to cart" (3 words) repeats the first: dropped; nothing else changes
+    assert out == ["other", "paragraph", "paragraph", "list", "paragraph", "continuation",
+                   "paragraph", "other", "paragraph", "continuation"]
+    # case and punctuation aside, a repeat of the same words is a repeat
+    assert drop_repeats(["paragraph", "paragraph"], [first, first.upper().replace(" ", "  ")], None, 3) == [
+        "paragraph", "other"]
+    # shorter than min_words: kept twice (a table's "Yes" rows, a refrain)
+    assert drop_repeats(labels, texts, gaps, min_words=4)[7] == "paragraph"
+    # a block touching the one before it (gap "") is one segment with it, whatever its label
+    assert drop_repeats(["paragraph", "paragraph", "paragraph"], ["Read the", "full text", "Read the"],
+                        ["\n", "", "\n"], 2) == ["paragraph", "paragraph", "paragraph"]
+
+
+def test_drop_repeats_names_conventions_and_settle_drops_them_for_main_and_article_only():
+    import pytest
+
+    from cleaner.config import load_config
+
+    for bad in ("main", ["opinion"]):
+        with pytest.raises(ValueError, match="drop_repeats"):
+            DecisionSettings.from_config(load_config().overlay({"decision": {"drop_repeats": bad}}, "test"))
+    settings = DecisionSettings.from_config(load_config())
+    assert settings.drops_repeats("main") and settings.drops_repeats("article")
+    assert not settings.drops_repeats("cleaneval") and not settings.drops_repeats(None)
+    text = "Suitable for use in dishwashers and microwave ovens, with care when stacking."
+    labels = ["paragraph", "paragraph"]
+    no_headline = list[int]
+    assert settle(labels, settings, "main", [text, text], None, no_headline) == ["paragraph", "other"]
+    assert settle(labels, settings, "cleaneval", [text, text], None, no_headline) == labels
+
+
+def test_clean_html_under_main_shows_a_responsive_pages_description_once(data_dir):
+    from cleaner.api import clean_html
+    from cleaner.config import load_config
+    from cleaner.gold.data import find_pages
+    from cleaner.label.model import load_model
+
+    # wcxb/0610 holds its product description twice (one copy per screen size); its gold holds it once
+    model = load_model()
+    page = next(p for p in find_pages(data_dir, ["wcxb"]) if p.key == "wcxb/0610")
+    sentence = "Make each cup of tea or coffee feel special with a Ghost Wares ceramic mug."
+    off = clean_html(page.read_html(), model=model,
+                     config=load_config().overlay({"decision": {"drop_repeats": []}}, "test"))
+    on = clean_html(page.read_html(), model=model)
+    assert off.plain.count(sentence) == 2
+    assert on.plain.count(sentence) == 1
+    # only the repeat went: every line of the output is one of the longer output's
+    assert set(on.plain.splitlines()) <= set(off.plain.splitlines())

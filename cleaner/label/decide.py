@@ -34,11 +34,19 @@ docs/ablation.md):
   and drops the rest (spec rows, guide sections between widgets, a listing's items) with P(content) 0.1-0.3
   (docs/modern.md section 8). Blocks under an id/class token of a `fill_main_skip` cue are not filled: a blog
   post's container often holds its comments, which `main` leaves out.
+* With `drop_repeats` naming the convention, a kept segment (a kept block and the blocks that continue it) of at
+  least `drop_repeats_min_words` words whose case-folded words are those of an earlier kept segment is dropped
+  (`drop_repeats`): responsive pages hold a description or specification twice, one copy for each screen size,
+  and a reader sees one. CleanEval's gold keeps repeats, so its convention does not drop them.
+
+`settle` applies the last two, which look at the page's text, to the labels of `decide` (or of a stacked
+model): every caller (the API, training and evaluation) goes through it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 OTHER = "other"
@@ -60,6 +68,9 @@ class DecisionSettings:
     fill_main_threshold: float = 0.1
     # Blocks under an id/class token of these cues ([features.cues.idclass]) are never filled: a post's comments.
     fill_main_skip: tuple[str, ...] = ()
+    # The conventions whose pages keep a repeated segment of at least drop_repeats_min_words words once.
+    drop_repeats: tuple[str, ...] = ()
+    drop_repeats_min_words: int = 8
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:
@@ -71,7 +82,7 @@ class DecisionSettings:
             raise ValueError(f"[decision] f1_optimal_threshold must be true or false, not {optimal!r}")
         known = config["train"]["conventions"]
         named = {}
-        for key in ("keep_headline", "fill_main"):
+        for key in ("keep_headline", "fill_main", "drop_repeats"):
             conventions = d[key]
             if not isinstance(conventions, list) or any(c not in known for c in conventions):
                 raise ValueError(f"[decision] {key} must list conventions of {known}, not {conventions!r}")
@@ -81,7 +92,8 @@ class DecisionSettings:
         if not isinstance(skip, list) or any(c not in cues for c in skip):
             raise ValueError(f"[decision] fill_main_skip must list cues of [features.cues.idclass], not {skip!r}")
         return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal,
-                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]), tuple(skip))
+                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]), tuple(skip),
+                   named["drop_repeats"], int(d["drop_repeats_min_words"]))
 
     def keeps_headline(self, convention: str | None) -> bool:
         """Whether a page cleaned by `convention` (what the model is given; None: a model without conventions)
@@ -91,6 +103,10 @@ class DecisionSettings:
     def fills_main(self, convention: str | None) -> bool:
         """Whether a page cleaned by `convention` keeps the rest of its main container (module docstring)."""
         return convention is not None and convention in self.fill_main
+
+    def drops_repeats(self, convention: str | None) -> bool:
+        """Whether a page cleaned by `convention` keeps a repeated segment once (module docstring)."""
+        return convention is not None and convention in self.drop_repeats
 
 
 _WORD = re.compile(r"\w+")
@@ -137,6 +153,51 @@ def keep_headline(labels: list[str], headline: list[int]) -> list[str]:
     for k, i in enumerate(headline):
         out[i] = "continuation" if k else "header"
     return out
+
+
+def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, min_words: int) -> list[str]:
+    """`labels` with every kept segment of at least `min_words` words whose case-folded words are those of an
+    earlier kept segment dropped. A segment is what cleaner.output.assemble makes one: a kept block and the kept
+    blocks after it that continue it or touch it (`gaps`: Block.gap, "" when no space or line lies between; None:
+    no block touches another)."""
+    segments: list[list[int]] = []
+    previous = -1
+    for i, label in enumerate(labels):
+        if label == OTHER:
+            continue
+        if segments and (label == "continuation" or (gaps is not None and gaps[i] == "" and previous == i - 1)):
+            segments[-1].append(i)
+        else:
+            segments.append([i])
+        previous = i
+    if len(segments) < 2:
+        return labels
+    seen: set[tuple[str, ...]] = set()
+    out = labels
+    for segment in segments:
+        words = tuple(w for i in segment for w in _WORD.findall(texts[i].casefold()))
+        if len(words) < min_words:
+            continue
+        if words in seen:
+            if out is labels:
+                out = list(labels)
+            for i in segment:
+                out[i] = OTHER
+        else:
+            seen.add(words)
+    return out
+
+
+def settle(labels: list[str], settings: DecisionSettings, convention: str | None, texts: list[str],
+           gaps: list[str] | None, headline: Callable[[], list[int]]) -> list[str]:
+    """The page's final labels: `labels` (the labelling's decision) with the page's headline kept and its repeated
+    segments dropped as the convention asks (module docstring). `headline` gives the headline's blocks
+    (headline_block), asked only when the convention keeps it."""
+    if settings.keeps_headline(convention):
+        labels = keep_headline(labels, headline())
+    if settings.drops_repeats(convention):
+        labels = drop_repeats(labels, texts, gaps, settings.drop_repeats_min_words)
+    return labels
 
 
 def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:

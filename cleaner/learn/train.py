@@ -25,7 +25,7 @@ from ..gold.score import DocScore, score_document
 from ..label.attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, train_crf
 from ..label.convention import Conventions
 from ..label.crf_model import CrfModel, first_pass_view
-from ..label.decide import DecisionSettings, headline_block, keep_headline
+from ..label.decide import DecisionSettings, headline_block, settle
 from ..label.markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
 from ..label.model_files import feature_config_sections
 from ..label.stacking import StackingSettings, inner_fold
@@ -305,9 +305,7 @@ def predict(
     labelling = model.label(doc.features, doc.word_counts, settings, convention=convention,
                             layout=layout, texts=doc.texts,
                             inside_main=doc.main if settings.fills_main(convention) else None)
-    labels = labelling.labels
-    if settings.keeps_headline(convention):
-        labels = keep_headline(labels, doc.headline or [])
+    labels = settle(labelling.labels, settings, convention, doc.texts, doc.gaps, lambda: doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,

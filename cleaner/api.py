@@ -235,7 +235,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
                             texts=[b.text for b in seg.blocks] if typer else None,
                             marginals=all_marginals, timings=timings, inside_main=inside)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
-    labels = settle(labels, decision, convention, [b.text for b in seg.blocks], [b.gap for b in seg.blocks],
+    labels = settle(labels, decision, convention, [b.text for b in seg.blocks], [b.gap for b in seg.blocks], words,
                     lambda: headline_block(seg.blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))

@@ -8,6 +8,7 @@ from cleaner.label.decide import (
     settle,
 )
 from cleaner.page.segment import segment_blocks
+from cleaner.page.text import count_words
 
 
 def test_max_subsequence_linear_scan():
@@ -278,19 +279,21 @@ def test_drop_repeats_keeps_the_first_copy_of_a_repeated_segment():
     labels = ["other", "paragraph", "paragraph", "list", "paragraph", "continuation",
               "paragraph", "paragraph", "paragraph", "continuation"]
     gaps = ["\n"] * 10
-    out = drop_repeats(labels, texts, gaps, min_words=3)
+    words = [count_words(t) for t in texts]
+    out = drop_repeats(labels, texts, gaps, words, min_words=3)
     # the segment 4-5 (a block and its continuation) holds more words than 1: kept; the second
     # "Add to cart" (3 words) repeats the first: dropped; nothing else changes
     assert out == ["other", "paragraph", "paragraph", "list", "paragraph", "continuation",
                    "paragraph", "other", "paragraph", "continuation"]
     # case and punctuation aside, a repeat of the same words is a repeat
-    assert drop_repeats(["paragraph", "paragraph"], [first, first.upper().replace(" ", "  ")], None, 3) == [
+    shouted = first.upper().replace(" ", "  ")
+    assert drop_repeats(["paragraph", "paragraph"], [first, shouted], None, [12, 12], 3) == [
         "paragraph", "other"]
     # shorter than min_words: kept twice (a table's "Yes" rows, a refrain)
-    assert drop_repeats(labels, texts, gaps, min_words=4)[7] == "paragraph"
+    assert drop_repeats(labels, texts, gaps, words, min_words=4)[7] == "paragraph"
     # a block touching the one before it (gap "") is one segment with it, whatever its label
     assert drop_repeats(["paragraph", "paragraph", "paragraph"], ["Read the", "full text", "Read the"],
-                        ["\n", "", "\n"], 2) == ["paragraph", "paragraph", "paragraph"]
+                        ["\n", "", "\n"], [2, 2, 2], 2) == ["paragraph", "paragraph", "paragraph"]
 
 
 def test_drop_repeats_names_conventions_and_settle_drops_them_for_main_and_article_only():
@@ -307,8 +310,8 @@ def test_drop_repeats_names_conventions_and_settle_drops_them_for_main_and_artic
     text = "Suitable for use in dishwashers and microwave ovens, with care when stacking."
     labels = ["paragraph", "paragraph"]
     no_headline = list[int]
-    assert settle(labels, settings, "main", [text, text], None, no_headline) == ["paragraph", "other"]
-    assert settle(labels, settings, "cleaneval", [text, text], None, no_headline) == labels
+    assert settle(labels, settings, "main", [text, text], None, [13, 13], no_headline) == ["paragraph", "other"]
+    assert settle(labels, settings, "cleaneval", [text, text], None, [13, 13], no_headline) == labels
 
 
 def test_clean_html_under_main_shows_a_responsive_pages_description_once(data_dir):

@@ -305,7 +305,8 @@ def predict(
     labelling = model.label(doc.features, doc.word_counts, settings, convention=convention,
                             layout=layout, texts=doc.texts,
                             inside_main=doc.main if settings.fills_main(convention) else None)
-    labels = settle(labelling.labels, settings, convention, doc.texts, doc.gaps, lambda: doc.headline or [])
+    labels = settle(labelling.labels, settings, convention, doc.texts, doc.gaps, doc.word_counts,
+                    lambda: doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)
     return DocResult(
         doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,

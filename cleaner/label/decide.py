@@ -34,13 +34,13 @@ docs/ablation.md):
   and drops the rest (spec rows, guide sections between widgets, a listing's items) with P(content) 0.1-0.3
   (docs/modern.md section 8). Blocks under an id/class token of a `fill_main_skip` cue are not filled: a blog
   post's container often holds its comments, which `main` leaves out.
-* With `drop_repeats` naming the convention, a kept segment (a kept block and the blocks that continue it) of at
-  least `drop_repeats_min_words` words whose case-folded words are those of an earlier kept segment is dropped
+* With `drop_repeats` naming the convention, a kept segment (a kept block and the blocks that continue or touch it)
+  of at least `drop_repeats_min_words` words whose case-folded words are those of an earlier kept segment is dropped
   (`drop_repeats`): responsive pages hold a description or specification twice, one copy for each screen size,
   and a reader sees one. CleanEval's gold keeps repeats, so its convention does not drop them.
 
-`settle` applies the last two, which look at the page's text, to the labels of `decide` (or of a stacked
-model): every caller (the API, training and evaluation) goes through it.
+`settle` applies `keep_headline` and `drop_repeats`, which look at the page's blocks, to the labels of `decide` (or
+of a stacked model): every caller (the API, and so the job and the tools; training and evaluation) goes through it.
 """
 
 from __future__ import annotations
@@ -171,8 +171,8 @@ def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, wo
         else:
             segments.append([i])
         previous = i
-    # Only segments as long as another can repeat it: most pages have none, and reading every kept block's words
-    # cost 0.17 ms a page (median) where this costs a sum.
+    # Only a segment as long as another can repeat it: most pages have no two, and reading every kept block's words
+    # cost 0.17 ms a page (median) where this costs a sum (docs/modern.md section 9).
     sizes = [sum(word_counts[i] for i in segment) for segment in segments]
     count: dict[int, int] = {}
     for size in sizes:

@@ -230,12 +230,13 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     decision = DecisionSettings.from_config(config)
     inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip)
               if decision.fills_main(convention) else None)
+    texts = [b.text for b in seg.blocks]
     labelling = model.label(feats, words, decision, convention=convention,
                             layout=typer.layout_of(seg.blocks) if typer else None,
-                            texts=[b.text for b in seg.blocks] if typer else None,
+                            texts=texts if typer else None,
                             marginals=all_marginals, timings=timings, inside_main=inside)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
-    labels = settle(labels, decision, convention, [b.text for b in seg.blocks], [b.gap for b in seg.blocks], words,
+    labels = settle(labels, decision, convention, texts, [b.gap for b in seg.blocks], words,
                     lambda: headline_block(seg.blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))

@@ -49,6 +49,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..labels import continues_segment
+
 OTHER = "other"
 CONTENT = ("header", "paragraph", "list", "continuation")
 
@@ -91,9 +93,11 @@ class DecisionSettings:
         cues = config["features"]["cues"]["idclass"]
         if not isinstance(skip, list) or any(c not in cues for c in skip):
             raise ValueError(f"[decision] fill_main_skip must list cues of [features.cues.idclass], not {skip!r}")
-        return cls(float(d["content_threshold"]), float(d["fallback_min_kept_share"]), optimal,
-                   named["keep_headline"], named["fill_main"], float(d["fill_main_threshold"]), tuple(skip),
-                   named["drop_repeats"], int(d["drop_repeats_min_words"]))
+        return cls(content_threshold=float(d["content_threshold"]),
+                   fallback_min_kept_share=float(d["fallback_min_kept_share"]), f1_optimal_threshold=optimal,
+                   keep_headline=named["keep_headline"], fill_main=named["fill_main"],
+                   fill_main_threshold=float(d["fill_main_threshold"]), fill_main_skip=tuple(skip),
+                   drop_repeats=named["drop_repeats"], drop_repeats_min_words=int(d["drop_repeats_min_words"]))
 
     def keeps_headline(self, convention: str | None) -> bool:
         """Whether a page cleaned by `convention` (what the model is given; None: a model without conventions)
@@ -158,15 +162,15 @@ def keep_headline(labels: list[str], headline: list[int]) -> list[str]:
 def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, word_counts: list[int],
                  min_words: int) -> list[str]:
     """`labels` with every kept segment of at least `min_words` words (`word_counts`, each block's) whose case-folded
-    words are those of an earlier kept segment dropped. A segment is what cleaner.output.assemble makes one: a kept
-    block and the kept blocks after it that continue it or touch it (`gaps`: Block.gap, "" when no space or line lies
-    between; None: no block touches another)."""
+    words are those of an earlier kept segment dropped. A segment is what cleaner.output.assemble makes one
+    (cleaner.labels.continues_segment: a kept block and the kept blocks after it that continue it or touch it;
+    `gaps`: Block.gap, None: no block touches another)."""
     segments: list[list[int]] = []
     previous = -1
     for i, label in enumerate(labels):
         if label == OTHER:
             continue
-        if segments and (label == "continuation" or (gaps is not None and gaps[i] == "" and previous == i - 1)):
+        if segments and continues_segment(label, gaps[i] if gaps is not None else " ", previous == i - 1):
             segments[-1].append(i)
         else:
             segments.append([i])

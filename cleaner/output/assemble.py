@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
+from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH, continues_segment
 from ..page.segment import Block
 from ..page.text import count_words
 
@@ -173,7 +173,7 @@ def assemble(
                 text = shown[i]
         elif block.shown is not None:
             text = block.shown
-        if segments and (label == CONTINUATION or (gap == "" and previous == i - 1)):
+        if segments and continues_segment(label, gap, previous == i - 1):
             segments[-1][1].append(gap)
             segments[-1][1].append(text)
         else:

@@ -316,8 +316,21 @@ def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: 
     if settings.page_typer.of(page) == "forum":
         skip_cues = ()
     skip = [sub for cue, subs in settings.idclass if cue in skip_cues for sub in subs]
-    return [r == 1 and not any(sub in token for token in b.idclass for sub in skip)
-            for r, b in zip(relations, blocks)]
+    if not skip:
+        return [r == 1 for r in relations]
+    # Blocks under one element share its token tuple: each tuple is looked through once a page.
+    skipped: dict[tuple[str, ...], bool] = {}
+    out: list[bool] = []
+    for r, b in zip(relations, blocks):
+        if r != 1:
+            out.append(False)
+            continue
+        tokens = b.idclass
+        hit = skipped.get(tokens)
+        if hit is None:
+            hit = skipped[tokens] = any(sub in token for token in tokens for sub in skip)
+        out.append(not hit)
+    return out
 
 
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,

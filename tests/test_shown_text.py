@@ -61,6 +61,16 @@ def test_images_and_boxes_separate_words():
     assert shown("<p>left<button>x</button>right</p>") == "left right"
 
 
+def test_a_box_gives_no_space_before_the_punctuation_it_sits_against():
+    # A word's watchlist button or icon, with no whitespace around it, shows against the word's comma or full stop
+    # (us-CNBC: "bitcoin<button></button>, new investors"); with whitespace before it, the space stays.
+    assert shown("<p>like <a href='/q'>bitcoin</a><span><button></button></span>, new investors</p>") == (
+        "like bitcoin, new investors")
+    assert shown("<p>available <a href='/api'>here</a><svg></svg>.</p>") == "available here."
+    assert shown("<p>word <button></button>, next</p>") == "word , next"
+    assert shown("<p>left<button></button>right</p>") == "left right"
+
+
 def test_pre_keeps_its_own_whitespace():
     assert shown("<pre>  x\n  y</pre>") == "  x\n  y"
     assert shown("<pre>def f():\n    return  1\n\nf()</pre>") == "def f():\n    return  1\nf()"

@@ -137,6 +137,9 @@ _AUTO_CLOSED = frozenset(
 # Dropped elements that a browser does not display at all; any other dropped element (a button, an
 # iframe, an svg icon) is a box between its neighbours' words, and so separates them like a space.
 _UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
+# Punctuation that closes what comes before it: after a box with no whitespace on either side (an empty watchlist
+# button between a linked word and its comma), a browser shows it against the word, so no space is given.
+_CLOSING = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
 
@@ -287,20 +290,23 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     # What lies between the last block and the next one as displayed (Block.gap): whitespace, a line break.
     space = False
     line_break = True
+    # Whether the only space before the next text is a dropped box's (no whitespace around it in the source).
+    box_space = False
 
     def emit(text: str, artificial: str | None = None, shown: str | None = None) -> None:
-        nonlocal opened, closed, space, line_break
+        nonlocal opened, closed, space, line_break, box_space
         if len(text) > max_chars:
             text = text[:max_chars]
             shown = shown[:max_chars] if shown is not None else None
         top = stack[-1]
-        gap = "\n" if line_break else " " if space else ""
+        gap = "\n" if line_break else " " if space and not (box_space and text[0] in _CLOSING) else ""
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
                            len(stack) - 1, artificial, gap, shown, element=top[7]))
         opened = {}
         closed = {}
         space = False
         line_break = False
+        box_space = False
 
     # Iterative pre-order walk over the parser's own pointers.
     node: LexborNode | None = root
@@ -331,9 +337,11 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                     space = line[-1].isspace()
             elif raw.isspace():
                 space = True
+                box_space = False
             else:
                 if raw[0].isspace():
                     space = True
+                    box_space = False
                 emit(normalise_space(raw))
                 space = raw[-1].isspace()
         elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
@@ -425,6 +433,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             closed[tag] = closed.get(tag, 0) + 1
         elif tag and tag in drop:
             if tag not in _UNDISPLAYED:
+                box_space = box_space or not space
                 space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
             elif tag == "script":
                 read_script(node, marks)

@@ -140,6 +140,7 @@ _UNDISPLAYED = frozenset("script style noscript template head param source track
 # Punctuation that closes what comes before it: after a box with no whitespace on either side (an empty watchlist
 # button between a linked word and its comma), a browser shows it against the word, so no space is given.
 _CLOSING = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
+_BOX_ONLY = 2  # `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing)
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
 
@@ -288,25 +289,22 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     push = stack.append
     pop = stack.pop
     # What lies between the last block and the next one as displayed (Block.gap): whitespace, a line break.
-    space = False
+    space: int = False  # (or _BOX_ONLY)
     line_break = True
-    # Whether the only space before the next text is a dropped box's (no whitespace around it in the source).
-    box_space = False
 
     def emit(text: str, artificial: str | None = None, shown: str | None = None) -> None:
-        nonlocal opened, closed, space, line_break, box_space
+        nonlocal opened, closed, space, line_break
         if len(text) > max_chars:
             text = text[:max_chars]
             shown = shown[:max_chars] if shown is not None else None
         top = stack[-1]
-        gap = "\n" if line_break else " " if space and not (box_space and text[0] in _CLOSING) else ""
+        gap = "\n" if line_break else "" if not space or (space == _BOX_ONLY and text[0] in _CLOSING) else " "
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
                            len(stack) - 1, artificial, gap, shown, element=top[7]))
         opened = {}
         closed = {}
         space = False
         line_break = False
-        box_space = False
 
     # Iterative pre-order walk over the parser's own pointers.
     node: LexborNode | None = root
@@ -337,11 +335,9 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                     space = line[-1].isspace()
             elif raw.isspace():
                 space = True
-                box_space = False
             else:
                 if raw[0].isspace():
                     space = True
-                    box_space = False
                 emit(normalise_space(raw))
                 space = raw[-1].isspace()
         elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
@@ -433,8 +429,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             closed[tag] = closed.get(tag, 0) + 1
         elif tag and tag in drop:
             if tag not in _UNDISPLAYED:
-                box_space = box_space or not space
-                space = True  # a box (a button, an iframe, an svg icon) between its neighbours' words
+                # a box (a button, an iframe, an svg icon) between its neighbours' words
+                space = space or _BOX_ONLY
             elif tag == "script":
                 read_script(node, marks)
         # Climb until a next sibling exists, closing elements on the way.

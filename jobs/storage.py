@@ -150,39 +150,6 @@ def resolve_local(items: Iterable[str]) -> tuple[list[InputFile], list[str]]:
     return files, remote
 
 
-def resolve_remote(spark, items: Iterable[str]) -> list[InputFile]:
-    """List Hadoop URIs (globs allowed) with the JVM's FileSystem. Raises InputError."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    out: list[InputFile] = []
-    seen: set[str] = set()
-    for item in items:
-        try:
-            path = jvm.org.apache.hadoop.fs.Path(item)
-            fs = path.getFileSystem(conf)
-            statuses = fs.globStatus(path)
-        except Exception as exc:  # py4j error: unknown scheme, credentials, ...
-            msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"cannot list input {item}: {msg}") from exc
-        if statuses is None or len(statuses) == 0:
-            raise InputError(f"input not found: {item}")
-        for st in statuses:
-            if st.isDirectory():
-                children = [c for c in fs.listStatus(st.getPath()) if c.isFile()
-                            and WARC_SUFFIX_RX.search(c.getPath().getName())
-                            and not c.getPath().getName().startswith((".", "_"))]
-            else:
-                children = [st]
-            for c in children:
-                uri = c.getPath().toString()
-                if uri not in seen:
-                    seen.add(uri)
-                    out.append(InputFile(uri, int(c.getLen()), int(c.getModificationTime()) * 1_000_000))
-        if not out:
-            raise InputError(f"input matches no WARC file: {item}")
-    return out
-
-
 # ------------------------------------------------------------------------------------------
 # Opening WARCs on the workers
 # ------------------------------------------------------------------------------------------

@@ -450,14 +450,14 @@ def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, smal
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_hadoop_filesystem_backends(spark, warcs, tmp_path):
-    from jobs import storage
+    from jobs import inputs, storage
     from jobs.runs import OutputDir
 
-    listed = storage.resolve_remote(spark, [f"file://{warcs['a'].parent}/*.warc.gz"])
+    listed, _ = inputs.resolve_jvm(spark, [f"file://{warcs['a'].parent}/*.warc.gz"])
     assert sorted(Path(f.uri[len("file:"):]).name for f in listed) == ["a.warc.gz", "b.warc.gz", "d.warc.gz"]
     assert all(f.size == Path(f.uri[len("file:"):]).stat().st_size for f in listed)
     with pytest.raises(storage.InputError, match="nope"):
-        storage.resolve_remote(spark, [f"file://{tmp_path}/nope/*.warc.gz"])
+        inputs.resolve_jvm(spark, [f"file://{tmp_path}/nope/*.warc.gz"])
 
     with storage._remote_open(f"file://{warcs['a']}", seekable=True) as fh:  # pyarrow.fs path
         assert fh.read(2) == b"\x1f\x8b"

@@ -36,6 +36,10 @@ SPEED_ONLY_KEYS = {"features": ("url_hints",)}
 # Keys that configure one opt-in feature family (cleaner.page.features): hashed only for a model that reads
 # the family, so that adding one does not make every stored model look stale either.
 FAMILY_KEYS = {"features": {"cues": "cue"}}
+# Keys added to those sections after models were trained, with the value that reproduces what such a model was
+# trained with: a model whose own feature config (CrfModel.feature_config) lacks one reads it with this value, so
+# that adding a key never changes what a shipped or stored model's features are.
+LEGACY_VALUES = {"features": {"per_character_tokens": False}}
 
 
 class ConfigError(ValueError):

@@ -151,6 +151,7 @@ class Features:
     window: int = setting(ge=0)
     window_families: list[str] = setting()
     max_idclass_tokens_per_block: int = setting(ge=0)
+    per_character_tokens: bool = setting()
     url_hints: list[str] = setting(nonempty_items=True)
     bins: Bins = setting()
     cues: Cues = setting()

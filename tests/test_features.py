@@ -107,6 +107,34 @@ def test_sentence_and_regexp_features():
     assert "regexp.bullet" in g
 
 
+def test_text_written_without_spaces_has_sentences_and_tokens():
+    # Japanese puts no space after its full stops: three sentences, not one of 40 "words"; its Han and kana are a
+    # token each, as its words are counted, not one long "other" token.
+    text = "東京都は13日、新しい計画を発表した。費用は約1億円になる。「よかった」と話した。"
+    (f,) = feats([block(text)])
+    assert {"sentence.count=3", "sentence.begin", "sentence.end"} <= set(f)
+    assert "token.alpha=30" in f and "token.other=5" in f  # 31 Han and kana; 、 。 。「 」 。
+    assert not any(x.startswith("token.other.rel=1") for x in f)
+    # Korean and every spaced script are split at spaces and stops followed by a space, as before.
+    (k,) = feats([block("서울시는 13일 계획을 발표했다. 비용은 1억 원이다.")])
+    assert "sentence.count=2" in k and "token.alpha=3" in k
+
+
+def test_a_model_reads_tokens_as_it_was_trained():
+    # cleaneval-2012 was trained before per_character_tokens: its features are what it learnt from, whitespace
+    # tokens, while a config of today splits Han and kana (cleaner.config.LEGACY_VALUES).
+    from cleaner.config import load_config
+    from cleaner.label.model import load_model
+
+    text = "東京都は新しい計画を発表した"
+    old = load_model("cleaneval-2012")
+    assert old.feature_config(load_config())["features"]["per_character_tokens"] is False
+    (f,) = old.extractor(load_config()).extract([block(text)])
+    assert "token.alpha=1" in f  # the whole text, one token
+    (g,) = feats([block(text)])
+    assert "token.alpha=10" in g  # 14 characters, 14 tokens
+
+
 def test_duplicates_are_counted_and_first_marked():
     f = feats([block("Home"), block("Story"), block("home")])
     assert "dup.first" in f[0] and "dup.count=2" in f[0]

@@ -38,7 +38,7 @@ from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
 from .segment import Block
-from .text import char_classes, count_words
+from .text import TOKEN_RE, char_classes, count_words
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
@@ -111,6 +111,7 @@ class FeatureExtractor:
         # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
         self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
+        self.per_character_tokens = bool(fc["per_character_tokens"])
         self.cues = CueSettings(self.config)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
@@ -220,7 +221,8 @@ class FeatureExtractor:
         if "token" in fam:
             out = shared if "token" in wf else private
             alpha = num = mix = other = 0
-            toks = text.split()
+            # (ASCII text holds no Han or kana: split() is the same tokens, 5x faster)
+            toks = TOKEN_RE.findall(text) if self.per_character_tokens and not text.isascii() else text.split()
             for tok in toks:
                 if tok.isalpha():
                     alpha += 1

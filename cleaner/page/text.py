@@ -13,6 +13,8 @@ import re
 # Han, kana, CJK compatibility ideographs and extension planes: one word per code point.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+# Whitespace-separated tokens, but Han and kana one token per character ([features] per_character_tokens).
+TOKEN_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _ALPHA_RE = re.compile(r"[^\W\d_]+")
 _DIGIT_RE = re.compile(r"\d+")
 _SPACE_RE = re.compile(r"\s+")

@@ -133,6 +133,8 @@ def test_a_model_reads_tokens_as_it_was_trained():
     assert "token.alpha=1" in f  # the whole text, one token
     (g,) = feats([block(text)])
     assert "token.alpha=10" in g  # 14 characters, 14 tokens
+    # the packaged default was trained with it
+    assert load_model("default").feature_config(load_config())["features"]["per_character_tokens"] is True
 
 
 def test_duplicates_are_counted_and_first_marked():

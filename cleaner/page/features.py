@@ -38,7 +38,7 @@ from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
 from .segment import Block
-from .text import TOKEN_RE, char_classes, count_words
+from .text import char_classes, count_words, tokens
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
@@ -221,8 +221,7 @@ class FeatureExtractor:
         if "token" in fam:
             out = shared if "token" in wf else private
             alpha = num = mix = other = 0
-            # (ASCII text holds no Han or kana: split() is the same tokens, 5x faster)
-            toks = TOKEN_RE.findall(text) if self.per_character_tokens and not text.isascii() else text.split()
+            toks = tokens(text, self.per_character_tokens)
             for tok in toks:
                 if tok.isalpha():
                     alpha += 1

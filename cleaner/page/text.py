@@ -15,6 +15,16 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1
 WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 # Whitespace-separated tokens, but Han and kana one token per character ([features] per_character_tokens).
 TOKEN_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+
+def tokens(text: str, per_character: bool) -> list[str]:
+    """The text's whitespace-separated tokens; with `per_character`, Han and kana one token each."""
+    # Only text holding Han or kana is split by the regexp: on other text it gives split()'s tokens 5x slower
+    # (12 against 2.5 us for 500 characters; the search costs 2).
+    if per_character and not text.isascii() and _CJK_RE.search(text):
+        return TOKEN_RE.findall(text)
+    return text.split()
 _ALPHA_RE = re.compile(r"[^\W\d_]+")
 _DIGIT_RE = re.compile(r"\d+")
 _SPACE_RE = re.compile(r"\s+")

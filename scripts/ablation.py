@@ -30,12 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds  # noqa: E402
-from cleaner.label.decide import DecisionSettings  # noqa: E402
-from cleaner.page.features import DEFAULT_FAMILIES  # noqa: E402
-from cleaner.label.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
 from cleaner.gold.score import aggregate  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
+from cleaner.label.model import ATTRIBUTE_ENCODING, CrfModel  # noqa: E402
 from cleaner.learn.cv import trainable  # noqa: E402
 from cleaner.learn.train import fit, predict, prepare  # noqa: E402
+from cleaner.page.features import DEFAULT_FAMILIES  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -135,13 +135,15 @@ def write(path: Path, base, rows, n_train, n_train_pages, val_docs, args, config
 Change of macro word F1 (`cleaner.gold.score`) per data set when one feature family is removed from the CRF,
 against the CRF with every family (first row: its absolute macro F1). Negative = the family helps.
 
-**Protocol (development, not the 6-fold cross-validation):** trained on every {args.every}{"nd" if args.every == 2 else "th"} page of the five
-folds other than fold 1 of `folds.tsv` ({n_train} pages used of {n_train_pages}; pages whose gold aligns below
-`min_alignment` left out), validated on all pages of fold 1, the project's validation fold for design decisions
-({sum(n_val.values())} pages; `folds.tsv` numbers its folds 0-5, so training uses folds 0, 2, 3, 4 and 5); c1={tc['c1']}, c2={tc['c2']}, {args.iterations} L-BFGS iterations (the default
-model uses {tc['max_iterations']}), decision stage as configured. A variant without a family drops that family's
-attributes, its own and its neighbours'. Produced by `scripts/ablation.py`. Differences of a few thousandths are
-within the noise of one validation fold (CleanEval-dev and CleanPortalEval have few pages in it).
+**Protocol (development, not the 6-fold cross-validation):** trained on every
+{args.every}{"nd" if args.every == 2 else "th"} page of the five folds other than fold 1 of `folds.tsv`
+({n_train} pages used of {n_train_pages}; pages whose gold aligns below `min_alignment` left out), validated
+on all pages of fold 1, the project's validation fold for design decisions ({sum(n_val.values())} pages;
+`folds.tsv` numbers its folds 0-5, so training uses folds 0, 2, 3, 4 and 5); c1={tc['c1']}, c2={tc['c2']},
+{args.iterations} L-BFGS iterations (the default model uses {tc['max_iterations']}), decision stage as configured.
+A variant without a family drops that family's attributes, its own and its neighbours'. Produced by
+`scripts/ablation.py`. Differences of a few thousandths are within the noise of one validation fold
+(CleanEval-dev and CleanPortalEval have few pages in it).
 
 {head}{chr(10).join(lines)}
 

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     clean_html(blobs[0][1], model=model, config=config)  # warm-up: tagger, regexps, tables
     best: list[tuple[float, object] | None] = [None] * len(blobs)
     for _ in range(args.repeat):
-        for i, (ds, data) in enumerate(blobs):
+        for i, (_ds, data) in enumerate(blobs):
             # The thread's CPU clock: while clean_html's CPU-time budget timer is armed, Linux reads
             # the process's CPU clock in scheduler ticks (4 ms here), the thread's stays exact.
             c0 = time.thread_time()

@@ -60,8 +60,8 @@ def worker_only(warc: Path, rounds: int) -> None:
     import jobs.worker as worker
     from cleaner.config import load_config
     from cleaner.label.model import load_model
-    from cleaner.tools.runtime import tune_gc
     from cleaner.output.schema import COLUMNS, SCHEMA
+    from cleaner.tools.runtime import tune_gc
 
     config, model = load_config(), load_model(None)
     model.open()

@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.page import decode as dec  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
+from cleaner.page import decode as dec  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 WORD = re.compile(r"\w+")
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
 
     for name in names:
         variant = all_variants[name]
-        for i, (s, pid, raw, g, _, g2) in enumerate(pages):
+        for i, (s, _pid, raw, g, _, g2) in enumerate(pages):
             text, enc, src, n = run_variant(variant, raw)
             key = hash(text)
             if key not in word_cache:

@@ -13,9 +13,9 @@ start, which varies most on a shared machine, is left out. Wall time of the whol
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
-import io
 import shutil
 import statistics
 import subprocess

@@ -41,7 +41,8 @@ paths, lib, tmp, c_dir = sys.argv[1].split(","), sys.argv[2], sys.argv[3], sys.a
 # separate=True: one shared library per module, named inside its package (cleaner.page.<module>__mypyc),
 # so the build is found through the package's __path__ alone, never through sys.path.
 # Only the compiled modules must type-check; the modules they import are read for their types.
-setup(name="webcleaner-native", ext_modules=mypycify(["--follow-imports=silent"] + paths, opt_level="3", separate=True, target_dir=c_dir),
+modules = mypycify(["--follow-imports=silent"] + paths, opt_level="3", separate=True, target_dir=c_dir)
+setup(name="webcleaner-native", ext_modules=modules,
       script_args=["build_ext", "--build-lib", lib, "--build-temp", tmp])
 """
 

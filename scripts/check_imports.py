@@ -113,7 +113,8 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
         for target in sorted(graph[mod]):
             high = layer_of(target)
             if low is not None and high is not None and high > low:
-                out.append(f"{mod} ({' '.join(LAYERS[low])}) imports {target} ({' '.join(LAYERS[high])}), a layer above it")
+                out.append(f"{mod} ({' '.join(LAYERS[low])}) imports {target} ({' '.join(LAYERS[high])}), "
+                           "a layer above it")
     return out
 
 

@@ -39,12 +39,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # browser_setup: the project's one way to get Chromium
 
-from cleaner.gold.align import OTHER  # noqa: E402
 from cleaner.api import clean_html  # noqa: E402
-from cleaner.output.assemble import assemble  # noqa: E402
+from cleaner.gold.align import OTHER  # noqa: E402
 from cleaner.gold.data import find_pages  # noqa: E402
-from cleaner.page.decode import decode_html  # noqa: E402
 from cleaner.label.model import load_model  # noqa: E402
+from cleaner.output.assemble import assemble  # noqa: E402
+from cleaner.page.decode import decode_html  # noqa: E402
 
 LSP = re.compile(r"[^\W_] +[,.;:!?)\]]")
 PAGE_URL = "http://fidelity.invalid/page"

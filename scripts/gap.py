@@ -35,13 +35,13 @@ sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds  # noqa: E402
-from cleaner.tools.inspect import feature_weights  # noqa: E402
+from cleaner.gold.score import bootstrap_interval  # noqa: E402
 from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.label.model import CODEC, first_pass_view, load_model, open_tagger  # noqa: E402
-from cleaner.gold.score import bootstrap_interval  # noqa: E402
 from cleaner.label.stacking import StackingSettings  # noqa: E402
 from cleaner.learn.systems_evaluate import cross_validate_system, load_results, prepare_docs  # noqa: E402
 from cleaner.learn.train import cross_validate, prepare  # noqa: E402
+from cleaner.tools.inspect import feature_weights  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval")
 DROPPED_CRF_RECALL, DROPPED_REF_RECALL = 0.3, 0.7
@@ -136,7 +136,8 @@ def main(argv=None) -> int:
         mean_crf = sum(crf[k].score.f1 for k in keys) / n
         mean_ref = sum(ref[k].score.f1 for k in keys) / n
         lo, hi = bootstrap_interval(list(diff.values()))
-        lines.append(f"| {s} | {n} | {mean_crf:.3f} | {mean_ref:.3f} | {mean_crf - mean_ref:+.3f} ({lo:+.3f} to {hi:+.3f}) | "
+        lines.append(f"| {s} | {n} | {mean_crf:.3f} | {mean_ref:.3f} | "
+                     f"{mean_crf - mean_ref:+.3f} ({lo:+.3f} to {hi:+.3f}) | "
                      + " | ".join(f"{len(by_cat[c])}: {sum(diff[k] for k in by_cat[c]) / n:+.3f}"
                                   for c in ("empty gold", "dropped content", "other pages")) + " |")
         worst += sorted(keys, key=lambda k: diff[k])[: max(args.explain, 5)]
@@ -159,10 +160,11 @@ def main(argv=None) -> int:
     Path(args.out).write_text(f"""# Where the CRF loses to the Dragnet system on CleanEval
 
 Produced by `scripts/gap.py` (see its docstring): both systems cross-validated on the 6 folds of `folds.tsv`,
-the CRF as `conf/default.toml` configures it ({crf_kind}; c1/c2 {tc['c1']}/{tc['c2']}, {tc['max_iterations']} iterations).
+the CRF as `conf/default.toml` configures it ({crf_kind}; c1/c2 {tc['c1']}/{tc['c2']},
+{tc['max_iterations']} iterations).
 Macro word F1 per set, the difference with its 95 % paired bootstrap interval over the set's pages, and the
-difference split into the pages behind it (count: contribution to the difference of the macro means). "Dropped content": CRF recall < {DROPPED_CRF_RECALL} where the Dragnet system's is
-≥ {DROPPED_REF_RECALL}.
+difference split into the pages behind it (count: contribution to the difference of the macro means).
+"Dropped content": CRF recall < {DROPPED_CRF_RECALL} where the Dragnet system's is ≥ {DROPPED_REF_RECALL}.
 
 | set | pages | CRF | Dragnet system | difference | empty gold | dropped content | other pages |
 |---|---|---|---|---|---|---|---|

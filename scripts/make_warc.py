@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -84,7 +84,7 @@ def _parse_date(value: str) -> datetime:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not an ISO date: {value!r}") from exc
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.repeat):
             for path in files:
                 body = path.read_bytes()
-                mtime = datetime.fromtimestamp(int(path.stat().st_mtime), tz=timezone.utc)
+                mtime = datetime.fromtimestamp(int(path.stat().st_mtime), tz=UTC)
                 yield _repeat_url(page_url(path, body, args.url_prefix), k), body, mtime
 
     n = write_html_warc(pages(), args.out, charset=args.charset, date=args.date,

@@ -15,7 +15,8 @@ folds 0, 2-5 and scores every page of fold 1 with `cleaner.gold.score` (macro wo
 `--config conf/onepass.toml` trains one pass (4x faster); the figures of the variants of one run are
 comparable with each other, not with the stacked default's 6-fold figures.
 
-    .venv/bin/python scripts/modern_fold.py --cache /tmp/prep.pkl [--config X.toml] [--families F,G] [--jobs 2] VARIANT...
+    .venv/bin/python scripts/modern_fold.py --cache /tmp/prep.pkl [--config X.toml] [--families F,G] \\
+        [--jobs 2] VARIANT...
 
 The cache holds the prepared pages of one config and family set: use one cache file per feature variant.
 """
@@ -33,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.config import load_config  # noqa: E402
-from cleaner.label.convention import Conventions  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds, manifest_hash  # noqa: E402
-from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.gold.score import aggregate  # noqa: E402
+from cleaner.label.convention import Conventions  # noqa: E402
+from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.learn.cv import trainable  # noqa: E402
 from cleaner.learn.train import model_meta, predict, prepare, train_model, with_typer  # noqa: E402
 
@@ -100,7 +101,8 @@ def main() -> None:
     ap.add_argument("--cache")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--save", help="folder to save each variant's model in")
-    ap.add_argument("--families", help="feature families, comma-separated (default: cleaner.page.features.DEFAULT_FAMILIES)")
+    ap.add_argument("--families",
+                    help="feature families, comma-separated (default: cleaner.page.features.DEFAULT_FAMILIES)")
     args = ap.parse_args()
     config = load_config(args.config) if args.config else load_config()
     cache = Path(args.cache) if args.cache else None
@@ -123,7 +125,8 @@ def main() -> None:
     print("| variant | " + " | ".join(f"{s} (n={results[0][1].get(s, (0, 0))[1]})" for s in sets) + " | minutes |")
     print("|---|" + "---|" * (len(sets) + 1))
     for name, r, secs in results:
-        print(f"| `{name}` | " + " | ".join(f"{r[s][0]:.4f}" if s in r else "–" for s in sets) + f" | {secs / 60:.0f} |")
+        cells = " | ".join(f"{r[s][0]:.4f}" if s in r else "–" for s in sets)
+        print(f"| `{name}` | {cells} | {secs / 60:.0f} |")
 
 
 if __name__ == "__main__":

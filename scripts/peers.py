@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.gold.data import Page, find_pages, load_page_types  # noqa: E402
-from cleaner.learn.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
 from cleaner.gold.gold import as_plain_text  # noqa: E402
 from cleaner.gold.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
+from cleaner.learn.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
 
 PEERS = ("trafilatura", "trafilatura-recall", "readability", "resiliparse", "justext")
 SYSTEMS = ("project",) + PEERS

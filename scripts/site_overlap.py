@@ -27,10 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from variants import SETS, VALIDATION_FOLD, make_lab  # noqa: E402
+
 from cleaner.config import load_config  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds, load_sites, page_sites  # noqa: E402
 from cleaner.gold.score import aggregate  # noqa: E402
-from variants import SETS, VALIDATION_FOLD, make_lab  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -31,16 +31,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.output.assemble import assemble  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.gold.score import aggregate, score_document  # noqa: E402
 from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.label.markers import (  # noqa: E402
-    MarkerSettings, MarkerTyper, block_attributes, train_typer, training_sequence,
+    MarkerSettings,
+    MarkerTyper,
+    block_attributes,
+    train_typer,
+    training_sequence,
 )
-from cleaner.gold.score import aggregate, score_document  # noqa: E402
 from cleaner.learn.cv import fold_training_docs  # noqa: E402
 from cleaner.learn.train import has_markers, prepare, train_model  # noqa: E402
+from cleaner.output.assemble import assemble  # noqa: E402
 
 _STATE: dict = {}
 

@@ -44,17 +44,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.output.assemble import assemble  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
-from cleaner.label.convention import Conventions  # noqa: E402
 from cleaner.gold.data import find_pages, load_folds  # noqa: E402
+from cleaner.gold.score import aggregate, score_document  # noqa: E402
+from cleaner.label.convention import Conventions  # noqa: E402
 from cleaner.label.decide import DecisionSettings  # noqa: E402
 from cleaner.label.model import CrfModel  # noqa: E402
-from cleaner.gold.score import aggregate, score_document  # noqa: E402
 from cleaner.label.systems.base import PageInput, run_labels  # noqa: E402
 from cleaner.label.systems.dragnet import Dragnet  # noqa: E402
 from cleaner.learn.cv import trainable  # noqa: E402
 from cleaner.learn.train import fit, predict, prepare, tagging_meta  # noqa: E402
+from cleaner.output.assemble import assemble  # noqa: E402
 
 SETS = ("cleaneval-dev", "cleaneval-final", "cleanportaleval", "dragnet")
 VALIDATION_FOLD = 1
@@ -62,7 +62,8 @@ VALIDATION_FOLD = 1
 
 def with_window(rows: list[list[str]]) -> list[list[str]]:
     n = len(rows)
-    return [rows[i] + (["-1:" + a for a in rows[i - 1]] if i else []) + (["+1:" + a for a in rows[i + 1]] if i + 1 < n else [])
+    return [rows[i] + (["-1:" + a for a in rows[i - 1]] if i else [])
+            + (["+1:" + a for a in rows[i + 1]] if i + 1 < n else [])
             for i in range(n)]
 
 
@@ -143,7 +144,8 @@ class Lab:
             keep = {a for a, k in df.items() if k >= int(arg)}
             saved = dict(self.base)
             for d in self.train + self.val:
-                self.base[id(d)] = [[a for a in row if not a.startswith("idclass.") or a in keep] for row in saved[id(d)]]
+                self.base[id(d)] = [[a for a in row if not a.startswith("idclass.") or a in keep]
+                                    for row in saved[id(d)]]
             try:
                 res = self.crf(c1, c2, iters)
             finally:
@@ -264,10 +266,11 @@ def write(path: Path, rows: dict, val, n_train: int, args) -> None:
     path.write_text(f"""# {args.title} (validation fold 1)
 
 Macro word F1 and markup F1 (`cleaner.gold.score`) on fold 1 of `folds.tsv` (the project's validation
-fold), training on {"all" if args.every == 1 else f"every {args.every}th"} page{"s" if args.every == 1 else ""} of folds 0 and 2-5 ({n_train} pages before the
-alignment filter). Produced by `scripts/variants.py {' '.join(args.variants)}`
-(`--every {args.every}`); see the script's docstring for what each variant is. One fold is noisy: differences of a
-few thousandths are ties, and CleanEval-dev / CleanPortalEval have few pages in it.
+fold), training on {"all" if args.every == 1 else f"every {args.every}th"} page{"s" if args.every == 1 else ""}
+of folds 0 and 2-5 ({n_train} pages before the alignment filter). Produced by
+`scripts/variants.py {' '.join(args.variants)}` (`--every {args.every}`); see the script's docstring for what
+each variant is. One fold is noisy: differences of a few thousandths are ties, and CleanEval-dev /
+CleanPortalEval have few pages in it.
 
 {head}{chr(10).join(lines)}
 """)

@@ -42,6 +42,18 @@ FAMILY_KEYS = {"features": {"cues": "cue"}}
 LEGACY_VALUES = {"features": {"per_character_tokens": False}}
 
 
+def with_legacy_values(own: dict | None) -> dict:
+    """A model's own feature config with every key of LEGACY_VALUES it lacks (keys added after it was trained)
+    set to the value it was trained with."""
+    out = dict(own or {})
+    for section, values in LEGACY_VALUES.items():
+        have = out.get(section) or {}
+        missing = {k: v for k, v in values.items() if k not in have}
+        if missing:
+            out[section] = dict(have, **missing)
+    return out
+
+
 class ConfigError(ValueError):
     """The configuration file is missing, unreadable or invalid."""
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..config import LEGACY_VALUES, Config, load_config
+from ..config import Config, load_config, with_legacy_values
 from ..labels import LABELS, OTHER
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from ..page.page_marks import PageMarks
@@ -359,18 +359,6 @@ class CrfModel:
         atomic_write(sidecar_path(path), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
         return path
 
-
-
-def with_legacy_values(own: dict | None) -> dict:
-    """A model's own feature config with every key it lacks of LEGACY_VALUES (keys added after it was trained)
-    set to the value it was trained with."""
-    out = dict(own or {})
-    for section, values in LEGACY_VALUES.items():
-        have = out.get(section) or {}
-        missing = {k: v for k, v in values.items() if k not in have}
-        if missing:
-            out[section] = dict(have, **missing)
-    return out
 
 
 def first_pass_view(

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_CJK_WORD_RX = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
-# Lead bytes of those characters in UTF-8 (a quick test before the word regex; a false alarm costs only time)
+from ..page.text import TOKEN_RE
+
+# Lead bytes of Han and kana in UTF-8 (a quick test before TOKEN_RE, which makes each one a word; a false alarm
+# costs only time)
 _CJK_BYTES_RX = re.compile(rb"[\xe3-\xe9]|\xef[\xa4-\xab]|\xf0[\xa0-\xaf]")
 # ASCII characters other than letters and digits become spaces (one bytes.translate: no per-character regex) ...
 _ASCII_TABLE = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
@@ -53,7 +54,7 @@ def words_of(text: str) -> list[bytes]:
     folded = unicodedata.normalize("NFKC", text).casefold().encode("utf-8", "replace")  # a lone surrogate: "?"
     spaced = _PUNCT_RX.sub(b" ", folded.translate(_ASCII_TABLE))
     if _CJK_BYTES_RX.search(spaced):
-        return [w.encode("utf-8") for w in _CJK_WORD_RX.findall(spaced.decode("utf-8"))]
+        return [w.encode("utf-8") for w in TOKEN_RE.findall(spaced.decode("utf-8"))]
     return spaced.split()
 
 

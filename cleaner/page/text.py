@@ -13,7 +13,8 @@ import re
 # Han, kana, CJK compatibility ideographs and extension planes: one word per code point.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-# Whitespace-separated tokens, but Han and kana one token per character ([features] per_character_tokens).
+# Whitespace-separated tokens, but Han and kana one token per character: the token family's with [features]
+# per_character_tokens, and the words of cleaner.output.dedup once it has dropped punctuation.
 TOKEN_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _CJK_RE = re.compile(rf"[{_CJK}]")
 

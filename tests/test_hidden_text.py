@@ -57,5 +57,5 @@ def test_discourse_threads_of_wcxb_are_cleaned_not_rejected(data_dir):
 
 def test_wcxb_pages_are_found_gzip_compressed(data_dir):
     pages = find_pages(data_dir, ["wcxb"])
-    assert len(pages) == 717 and pages[0].id == "0002"
+    assert len(pages) == 1497 and pages[0].id == "0001"
     assert pages[0].read_html().lstrip()[:15].lower().startswith(b"<!doctype html")

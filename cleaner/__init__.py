@@ -24,7 +24,9 @@ Pipeline (one module per stage, plain dataclasses between them):
 Compiled modules. The per-block stages (`NATIVE_MODULES`, named within this package) are plain,
 type-annotated Python that `scripts/build_native.py` can compile with mypyc into `cleaner/_native/`
 (the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
-same results, 20-30 % less CPU in segmentation and features (docs/speed.md). They are used only while
+same results, 20-30 % less CPU in segmentation and features (docs/speed.md). The CRF's inference
+(`label.compiled_chain`, `CYTHON_MODULES`) is Cython, built by the same script into `_native/label/`, with its
+readable reference (`cleaner/label/chain.py`) giving the same floats to the last bit. They are used only while
 they match the sources they were built from, so an edited module is never shadowed by a stale build;
 `WEBCLEANER_PURE_PYTHON=1` turns them off.
 """
@@ -41,9 +43,13 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 # Compiled by scripts/build_native.py, in this order (a module's imports before it); named within this package.
+# The mypyc ones are plain Python compiled as they are; the Cython ones (CYTHON_MODULES) are .pyx sources with
+# a readable Python reference beside them (label.compiled_chain: cleaner/label/chain.py), used where there is no build.
 NATIVE_MODULES = (
     "page.text", "page.page_marks", "page.segment", "page.cues", "page.feature_names", "page.features",
+    "label.compiled_chain",
 )
+CYTHON_MODULES = ("label.compiled_chain",)
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 
@@ -56,6 +62,11 @@ def module_path(root: Path, module: str, suffix: str = ".py") -> Path:
     """The file of `module` (named within this package, e.g. "page.text") under `root`: the package
     directory for a source, its `_native` directory for a build."""
     return root.joinpath(*module.split(".")).with_name(module.rpartition(".")[2] + suffix)
+
+
+def source_path(package_dir: Path, module: str) -> Path:
+    """The source a compiled module is built from: its .py (mypyc) or its .pyx (Cython)."""
+    return module_path(package_dir, module, ".pyx" if module in CYTHON_MODULES else ".py")
 
 
 def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
@@ -76,7 +87,7 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
     if sorted(sources) != sorted(NATIVE_MODULES):
         return None, "stale: built for other modules (rerun scripts/build_native.py)"
     for module, digest in sorted(sources.items()):
-        source = module_path(package_dir, module)
+        source = source_path(package_dir, module)
         if not source.is_file() or source_digest(source) != digest:
             return None, (f"stale: {source.relative_to(package_dir)} changed since the build "
                           "(rerun scripts/build_native.py)")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Compile the per-block stages (cleaner.NATIVE_MODULES) with mypyc into cleaner/_native/ (a module
-PKG.NAME of the package is built as _native/PKG/NAME<suffix>, beside its shared library NAME__mypyc).
+"""Compile the per-block stages (cleaner.NATIVE_MODULES) with mypyc, and the CRF's inference
+(cleaner.CYTHON_MODULES) with Cython, into cleaner/_native/ (a module PKG.NAME of the package is built as
+_native/PKG/NAME<suffix>, a mypyc one beside its shared library NAME__mypyc).
 
     .venv/bin/python scripts/build_native.py [--if-stale] [--check]
 
@@ -13,7 +14,7 @@ a module falls back to the Python source until the next build, never to stale co
 --if-stale   build only when the current build is missing or stale (what scripts/setup_env.sh runs)
 --check      build nothing; print the status and exit 0 when the build is current, 1 when not
 
-Needs mypy (the `native` extra, in `dev` and `pack`) and a C compiler. Exit codes: 0 built or
+Needs mypy and Cython (the `native` extra, in `dev` and `pack`) and a C compiler. Exit codes: 0 built or
 current, 1 not current (--check), 2 the build failed (the package then runs as pure Python).
 """
 
@@ -46,6 +47,20 @@ setup(name="webcleaner-native", ext_modules=modules,
       script_args=["build_ext", "--build-lib", lib, "--build-temp", tmp])
 """
 
+# The Cython modules (cleaner.CYTHON_MODULES), in a child interpreter too: argv = the modules' dotted names
+# within the package, their .pyx sources, the build and temporary directories.
+# -ffp-contract=off: no fused multiply-add, so every float is rounded as the Python reference rounds it.
+_BUILD_CYTHON = r"""
+import sys
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+names, paths, lib, tmp = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3], sys.argv[4]
+extensions = [Extension("cleaner." + name, [path], extra_compile_args=["-O2", "-ffp-contract=off"])
+              for name, path in zip(names, paths)]
+setup(name="webcleaner-native-cython", ext_modules=cythonize(extensions, build_dir=tmp, quiet=True),
+      script_args=["build_ext", "--build-lib", lib, "--build-temp", tmp])
+"""
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,22 +81,28 @@ def main(argv=None) -> int:
         return 0
 
     modules = cleaner.NATIVE_MODULES
+    by_mypyc = [m for m in modules if m not in cleaner.CYTHON_MODULES]
+    by_cython = [m for m in modules if m in cleaner.CYTHON_MODULES]
     out = PACKAGE / cleaner.NATIVE_DIR
     with tempfile.TemporaryDirectory(prefix="webcleaner-native-") as tmp:
         tmp_path = Path(tmp)
         # Digests first: a module edited while the build runs is then stale, not silently compiled in.
-        sources = {m: cleaner.source_digest(cleaner.module_path(PACKAGE, m)) for m in modules}
-        paths = ",".join(str(cleaner.module_path(PACKAGE, m)) for m in modules)
-        print(f"[native] compiling {', '.join(modules)} with mypyc (about half a minute)", file=sys.stderr)
-        proc = subprocess.run(
+        sources = {m: cleaner.source_digest(cleaner.source_path(PACKAGE, m)) for m in modules}
+        paths = ",".join(str(cleaner.module_path(PACKAGE, m)) for m in by_mypyc)
+        print(f"[native] compiling {', '.join(by_mypyc)} with mypyc (about half a minute)", file=sys.stderr)
+        builds = [
             [sys.executable, "-c", _BUILD, paths, str(tmp_path / "lib"), str(tmp_path / "tmp"), str(tmp_path / "c")],
+            [sys.executable, "-c", _BUILD_CYTHON, ",".join(by_cython),
+             ",".join(str(cleaner.source_path(PACKAGE, m)) for m in by_cython), str(tmp_path / "lib"),
+             str(tmp_path / "tmp-cython")],
+        ]
+        for command in builds:
             # (not in the checkout: setuptools would read the project's pyproject.toml as this build's)
-            cwd=tmp_path, capture_output=True, text=True,
-        )
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-            print("[native] build failed: the package runs as pure Python", file=sys.stderr)
-            return 2
+            proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+                print("[native] build failed: the package runs as pure Python", file=sys.stderr)
+                return 2
         lib = tmp_path / "lib" / "cleaner"
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         built = sorted(lib.rglob(f"*{suffix}"))  # each module and its shared library (<module>__mypyc)
@@ -99,6 +120,7 @@ def main(argv=None) -> int:
             "extension_suffix": suffix,
             "python": sys.version.split()[0],
             "mypy": _mypy_version(),
+            "cython": _cython_version(),
             "note": "built by scripts/build_native.py; used by cleaner/__init__.py while the sources match",
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -107,6 +129,15 @@ def main(argv=None) -> int:
         shutil.copytree(staging, out)
     print(f"[native] built {out.relative_to(ROOT)}: {', '.join(modules)}", file=sys.stderr)
     return 0
+
+
+def _cython_version() -> str:
+    try:
+        from Cython import __version__
+
+        return __version__
+    except ImportError:
+        return "?"
 
 
 def _mypy_version() -> str:

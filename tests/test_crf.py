@@ -11,8 +11,7 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.label.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, carrier_features,
-                         proxy_model, read_crfsuite)
+from cleaner.label.crf import AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, read_crfsuite
 from cleaner.page.decode import decode_html
 from cleaner.page.features import FeatureExtractor
 from cleaner.label.model import CODEC, CrfModel, load_model, open_tagger
@@ -36,17 +35,6 @@ def test_the_model_file_reads_as_crfsuite_dumps_it(packaged):
     t = model.transitions
     assert all(abs(t[model.labels.index(a), model.labels.index(b)] - w) <= 1e-6
                for (a, b), w in info.transitions.items())
-
-
-def test_the_proxy_keeps_the_file_layout_and_carries_one_label_per_attribute(packaged):
-    model = read_crfsuite(packaged.data)
-    proxy, carriers = proxy_model(packaged.data, model)
-    assert len(proxy) == len(packaged.data) and proxy[:48] == packaged.data[:48]
-    assert sorted(carriers) == list(range(len(model.labels))) and len(set(carriers.values())) == len(model.labels)
-    weights = read_crfsuite(proxy).state_weights()
-    assert sum(weights.values()) == len(model.labels)
-    for y, name in carriers.items():
-        assert weights[(name.decode(), model.labels[y])] == 1.0
 
 
 def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):
@@ -157,19 +145,6 @@ def test_a_vocabulary_gives_each_name_one_id_over_models(packaged):
     assert w.shape == (len(vocabulary), len(first.labels)) and not w[0].any()
 
 
-def test_each_label_gets_an_attribute_of_its_own_when_one_exists():
-    # attribute 7 has features for labels 0 and 1, attribute 9 only for label 0: taking 7 for label 0
-    # first (file order) must not leave label 1 without a carrier
-    pairs = [(7, 0), (7, 1), (9, 0)]
-    chosen = carrier_features(pairs)
-    assert sorted(chosen) == [0, 1]
-    assert len({pairs[k][0] for k in chosen.values()}) == 2
-    assert all(pairs[k][1] == y for y, k in chosen.items())
-    with pytest.raises(ValueError, match="label 1"):
-        carrier_features([(7, 0), (7, 1)])  # one attribute cannot carry two labels
-    assert carrier_features([]) == {}
-
-
 def _train_readable(c1: float) -> bytes:
     """A small CRF trained by CRFsuite itself on readable attribute names (no codes)."""
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -187,7 +162,8 @@ def _train_readable(c1: float) -> bytes:
 @pytest.mark.parametrize("c1,labels_with_state", [(0.0, 3), (5.0, 2), (50.0, 0)])  # L1 prunes state features
 def test_models_stored_readable_and_pruned_ones_tag_as_crfsuite_tags_them(c1, labels_with_state):
     data = _train_readable(c1)
-    assert len(proxy_model(data, read_crfsuite(data))[1]) == labels_with_state
+    model_file = read_crfsuite(data)
+    assert len(set(model_file.features[model_file.features["type"] == 0]["dst"].tolist())) == labels_with_state
     model = CrfModel(data, {})  # no attribute encoding in the sidecar: the file stores readable names
     assert not model.encoded
     reference = open_tagger(data)

@@ -89,7 +89,7 @@ def _fake_package(tmp_path: Path, build: bool = True) -> Path:
     pkg = tmp_path / "pkg"
     pkg.mkdir(parents=True)
     for m in cleaner.NATIVE_MODULES:
-        source = cleaner.module_path(pkg, m)  # a module of a sub-package: pkg/page/text.py
+        source = cleaner.source_path(pkg, m)  # a module of a sub-package: pkg/page/text.py, pkg/label/compiled_chain.pyx
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_text(f"# {m}\n")
     if build:
@@ -99,7 +99,7 @@ def _fake_package(tmp_path: Path, build: bool = True) -> Path:
             built = cleaner.module_path(native, m, suffix)  # pkg/_native/page/text<suffix>
             built.parent.mkdir(parents=True, exist_ok=True)
             built.write_bytes(b"\x7fELF")
-        manifest = {"sources": {m: cleaner.source_digest(cleaner.module_path(pkg, m)) for m in cleaner.NATIVE_MODULES},
+        manifest = {"sources": {m: cleaner.source_digest(cleaner.source_path(pkg, m)) for m in cleaner.NATIVE_MODULES},
                     "extension_suffix": suffix}
         (native / "manifest.json").write_text(json.dumps(manifest))
     return pkg
@@ -116,6 +116,10 @@ def test_an_edited_module_is_never_shadowed_by_its_stale_build(tmp_path):
     (pkg / "page" / "features.py").write_text("# features, edited after the build\n")
     native, why = cleaner.native_build_status(pkg)
     assert native is None and "page/features.py changed" in why
+    pkg = _fake_package(tmp_path / "cython")
+    (pkg / "label" / "compiled_chain.pyx").write_text("# the chain, edited after the build\n")
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and "label/compiled_chain.pyx changed" in why
 
 
 def test_a_missing_damaged_or_foreign_build_is_not_used(tmp_path):

@@ -1,42 +1,54 @@
-"""Tagging with a CRFsuite model: the state scores in numpy, the chain in CRFsuite.
+"""Tagging with a CRFsuite model: the state scores in numpy, the chain in compiled code.
 
-Why: handing a page to CRFsuite cost ~1.7 ms a pass, nearly all of it turning ~60 string
-attributes a block into CRFsuite items and looking each one up in the model's string
-dictionary; its Viterbi path and marginals take ~0.2 ms. A linear-chain CRF's state score is
-a sum of one weight vector (one weight per label) per attribute, so the model's state
-weights are read into a matrix once, rows of attribute ids are scored with one gather and
-one `reduceat`, and CRFsuite is given a *proxy* of the model: the same file with every
-state weight zero except one attribute per label, weighted 1, whose value in each item
-carries that label's score. CRFsuite then runs its own Viterbi and forward-backward on
-five attributes a block, with the model's own transitions. The labels are CRFsuite's on
-the original model and the marginals agree to ~1e-14 (tests/test_crf.py); a pass costs
-~0.7 ms less (docs/speed.md, stop 17).
+A linear-chain CRF's state score is a sum of one weight vector (one weight per label) per attribute, so
+the model's state weights are read into a matrix once and rows of attribute ids are scored with one
+gather and one `reduceat`. The chain (Viterbi labels, forward-backward marginals) then runs over those
+(blocks, labels) scores and the model's own transitions in `cleaner.label.compiled_chain` (Cython, built by
+scripts/build_native.py; readable reference: cleaner.label.chain), which follows CRFsuite's computation
+step for step: the labels are CRFsuite's and the marginals equal its bit for bit on the shared pages
+(tests/test_chain.py). CRFsuite itself still trains the models.
+
+Until stop 47 CRFsuite ran the chain too, given a *proxy* of the model (one carrier attribute per label
+whose value was that label's score): building its items and asking it ~600 marginals a page one call at a
+time cost more than the chain itself (docs/speed.md, stop 47).
 
 Attribute ids come from a `Vocabulary` shared by the models that read the same rows (a
 stacked model's two passes), so a page's features are named once for both; id 0 is every
 attribute no model knows (CRFsuite skips those too).
 
-The model file is read, and its proxy written, by cleaner.label.crfsuite_file.
+The model file is read by cleaner.label.crfsuite_file.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import threading
 from itertools import chain
+from types import ModuleType
 
 import numpy as np
-import pycrfsuite
 
-from .crfsuite_file import (  # noqa: F401 (TRANSITION, carrier_features: read from here too)
+from . import chain as reference_chain
+from .crfsuite_file import (  # noqa: F401 (TRANSITION: read from here too)
     STATE,
     TRANSITION,
     CrfsuiteModel,
-    carrier_features,
-    proxy_model,
     read_crfsuite,
 )
+
+
+def _compiled_chain() -> ModuleType | None:
+    """The compiled chain (cleaner/_native/label/, scripts/build_native.py), or None: the reference then runs, and
+    cleaner.NATIVE_STATUS (`cleaner --version`, the job's per-worker record) says so."""
+    try:
+        return importlib.import_module(f"{__package__}.compiled_chain")
+    except ImportError:
+        return None
+
+
+compiled_chain = _compiled_chain()
 
 
 def encode_attribute(attribute: str) -> bytes:
@@ -359,17 +371,18 @@ class WindowRows:
 
 
 class ScoringTagger:
-    """A CRFsuite tagger's interface (`set`, `tag`, `marginal`, `labels`) over rows of attribute
-    ids (`AttributeIds`): the rows are scored here and CRFsuite tags the scores (module docstring)."""
+    """A CRFsuite tagger's interface (`set`, `tag`, `marginal`, `labels`) over rows of attribute ids
+    (`AttributeIds`): the rows are scored here and the chain is run by `cleaner.label.compiled_chain` (module
+    docstring). One per thread: it holds the sequence last set."""
 
     def __init__(self, data: bytes, vocabulary: Vocabulary, model: CrfsuiteModel | None = None):
         model = model or read_crfsuite(data)
         self.state = vocabulary.state_matrix(model)
-        self._labels = model.labels
-        self._proxy_data, carriers = proxy_model(data, model)  # held: CRFsuite reads it in place
-        self._carriers = sorted(carriers.items())
-        self._proxy = pycrfsuite.Tagger()
-        self._proxy.open_inmemory(self._proxy_data)
+        self.transitions = np.ascontiguousarray(model.transitions, dtype=np.float64)
+        self._labels = list(model.labels)
+        self._label_index = {y: i for i, y in enumerate(self._labels)}
+        self._scores = np.zeros((0, len(self._labels)))
+        self._marginals: list[list[float]] | None = None
 
     def scores(self, rows) -> np.ndarray:
         """(blocks, labels) state scores: per block the sum of its attributes' weights. `rows`: lists of
@@ -382,23 +395,45 @@ class ScoringTagger:
         return rows.sum(self.state)
 
     def set(self, rows, *more) -> None:
-        """Give CRFsuite the blocks' scores; `more` rows (one per block) add their attributes' scores."""
+        """Set the blocks to tag by their rows; `more` rows (one per block) add their attributes' scores."""
         s = self.scores(rows)
         for extra in more:
             s += self.scores(extra)
         self.set_scores(s)
 
     def set_scores(self, scores: np.ndarray) -> None:
-        """Give CRFsuite a (blocks, labels) array of state scores: each block is an item of the
-        carrier attributes, valued with its labels' scores."""
-        carriers = self._carriers
-        self._proxy.set([{name: row[y] for y, name in carriers} for row in scores.tolist()])
+        """Set the blocks to tag by a (blocks, labels) array of state scores."""
+        self._scores = np.ascontiguousarray(scores, dtype=np.float64)
+        self._marginals = None
 
     def tag(self) -> list[str]:
-        return self._proxy.tag()
+        """The Viterbi labels of the blocks set."""
+        scores, labels = self._scores, self._labels
+        if compiled_chain is not None:
+            path = np.empty(len(scores), np.intp)
+            compiled_chain.viterbi(scores, self.transitions, path)
+            return [labels[i] for i in path.tolist()]
+        return [labels[i] for i in reference_chain.viterbi(scores.tolist(), self.transitions.tolist())]
+
+    def marginal_table(self) -> list[list[float]]:
+        """Per block, the marginal probability of each label (in `labels()` order), computed once per sequence."""
+        if self._marginals is None:
+            scores = self._scores
+            if compiled_chain is not None:
+                out = np.empty_like(scores)
+                compiled_chain.marginals(scores, self.transitions, out)
+                self._marginals = out.tolist()
+            else:
+                self._marginals = reference_chain.marginals(scores.tolist(), self.transitions.tolist())
+        return self._marginals
+
+    def marginal_column(self, label: str) -> list[float]:
+        """Every block's marginal probability of `label`."""
+        y = self._label_index[label]
+        return [row[y] for row in self.marginal_table()]
 
     def marginal(self, label: str, position: int) -> float:
-        return self._proxy.marginal(label, position)
+        return self.marginal_table()[position][self._label_index[label]]
 
     def labels(self) -> list[str]:
-        return self._proxy.labels()
+        return list(self._labels)

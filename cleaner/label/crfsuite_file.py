@@ -1,5 +1,5 @@
-"""CRFsuite's model file, read as arrays (`read_crfsuite`), and the *proxy* of a model that cleaner.label.crf hands
-CRFsuite to tag with (`proxy_model`: one carrier attribute per label; why, cleaner.label.crf's docstring).
+"""CRFsuite's model file, read as arrays (`read_crfsuite`): the state weights that cleaner.label.crf scores blocks
+with and the transitions its chain runs on.
 
 The format read is CRFsuite's first-order model ("lCRF", type "FOMC", version
 100): a header of chunk offsets, the feature records (type, source, destination, weight),
@@ -78,46 +78,3 @@ def read_crfsuite(data: bytes) -> CrfsuiteModel:
     if (features["dst"][state] >= n_labels).any() or (features["src"][state] >= n_attrs).any():
         raise ValueError("a state feature refers to an unknown label or attribute")
     return CrfsuiteModel(labels, attributes, features, off_feat + 12)
-
-
-def carrier_features(pairs: list[tuple[int, int]]) -> dict[int, int]:
-    """{label: index in `pairs`} choosing, for every label that has a state feature, one of its
-    (attribute, label) `pairs` such that no attribute carries two labels (a bipartite matching, by
-    augmenting paths: a label takes an attribute another label holds when that one can move)."""
-    options: dict[int, list[int]] = {}
-    for k, (_, y) in enumerate(pairs):
-        options.setdefault(y, []).append(k)
-    holder: dict[int, int] = {}  # attribute -> the label it carries
-    chosen: dict[int, int] = {}  # label -> index of its pair
-
-    def place(y: int, seen: set[int]) -> bool:
-        for k in options[y]:
-            a = pairs[k][0]
-            if a in seen:
-                continue
-            seen.add(a)
-            if a not in holder or place(holder[a], seen):
-                holder[a], chosen[y] = y, k
-                return True
-        return False
-
-    for y in options:
-        if not place(y, set()):
-            raise ValueError(f"no attribute of its own can carry label {y}'s score")
-    return chosen
-
-
-def proxy_model(data: bytes, model: CrfsuiteModel) -> tuple[bytes, dict[int, bytes]]:
-    """The model file with its state weights replaced so that one attribute per label carries
-    that label's score (weight 1 for its label, 0 elsewhere), and {label id: that attribute's name}.
-
-    The file keeps its layout (only weights change), so CRFsuite reads it as it reads the model;
-    a label without state features has score 0 in every block and needs no carrier."""
-    feats = model.features
-    state = np.flatnonzero(feats["type"] == STATE)
-    chosen = carrier_features(list(zip(feats["src"][state].tolist(), feats["dst"][state].tolist())))
-    buf = bytearray(data)
-    weights = np.frombuffer(buf, dtype=_FEATURE, count=len(feats), offset=model.features_offset)["weight"]
-    weights[state] = 0.0
-    weights[state[list(chosen.values())]] = 1.0
-    return bytes(buf), {y: model.attributes[int(feats["src"][state[k]])] for y, k in chosen.items()}

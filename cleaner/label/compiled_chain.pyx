@@ -1,0 +1,138 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Inference on a linear-chain CRF, compiled: the Viterbi labels and the label marginals of a page.
+
+The readable reference is cleaner/label/chain.py, which documents the method; this file computes every float
+in the same order with the same operations, so the two agree to the last bit (tests/test_chain.py). Built
+by scripts/build_native.py into cleaner/_native/label/ (with Cython and a C compiler alone: no NumPy headers,
+the arrays come in as typed memoryviews that the caller allocated).
+"""
+
+from libc.math cimport exp, INFINITY
+from libc.stdlib cimport malloc, free
+
+
+def viterbi(const double[:, ::1] state, const double[:, ::1] trans, Py_ssize_t[::1] path):
+    """Write into `path` (n,) the best label sequence for `state` (n, labels) and `trans` (labels, labels)."""
+    cdef Py_ssize_t n = state.shape[0], labels = trans.shape[0], t, i, j, arg, last
+    cdef double top, score
+    if n == 0:
+        return
+    if state.shape[1] != labels or trans.shape[1] != labels or path.shape[0] != n:
+        raise ValueError("viterbi: state (n, L), trans (L, L) and path (n,) do not fit")
+    cdef double *best = <double *> malloc(2 * labels * sizeof(double))
+    cdef Py_ssize_t *back = <Py_ssize_t *> malloc(n * labels * sizeof(Py_ssize_t))
+    cdef double *cur
+    cdef double *prev
+    if best == NULL or back == NULL:
+        free(best)
+        free(back)
+        raise MemoryError()
+    try:
+        prev = best
+        cur = best + labels
+        for j in range(labels):
+            prev[j] = state[0, j]
+        for t in range(1, n):
+            for j in range(labels):
+                top = -INFINITY
+                arg = 0
+                for i in range(labels):
+                    score = prev[i] + trans[i, j]
+                    if top < score:
+                        top = score
+                        arg = i
+                back[t * labels + j] = arg
+                cur[j] = top + state[t, j]
+            prev, cur = cur, prev
+        top = -INFINITY
+        last = 0
+        for i in range(labels):
+            if top < prev[i]:
+                top = prev[i]
+                last = i
+        path[n - 1] = last
+        for t in range(n - 1, 0, -1):
+            last = back[t * labels + last]
+            path[t - 1] = last
+    finally:
+        free(best)
+        free(back)
+
+
+def marginals(const double[:, ::1] state, const double[:, ::1] trans, double[:, ::1] out):
+    """Write into `out` (n, labels) P(label y at block t) for `state` (n, labels) and `trans` (labels, labels)."""
+    cdef Py_ssize_t n = state.shape[0], labels = trans.shape[0], t, i, j
+    cdef double a, total, factor
+    if n == 0:
+        return
+    if state.shape[1] != labels or trans.shape[1] != labels or out.shape[0] != n or out.shape[1] != labels:
+        raise ValueError("marginals: state (n, L), trans (L, L) and out (n, L) do not fit")
+    # one block of memory: exp(state) and alpha (n * L each), beta's row and the carried row (L each),
+    # exp(trans) (L * L), the scale factors (n)
+    cdef double *memory = <double *> malloc((2 * n * labels + 2 * labels + labels * labels + n) * sizeof(double))
+    if memory == NULL:
+        raise MemoryError()
+    cdef double *exp_state = memory
+    cdef double *alpha = exp_state + n * labels
+    cdef double *beta = alpha + n * labels
+    cdef double *carried = beta + labels
+    cdef double *exp_trans = carried + labels
+    cdef double *scale = exp_trans + labels * labels
+    cdef double *cur
+    cdef double *prev
+    try:
+        for t in range(n):
+            for j in range(labels):
+                exp_state[t * labels + j] = exp(state[t, j])
+        for i in range(labels):
+            for j in range(labels):
+                exp_trans[i * labels + j] = exp(trans[i, j])
+        # forward, each row scaled to sum 1
+        for j in range(labels):
+            alpha[j] = exp_state[j]
+        scale[0] = _scale(alpha, labels)
+        for t in range(1, n):
+            prev = alpha + (t - 1) * labels
+            cur = alpha + t * labels
+            for j in range(labels):
+                cur[j] = 0.0
+            for i in range(labels):
+                a = prev[i]
+                for j in range(labels):
+                    cur[j] += a * exp_trans[i * labels + j]
+            for j in range(labels):
+                cur[j] *= exp_state[t * labels + j]
+            scale[t] = _scale(cur, labels)
+        # backward, scaled by the forward rows' factors; the marginals of each row as it is made
+        for j in range(labels):
+            beta[j] = scale[n - 1]
+        _write_marginals(out, alpha, beta, scale, n - 1, labels)
+        for t in range(n - 2, -1, -1):
+            for j in range(labels):
+                carried[j] = beta[j] * exp_state[(t + 1) * labels + j]
+            for i in range(labels):
+                total = 0.0
+                for j in range(labels):
+                    total += exp_trans[i * labels + j] * carried[j]
+                beta[i] = total * scale[t]
+            _write_marginals(out, alpha, beta, scale, t, labels)
+    finally:
+        free(memory)
+
+
+cdef inline double _scale(double *row, Py_ssize_t labels) noexcept nogil:
+    cdef double total = 0.0, factor
+    cdef Py_ssize_t j
+    for j in range(labels):
+        total += row[j]
+    factor = 1.0 / total if total != 0.0 else 1.0
+    for j in range(labels):
+        row[j] *= factor
+    return factor
+
+
+cdef inline void _write_marginals(double[:, ::1] out, double *alpha, double *beta, double *scale, Py_ssize_t t,
+                                  Py_ssize_t labels) noexcept:
+    cdef Py_ssize_t y
+    for y in range(labels):
+        out[t, y] = alpha[t * labels + y] * beta[y] / scale[t]

@@ -26,6 +26,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..config import Config, load_config
 from .hidden_text import fallback_html, parse_json_ld
+from .math import is_rendered_copy, math_block, script_block
 from .page_marks import PageMarks, add_itemtypes, read_head, read_script
 from .text import normalise_space
 
@@ -60,7 +61,8 @@ class Block:
     idclass: tuple[str, ...] = ()
     in_link: bool = False
     depth: int = 0
-    # "img-alt" or "pre-line" for blocks the segmenter made up; None for text nodes.
+    # "img-alt", "pre-line" or "math" (a formula read as TeX, cleaner.page.math) for blocks the segmenter made
+    # up; None for text nodes.
     artificial: str | None = None
     # What a browser shows between the previous block and this one: "" when they touch (inline
     # elements between two text nodes add nothing: `Speech<a>,</a>`, `i<span>n</span>`), " " for
@@ -351,6 +353,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 tag = "a-nohref"
             idclass = parent[3]
             class_value: str | None = None
+            rendered_copy = False
             if attrs:
                 tokens: tuple[str, ...] = ()
                 for key in ("id", "class"):
@@ -358,6 +361,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                     if value:
                         if key == "class":
                             class_value = value
+                        if "MathJax" in value or "katex-html" in value:  # (a cheap test before the exact one)
+                            rendered_copy = rendered_copy or is_rendered_copy(attrs)
                         cached = token_cache.get(value)
                         if cached is None:
                             cached = token_cache[value] = _tokens(value)
@@ -421,17 +426,27 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                     if len(alt) >= alt_min and len(blocks) < max_blocks:
                         emit(alt, "img-alt")
                         space = True
-            child = node.child
+            # (the drawn copy of a formula read from its source shows as an empty element)
+            child = node.child if not rendered_copy else None
             if child is not None:
                 node = child
                 continue
             tag = pop()[0]  # an empty element: opened and closed at once
             closed[tag] = closed.get(tag, 0) + 1
         elif tag and tag in drop:
-            if tag not in _UNDISPLAYED:
+            # a formula (MathML, MathJax's TeX source) is read as TeX, a block of its own in its place in the line
+            formula = math_block(node) if tag == "math" else script_block(node) if tag == "script" else None
+            if formula is not None and len(blocks) < max_blocks:
+                text, display = formula
+                if display:
+                    line_break = True
+                emit(text, "math")
+                if display:
+                    line_break = True
+            elif tag not in _UNDISPLAYED:
                 # a box (a button, an iframe, an svg icon) between its neighbours' words
                 space = space or _BOX_ONLY
-            elif tag == "script":
+            if tag == "script":
                 read_script(node, marks)
         # Climb until a next sibling exists, closing elements on the way.
         while node is not None:

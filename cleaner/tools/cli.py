@@ -112,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
                    help="what to keep (docs/conventions.md): main (the page's main content: on an article page the "
-                   "article only, without comments; every post of a forum thread, a listing's items), cleaneval "
-                   "(everything a reader takes for the page's text) or dragnet (the article and its comments); "
+                   "article's text, mostly without its headline, and without comments; every post of a forum thread, "
+                   "a listing's items), article (an article page's headline and text, as news golds keep it), "
+                   "cleaneval (everything a reader takes for the page's text) or dragnet (the article and its "
+                   "comments); "
                    "default: [model] convention (main). Without --model it picks the model too (`cleaner models`); "
                    "a model given by --model that was trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
@@ -186,8 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "under its own set's convention")
     p.add_argument("--convention", metavar="NAME",
                    help="with --model, a convention-aware model: score every page under this convention (main, "
-                   "cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own sets: "
-                   "main; CleanEval's sets: cleaneval; Dragnet: dragnet); without --model, score the model "
+                   "article, cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own "
+                   "sets: main; CleanEval's sets: cleaneval; Dragnet: dragnet); without --model, score the model "
                    "[model.by_convention] names for it")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "

@@ -496,3 +496,34 @@ def test_skip_done_resumes_an_interrupted_run(tmp_path, data_dir):
     assert {n: out.joinpath(n).stat().st_mtime_ns for n in before} == before
     assert (out / "4.txt").read_text().strip() and not (out / "4.txt").read_text().startswith("<p> half a pa")
     assert run("clean", pages, "--out", "-", "--skip-done").returncode == 2  # a stream cannot be resumed
+
+
+def test_a_page_gzipped_in_several_members_is_read_whole(tmp_path, data_dir, small_model):
+    """`gzip -c head tail > p.html.gz` (or a download resumed by appending) is one page of two gzip members:
+    `zcat` shows all of it, and so does every reader of saved pages (clean, the data sets, make_warc)."""
+    from conftest import make_warc
+
+    from cleaner.gold.data import read_html_file
+    from cleaner.warc import WarcFileStats, iter_html_records
+
+    html = (data_dir / "cleaneval-dev/html/2.html").read_bytes()
+    cut = html.index(b"<", len(html) // 2)  # the second member starts at a tag past the middle
+    pages = tmp_path / "html"
+    pages.mkdir()
+    (pages / "p.html.gz").write_bytes(gzip.compress(html[:cut]) + gzip.compress(html[cut:]))
+    assert gzip.decompress((pages / "p.html.gz").read_bytes()) == html  # what zcat shows
+
+    whole = subprocess.run([*CLI, "clean", "-", "--model", str(small_model), "--format", "txt"],
+                           capture_output=True, input=html)
+    assert whole.returncode == 0 and len(whole.stdout) > 200
+    r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model, "--format", "txt")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out/p.txt").read_bytes() == whole.stdout
+    named = run("clean", pages / "p.html.gz", "--model", small_model, "--format", "txt")
+    assert named.stdout.encode() == whole.stdout
+
+    assert read_html_file(pages / "p.html.gz") == html
+    warc = make_warc(tmp_path / "p.warc.gz", pages)
+    with open(warc, "rb") as fh:
+        records = list(iter_html_records(fh, warc.name, WarcFileStats()))
+    assert len(records) == 1 and records[0].payload == html

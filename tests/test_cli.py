@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -527,3 +528,97 @@ def test_a_page_gzipped_in_several_members_is_read_whole(tmp_path, data_dir, sma
     with open(warc, "rb") as fh:
         records = list(iter_html_records(fh, warc.name, WarcFileStats()))
     assert len(records) == 1 and records[0].payload == html
+
+
+def _five_pages(data_dir, folder: Path, odd_name: bytes | None = None) -> list[Path]:
+    """Five shared pages in `folder`, the third under `odd_name` (bytes: any name the OS allows)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(1, 6):
+        name = odd_name if (i == 3 and odd_name) else f"p{i}.html".encode()
+        target = Path(os.fsdecode(bytes(folder) + b"/" + name))
+        target.write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        out.append(target)
+    return out
+
+
+def test_a_file_name_that_is_not_utf8_is_written_and_the_run_goes_on(tmp_path, data_dir, small_model):
+    """`caf\\xe9.html` (a Latin-1 name on Linux) ended a jsonl run with a UnicodeEncodeError after 1 of 5 lines:
+    the name is written with its non-UTF-8 bytes as \\xNN, and every page is cleaned."""
+    pages = tmp_path / "pages"
+    _five_pages(data_dir, pages, b"caf\xe9.html")
+    out = tmp_path / "out.jsonl"
+    r = run("clean", pages, "--out", out, "--format", "jsonl", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(docs) == 5 and all(d["status"] == "cleaned" for d in docs)
+    assert sorted(Path(d["file"]).name for d in docs) == ["caf\\xe9.html", "p1.html", "p2.html", "p4.html",
+                                                          "p5.html"]
+    # one JSON file per page: the file is named as the page is (bytes and all), the name inside it as above
+    r = run("clean", pages, "--out", tmp_path / "json", "--format", "json", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    written = os.listdir(bytes(tmp_path / "json"))
+    assert b"caf\xe9.json" in written and len(written) == 5
+    doc = json.loads((tmp_path / "json" / os.fsdecode(b"caf\xe9.json")).read_text())
+    assert doc["file"].endswith("caf\\xe9.html") and doc["text"]
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real 64 KB tmpfs (needs root, which CI and the development machines have)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                      capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_full_disk_during_jsonl_is_exit_5_one_line_and_no_file_cut_short(tmp_path, data_dir, small_model,
+                                                                            full_disk):
+    """Disk full while writing --format jsonl printed a traceback, exited 1 and left a last line cut mid-text
+    under the output's name: now exit 5, one line saying so, and no file (nor a temporary one) is left."""
+    pages = tmp_path / "pages"
+    for i in range(1, 31):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", pages / f"{i}.html")
+    r = run("clean", pages, "--out", full_disk / "out.jsonl", "--format", "jsonl", "--model", small_model, "-q")
+    assert r.returncode == 5, r.stderr
+    assert r.stderr.count("\n") == 1 and "No space left on device" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert os.listdir(full_disk) == []  # neither out.jsonl nor its temporary file
+
+
+def test_ctrl_c_during_jsonl_leaves_no_finished_looking_file_and_says_what_was_written(tmp_path, data_dir,
+                                                                                       small_model):
+    """Ctrl-C left a shorter out.jsonl that looked finished: the run writes a temporary file and renames it
+    when every page is in; interrupted, it keeps the whole lines written as out.jsonl.incomplete and says so in
+    one line (exit 130)."""
+    import signal
+    import time
+
+    pages = tmp_path / "pages"
+    for src in sorted((data_dir / "cleaneval-dev/html").glob("*.html")):
+        copy_page(src, pages / src.name)
+    out = tmp_path / "o" / "out.jsonl"
+    proc = subprocess.Popen([*CLI, "clean", str(pages), "--out", str(out), "--format", "jsonl", "--model",
+                             str(small_model), "-q"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until the first pages reached the temporary file
+        tmp = [p for p in out.parent.glob(".out.jsonl.*.tmp")] if out.parent.exists() else []
+        if tmp and tmp[0].stat().st_size > 0:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert not out.exists()  # no shorter file under the final name
+    partial = out.with_name("out.jsonl.incomplete")
+    lines = partial.read_text().splitlines()
+    assert 0 < len(lines) < 58 and all(json.loads(line)["status"] for line in lines)  # whole lines only
+    assert err.splitlines() == [f"cleaner: interrupted: {len(lines)} pages written to {partial} "
+                                f"(incomplete: not renamed to {out})"]
+    assert [p.name for p in out.parent.iterdir()] == ["out.jsonl.incomplete"]
+    # run to its end, the file takes its name
+    r = run("clean", pages, "--out", out, "--format", "jsonl", "--model", small_model, "-q")
+    assert r.returncode == 0 and len(out.read_text().splitlines()) == 58

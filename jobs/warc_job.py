@@ -17,13 +17,14 @@ from cleaner.config import ConfigError, load_config
 from cleaner.label.convention import ConventionError
 from cleaner.label.model import model_for_convention
 from cleaner.label.model_files import ModelError
+from cleaner.output.run_settings import output_settings, settings_difference
 
 from . import formats, inputs, plan, tempdirs
 from .arguments import JobError, apply_job_flags, build_parser
 from .lease import Lease, LeaseHeld, LeaseLost, LeaseSettings
 from .outcomes import PieceOutcome, systematic_failure
 from .report import log, print_summary
-from .run_record import run_record
+from .run_record import recorded_settings, run_record
 from .runs import (
     OutputDir,
     OutputError,
@@ -257,6 +258,14 @@ class WarcJob:
                                   f"{','.join(earlier) or '(nothing)'} (run {rid}); this run would "
                                   f"use {','.join(part_cols) or '(nothing)'}: pass --partition-by "
                                   f"'{','.join(earlier)}' or use another output directory")
+        # One output holds rows of one kind: a run with another format, convention, model or config (--skip-done
+        # with --convention cleaneval after a run by the default) is refused, naming the difference.
+        now = output_settings(j["format"], self.convention, self.model.hash, self.config)
+        for rid, rec in sorted(published.items()):
+            difference = settings_difference(recorded_settings(rec), now)
+            if difference:
+                raise JobError(5, f"output directory {root} holds run {rid} cleaned with other settings "
+                                  f"({difference}): use another output directory, or --overwrite to replace it")
         done = done_files(published, files) if a.skip_done else {}
         todo = [f for f in files if f.uri not in done]
         skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}

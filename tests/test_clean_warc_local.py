@@ -216,3 +216,27 @@ def test_clean_warc_holds_the_output_as_the_job_does(warcs, no_spark, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (out / LEASE).exists()
     assert len(rows_of(out)) == 8
+
+
+def test_skip_done_with_another_convention_is_refused_naming_the_difference(data_dir, no_spark, tmp_path):
+    """`clean-warc --skip-done --convention cleaneval` into an output of the default model added rows of another
+    model to it: each run records the settings that shape its rows, and a run with others is refused (exit 5,
+    one line naming the difference) unless --overwrite."""
+    a = make_warc(tmp_path / "a.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    b = make_warc(tmp_path / "b.warc.gz", data_dir / "dragnet" / "html" / "100.html")
+    out = tmp_path / "out"
+    r = clean_warc(a, "--out", out, "--jobs", "1", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    first = json.loads((out / "_run.json").read_text())
+    assert first["output_settings"]["convention"] == "main" and first["output_settings"]["format"] == "parquet"
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--skip-done", "--convention", "cleaneval", env=no_spark)
+    assert r.returncode == 5, r.stderr[-3000:]
+    (line,) = [x for x in r.stderr.splitlines() if "other settings" in x]
+    assert "(convention main, this run cleaneval; model " in line
+    assert len(published(out)) == 1
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--skip-done", env=no_spark)  # the same settings: b only
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(published(out)) == 2
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--overwrite", "--convention", "cleaneval", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(published(out)) == 1

@@ -27,7 +27,7 @@ def test_clean_writes_one_cleaneval_file_per_page(tmp_path, data_dir, small_mode
     r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 1, r.stderr  # one page rejected
     assert "empty.html: rejected (empty)" in r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["empty.txt", "p1.txt", "p2.txt"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != ".cleaner-settings.json") == ["empty.txt", "p1.txt", "p2.txt"]
     text = (tmp_path / "out/p1.txt").read_text()
     assert text.splitlines()[0][:4] in ("<p> ", "<h> ", "<l> ")
     assert (tmp_path / "out/empty.txt").read_text() == ""
@@ -295,7 +295,7 @@ def test_a_folder_takes_every_page_by_content_and_lists_what_it_skips(tmp_path, 
     copy_page(data_dir / "wcxb/html/0002.html.gz", pages / "0002.html.gz")  # gzip-compressed, as wcxb keeps them
     r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != ".cleaner-settings.json") == [
         "0002.txt", "4.txt", "about.txt", "doc.txt", "index.txt"]
     for name, why in [("4.txt", "the gold text of the page beside it"), ("style.css", "not HTML by its content"),
                       ("crawl.warc.gz", "jobs/clean_warc.py"), (".hidden", "a hidden folder: not searched")]:
@@ -558,7 +558,7 @@ def test_a_file_name_that_is_not_utf8_is_written_and_the_run_goes_on(tmp_path, d
     r = run("clean", pages, "--out", tmp_path / "json", "--format", "json", "--model", small_model)
     assert r.returncode == 0, r.stderr
     written = os.listdir(bytes(tmp_path / "json"))
-    assert b"caf\xe9.json" in written and len(written) == 5
+    assert b"caf\xe9.json" in written and len(written) == 6  # and the settings (.cleaner-settings.json)
     doc = json.loads((tmp_path / "json" / os.fsdecode(b"caf\xe9.json")).read_text())
     assert doc["file"].endswith("caf\\xe9.html") and doc["text"]
 
@@ -622,3 +622,35 @@ def test_ctrl_c_during_jsonl_leaves_no_finished_looking_file_and_says_what_was_w
     # run to its end, the file takes its name
     r = run("clean", pages, "--out", out, "--format", "jsonl", "--model", small_model, "-q")
     assert r.returncode == 0 and len(out.read_text().splitlines()) == 58
+
+
+def test_skip_done_with_other_settings_is_refused_naming_the_difference(tmp_path, data_dir, small_model):
+    """A run with --format txt resumed with --format cleaneval --skip-done left one folder holding both kinds:
+    the folder records the settings that shape it, and a run with others is refused (exit 5, one line naming the
+    difference) unless --overwrite."""
+    pages = tmp_path / "pages"
+    for i in (1, 2, 3):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", pages / f"{i}.html")
+    out = tmp_path / "out"
+    r = run("clean", pages, "--out", out, "--format", "txt", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    settings = json.loads((out / ".cleaner-settings.json").read_text())
+    assert settings["format"] == "txt" and settings["model_hash"] and settings["config_hash"]
+    (out / "3.txt").unlink()  # as a run interrupted before its last page leaves it
+    r = run("clean", pages, "--out", out, "--format", "cleaneval", "--skip-done", "--model", small_model)
+    assert r.returncode == 5 and r.stderr.count("\n") == 1, r.stderr
+    assert "other settings (format txt, this run cleaneval)" in r.stderr
+    assert not (out / "3.txt").exists()
+    # the same settings resume it
+    r = run("clean", pages, "--out", out, "--format", "txt", "--skip-done", "--model", small_model)
+    assert r.returncode == 0 and "2 of 3 pages done by an earlier run" in r.stderr
+    # a config that changes the output is a difference too
+    overlay = tmp_path / "big.toml"
+    overlay.write_text("[limits]\nmax_blocks = 100000\n")
+    r = run("clean", pages, "--out", out, "--format", "txt", "--skip-done", "--model", small_model,
+            "--config", overlay)
+    assert r.returncode == 5 and "other settings (config " in r.stderr
+    # --overwrite: cleaned again with these settings, which the folder then records
+    r = run("clean", pages, "--out", out, "--format", "cleaneval", "--overwrite", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / ".cleaner-settings.json").read_text())["format"] == "cleaneval"

@@ -62,18 +62,18 @@ def report_skipped(skipped, *, quiet: bool) -> None:
 
 def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
                 overwrite: bool, max_blocks: int | None = None, label: str = "", config=None,
-                skip_done: bool = False) -> int:
+                skip_done: bool = False, settings: dict | None = None) -> int:
     """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.tools.outputs);
     report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
     whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
-    is refused (nothing written) or fails (disk full: one line), 130 when interrupted (one line: what was
-    written)."""
+    is refused (nothing written; a folder recorded with other `settings`, cleaner.output.run_settings) or fails
+    (disk full: one line), 130 when interrupted (one line: what was written)."""
     from tqdm import tqdm
 
     from .outputs import OutputRefused, output_for, render
 
     try:
-        sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done)
+        sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done, settings=settings)
     except OutputRefused as exc:
         return fail(EXIT_USAGE, str(exc))
     # the JSON formats carry the job's corpus columns (language, dedup keys, quality signals), as configured

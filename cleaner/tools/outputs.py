@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..output.files import new_file_mode, write_atomic
+from ..output.run_settings import SETTINGS_FILE, read_folder_settings, settings_difference
 from .inputs import Page
 
 STDOUT = "-"
@@ -99,10 +100,14 @@ def _blocks(result) -> list[dict]:
 class FolderOutput:
     """OUT/<page name><suffix> for each page (sub-folders as the inputs have them). A page's file appears
     only once it is whole (written beside it, then renamed), so the files in OUT are the record of what an
-    interrupted run did, and `skip_done` resumes it: a page whose output exists is not cleaned again."""
+    interrupted run did, and `skip_done` resumes it: a page whose output exists is not cleaned again.
+    `settings` (cleaner.output.run_settings) are recorded in the folder: a run with other settings is refused,
+    so that one folder never holds two kinds of output (unless --overwrite)."""
 
-    def __init__(self, root: Path, fmt: str, *, overwrite: bool, skip_done: bool = False):
+    def __init__(self, root: Path, fmt: str, *, overwrite: bool, skip_done: bool = False,
+                 settings: dict | None = None):
         self.root, self.suffix, self.overwrite, self.skip_done = root, SUFFIX[fmt], overwrite, skip_done
+        self.settings = settings
         self.shown = str(root)
         self.done: list[Page] = []  # with skip_done: the pages whose output a run before this one wrote
         self.written = 0
@@ -127,8 +132,15 @@ class FolderOutput:
         if existing and not self.overwrite and not self.skip_done:
             more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
             raise OutputRefused(f"{existing[0]} exists{more}: add --overwrite to replace, or give another --out")
+        recorded = read_folder_settings(self.root) if self.settings is not None else None
+        difference = settings_difference(recorded, self.settings or {})
+        if difference and not self.overwrite:
+            raise OutputRefused(f"{self.root} holds pages cleaned with other settings ({difference}): give "
+                                "another --out, or --overwrite to clean into it with these")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            if self.settings is not None and recorded != self.settings:
+                write_atomic(self.root / SETTINGS_FILE, json.dumps(self.settings, indent=1) + "\n", fsync=False)
         except OSError as exc:
             raise OutputRefused(f"cannot create the folder {self.root}: {exc.strerror or exc}") from exc
 
@@ -250,8 +262,9 @@ class StreamOutput:
             self.tmp = None
 
 
-def output_for(out: str | None, fmt: str, *, overwrite: bool, skip_done: bool = False):
-    """The destination of --out (None or - : standard output) for --format `fmt`; `skip_done` only for a folder."""
+def output_for(out: str | None, fmt: str, *, overwrite: bool, skip_done: bool = False, settings: dict | None = None):
+    """The destination of --out (None or - : standard output) for --format `fmt`; `skip_done` only for a folder,
+    whose `settings` are recorded and checked (cleaner.output.run_settings)."""
     if skip_done and (out is None or out == STDOUT or fmt == "jsonl"):
         raise OutputRefused("--skip-done resumes a run into a folder of one file per page: give --out DIR "
                             "(not standard output, not --format jsonl)")
@@ -259,4 +272,4 @@ def output_for(out: str | None, fmt: str, *, overwrite: bool, skip_done: bool = 
         return StreamOutput(None, overwrite=overwrite)
     if fmt == "jsonl":
         return StreamOutput(Path(out), overwrite=overwrite)
-    return FolderOutput(Path(out), fmt, overwrite=overwrite, skip_done=skip_done)
+    return FolderOutput(Path(out), fmt, overwrite=overwrite, skip_done=skip_done, settings=settings)

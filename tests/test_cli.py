@@ -654,3 +654,13 @@ def test_skip_done_with_other_settings_is_refused_naming_the_difference(tmp_path
     r = run("clean", pages, "--out", out, "--format", "cleaneval", "--overwrite", "--model", small_model)
     assert r.returncode == 0, r.stderr
     assert json.loads((out / ".cleaner-settings.json").read_text())["format"] == "cleaneval"
+
+
+def test_jsonl_out_with_a_trailing_slash_is_a_folder_not_a_file(tmp_path, data_dir, small_model):
+    """`--out dir/ --format jsonl` wrote a file named `dir`: a trailing slash means a folder, which jsonl (one
+    file) refuses in one line, as it refuses a folder that exists."""
+    page = data_dir / "cleaneval-dev/html/1.html"
+    r = run("clean", page, "--out", f"{tmp_path / 'dir'}/", "--format", "jsonl", "--model", small_model)
+    assert r.returncode == 5 and r.stderr.count("\n") == 1, r.stderr
+    assert f"--out {tmp_path / 'dir'}/ is a folder" in r.stderr
+    assert not (tmp_path / "dir").exists()

@@ -167,8 +167,9 @@ class StreamOutput:
     written under a hidden temporary name beside it and renamed once the last page is in (`finish`), so a
     reader never takes a run cut short by a full disk or a Ctrl-C for a whole one."""
 
-    def __init__(self, path: Path | None, *, overwrite: bool):
+    def __init__(self, path: Path | None, *, overwrite: bool, named_folder: bool = False):
         self.path, self.overwrite = path, overwrite
+        self.named_folder = named_folder  # --out DIR/: a trailing slash means a folder, even one not there yet
         self.fh: TextIO | None = None  # standard output
         self.file: BinaryIO | None = None  # the temporary file (bytes, so that its whole lines are counted)
         self.tmp: Path | None = None
@@ -180,9 +181,9 @@ class StreamOutput:
         if self.path is None:
             self.fh = sys.stdout
             return
-        if self.path.is_dir():
-            raise OutputRefused(f"--out {self.path} is a folder: --format jsonl writes one file, give its name "
-                                "(or - for standard output)")
+        if self.named_folder or self.path.is_dir():
+            raise OutputRefused(f"--out {self.path}{os.sep if self.named_folder else ''} is a folder: --format jsonl "
+                                "writes one file, give its name (or - for standard output)")
         if any(p.path is not None and os.path.abspath(p.path) == os.path.abspath(self.path) for p in pages):
             raise OutputRefused(f"the output {self.path} would replace an input: give another --out")
         if self.path.exists() and not self.overwrite:
@@ -271,5 +272,5 @@ def output_for(out: str | None, fmt: str, *, overwrite: bool, skip_done: bool = 
     if out is None or out == STDOUT:
         return StreamOutput(None, overwrite=overwrite)
     if fmt == "jsonl":
-        return StreamOutput(Path(out), overwrite=overwrite)
+        return StreamOutput(Path(out), overwrite=overwrite, named_folder=out.endswith(("/", os.sep)))
     return FolderOutput(Path(out), fmt, overwrite=overwrite, skip_done=skip_done, settings=settings)

@@ -83,7 +83,8 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     rows = []
     for f in record["files"].values():
         rows.append((f["name"], f["records_read"], f["html_records"], f["cleaned"],
-                     sum(f["rejected"].values()), sum(f["skipped"].values()), len(f["errors"]),
+                     sum(f["rejected"].values()), sum(f["skipped"].values()),
+                     len(f["errors"]) + bool(f.get("open_error")),  # a file not read: its one error
                      f"{f['seconds']:.1f}", f["status"]))
     width = max([len("file"), len("TOTAL")] + [min(len(r[0]), 48) for r in rows])
     head = ("file", "records", "html", "cleaned", "rejected", "skipped", "errors", "seconds",
@@ -100,7 +101,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     if len(rows) > max_files:
         w(f"... {len(rows) - max_files} more files (see _run.json)\n")
     w(fmt.format("TOTAL", t["records_read"], t["html_records"], t["cleaned"],
-                 sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"],
+                 sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"] + t["failed_files"],
                  f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
     if t["rejected"]:
         w("rejected: " + ", ".join(f"{k} {v}" for k, v in t["rejected"].items()) + "\n")
@@ -123,5 +124,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     w(f"rows written: {o['rows_written']} in {o['parquet_files']} {formats.NAMES[o.get('format', 'parquet')]} files "
       f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
-      f"errors: {t['errors']} in {t['damaged_files']} files (file + offset in _run.json)\n")
+      f"errors: {t['errors'] + t['failed_files']} in {t['damaged_files'] + t['failed_files']} files "
+      f"({f'{failed} not read at all, open_error; ' if (failed := t['failed_files']) else ''}"
+      "file + offset in _run.json)\n")
     stream.flush()

@@ -369,6 +369,16 @@ class WarcJob:
             crawl_of=crawl_of, per_file=per_file, pieces=finished, dist=dist, out=out, staging=staging,
             parquet_files=parquet_files, rows_written=rows_written, engine=self._engine_record(spark))
 
+        failed = {u: f for u, f in record["files"].items() if f["status"] == "failed"}
+        if len(failed) == len(record["files"]):
+            # Nothing a reader could use and nothing to mark done: a published empty run would only make the next
+            # try on this output refuse (it "already holds a published run").
+            out.fs.delete(staging)
+            uri, first = next(iter(failed.items()))
+            raise JobError(1, f"nothing to publish: {len(failed)} of {len(failed)} input files could not be read "
+                              f"({base_name(uri)}: {first.get('open_error')}): run {run_id} not published, "
+                              "no file marked done")
+
         def before_commit() -> None:  # the last checks before the rename that publishes
             try:
                 lease.check()
@@ -394,10 +404,9 @@ class WarcJob:
         if note:
             log.warning("%s", note)
         print_summary(record, sys.stdout)
-        failed = [u for u, f in record["files"].items() if f["status"] == "failed"]
         if failed:
             log.warning("%d files could not be opened and are not marked done (a --skip-done run "
-                        "retries them): %s", len(failed), ", ".join(failed[:5]))
+                        "retries them): %s", len(failed), ", ".join(list(failed)[:5]))
         return record
 
 

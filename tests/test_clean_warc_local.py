@@ -240,3 +240,25 @@ def test_skip_done_with_another_convention_is_refused_naming_the_difference(data
     r = clean_warc(a, b, "--out", out, "--jobs", "1", "--overwrite", "--convention", "cleaneval", env=no_spark)
     assert r.returncode == 0, r.stderr[-3000:]
     assert len(published(out)) == 1
+
+
+def test_nothing_publishable_publishes_no_run_and_says_so(data_dir, no_spark, tmp_path):
+    """`clean-warc a.html --out DIR` published an empty run (so the next try on DIR was refused) whose summary
+    said `errors: 0 in 0 files` under a per-file line of `1 errors`: no run is published when no input could be
+    read, and a run with one unreadable file among others counts its error."""
+    page = tmp_path / "a.html"
+    page.write_bytes((data_dir / "cleaneval-dev" / "html" / "1.html").read_bytes())
+    out = tmp_path / "out"
+    r = clean_warc(page, "--out", out, "--jobs", "1", env=no_spark)
+    assert r.returncode == 1, r.stderr[-3000:]
+    (line,) = [x for x in r.stderr.splitlines() if "error:" in x]
+    assert "nothing to publish: 1 of 1 input files could not be read (a.html: no WARC/ARC record" in line
+    assert published(out) == [] and not (out / "_run.json").exists()
+    assert list((out / "_staging").iterdir()) == []
+    warc = make_warc(tmp_path / "ok.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    r = clean_warc(warc, page, "--out", out, "--jobs", "1", env=no_spark)  # the next try is not refused
+    assert r.returncode == 1, r.stderr[-3000:]  # published; exit 1 for the file not read (README)
+    assert len(published(out)) == 1
+    assert "errors: 1 in 1 files (1 not read at all" in r.stdout
+    row = [x.split() for x in r.stdout.splitlines() if x.startswith("a.html")][0]
+    assert row[6] == "1" and row[-1] == "failed"  # its errors column says what the progress line said

@@ -331,7 +331,16 @@ class WarcJob:
 
         # run
         staging = out.staging_dir(run_id)
-        cleaned = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
+        try:
+            cleaned = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
+        except JobError:
+            # Not published (a failed task, a full disk, the lease lost): its staging is nobody's, gone now rather
+            # than at the next run. A simulated crash leaves it, as a kill would.
+            try:
+                out.fs.delete(staging)
+            except Exception:
+                pass
+            raise
         finished = {key: PieceOutcome.from_dict(value) for key, value in cleaned.items()}
         for piece in finished.values():
             for rec_key in piece.poison_candidates:

@@ -262,3 +262,19 @@ def test_nothing_publishable_publishes_no_run_and_says_so(data_dir, no_spark, tm
     assert "errors: 1 in 1 files (1 not read at all" in r.stdout
     row = [x.split() for x in r.stdout.splitlines() if x.startswith("a.html")][0]
     assert row[6] == "1" and row[-1] == "failed"  # its errors column says what the progress line said
+
+
+def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
+    """After a disk-full failure an empty `_staging/<run>` stayed until the next run: the failed run removes it."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        warc = make_warc(tmp_path / "w.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "40")
+        r = clean_warc(warc, "--out", mnt / "out", "--jobs", "1", env=no_spark)
+        assert r.returncode == 1, r.stderr[-3000:]
+        assert "No space left on device" in r.stderr or "Errno 28" in r.stderr, r.stderr[-3000:]
+        assert published(mnt / "out") == [] and list((mnt / "out" / "_staging").iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

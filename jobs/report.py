@@ -32,10 +32,11 @@ def setup_logging() -> None:
 class ProgressLogger(threading.Thread):
     """One line per finished WARC file, from the pieces' outcomes in `acc.value` (polled while the job runs)."""
 
-    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None, stop_when=None):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
         self.crash_when = crash_when  # test hook --simulate-crash during_write: (when, crash)
+        self.stop_when = stop_when  # (when, stop): the job stops early, as when the run lost its lease
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -61,6 +62,9 @@ class ProgressLogger(threading.Thread):
         if self.crash_when is not None and self.crash_when[0]():  # the write is under way: stop the job
             self.crash_when[1]()
             self.crash_when = None
+        if self.stop_when is not None and self.stop_when[0]():
+            self.stop_when[1]()
+            self.stop_when = None
         by_file: dict[str, list[PieceOutcome]] = {}
         for value in snap.values():
             piece = PieceOutcome.from_dict(value)

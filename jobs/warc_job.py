@@ -144,6 +144,19 @@ class WarcJob:
             else:
                 self.lease.release()
 
+    def stop_if_lease_lost(self, run_id: str, done: int, total: int) -> None:
+        """Between tasks: a run that lost its lease (taken over after a pause longer than the stale time, removed by
+        hand) cannot publish, so it stops cleaning now rather than at the end (JobError 5)."""
+        if self.lease is None:
+            return
+        try:
+            self.lease.check()
+        except LeaseLost as exc:
+            raise JobError(5, f"{exc}: stopped after {done} of {total} tasks; run {run_id} not published, "
+                              "no file marked done") from exc
+        except OSError:  # a passing storage error: the heartbeat and the check at publish still stand
+            pass
+
     def _check_output(self, out: OutputDir) -> None:
         if not out.is_ours():
             raise JobError(5, f"output directory {out.root} holds files this job did not write; "
@@ -177,8 +190,11 @@ class WarcJob:
 
     def _worker_settings(self, run_id: str) -> dict:
         j = self.job
-        return {"max_payload_bytes": int(j["max_payload_bytes"]), "run_id": run_id,
-                "marker_dir": str(j["marker_dir"] or "")}
+        settings = {"max_payload_bytes": int(j["max_payload_bytes"]), "run_id": run_id,
+                    "marker_dir": str(j["marker_dir"] or "")}
+        if self.output_local and self.lease is not None:  # workers check it between pieces (jobs.worker)
+            settings["lease"] = {"path": self.lease.path, "token": self.lease.token}
+        return settings
 
     # --- what the engine does: Spark (jobs/clean_warc.py) or local processes (jobs/pool.py) ---------------
 

@@ -264,6 +264,35 @@ def test_nothing_publishable_publishes_no_run_and_says_so(data_dir, no_spark, tm
     assert row[6] == "1" and row[-1] == "failed"  # its errors column says what the progress line said
 
 
+def test_a_run_that_lost_its_lease_stops_between_tasks(data_dir, no_spark, tmp_path):
+    """A run whose lease was taken (a pause past the stale time, a lease removed by hand) went on cleaning to the
+    end before it refused to publish: it checks the lease between pieces and tasks and stops early, exit 5, its
+    staging removed, nothing published."""
+    html = sorted((data_dir / "cleaneval-final" / "html").glob("*.html"))
+    warcs = [make_warc(tmp_path / f"w{i}.warc.gz", *map(str, html[i * 20:(i + 1) * 20])) for i in range(8)]
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", *map(str, warcs), "--out",
+                             str(out), "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=no_spark, cwd=ROOT)
+    lease = out / "_lease.json"
+    planned = []
+    for line in proc.stderr:  # until the run has planned its tasks and starts cleaning them
+        planned.append(line)
+        if " tasks on " in line:
+            break
+    holder = json.loads(lease.read_text())
+    lease.write_text(json.dumps(dict(holder, token="another-run", run_id="20991231T000000Z-other")))
+    stdout, rest = proc.communicate(timeout=300)
+    stderr = "".join(planned) + rest
+    assert proc.returncode == 5, stderr[-3000:]
+    (line,) = [x for x in stderr.splitlines() if "error:" in x]
+    assert "lost the lease" in line and "not published" in line
+    done, total = line.split("stopped after ")[1].split(" tasks")[0].split(" of ")
+    assert int(done) < int(total)
+    assert sum(" done: " in x for x in stderr.splitlines()) < 8  # it did not clean every file first
+    assert published(out) == [] and list((out / "_staging").iterdir()) == []
+
+
 def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
     """After a disk-full failure an empty `_staging/<run>` stayed until the next run: the failed run removes it."""
     mnt = tmp_path / "small"

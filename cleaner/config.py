@@ -28,6 +28,10 @@ DEFAULT_CONFIG_PATH = Path(__file__).parent / "conf" / "default.toml"
 
 # Sections whose content changes the feature vectors (and therefore must match the model).
 FEATURE_SECTIONS = ("segment", "features")
+# The sections that shape what a page's output is (its blocks, labels, text, corpus columns): what an output
+# records as its config hash (cleaner.output.run_settings). [train], [job] and [runtime] change how a run goes,
+# not what it writes; [model] names the model and convention, which the output records by themselves.
+OUTPUT_SECTIONS = ("limits", "decode", "segment", "features", "decision", "stacking", "markers", "corpus")
 # Keys of those sections that only make extraction faster and never change a feature: left out of
 # `section_hash`, so that adding or tuning one does not make every stored model and cross-validation
 # look stale. (url_hints: a pre-test before the url regexp; tests/test_features.py checks that rows

@@ -29,8 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Clean the HTML records of WARC files with Spark and write Parquet.",
         epilog="Exit codes: 0 ok, 1 Spark job failed, run not published (every page failed for one reason "
                "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
-               "4 invalid model or config, 5 output directory unusable, held by another run (--wait) "
-               "or run not published.")
+               "4 invalid model or config, 5 output directory unusable, held by another run (--wait), "
+               "holding runs of other settings (format, convention, model, config; --overwrite), the lease "
+               "lost, or run not published.")
     ap.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH_OR_GLOB",
                     help="WARC/ARC files (plain, .gz, .zst), directories, globs or URIs (hdfs://, s3a://, "
                          "s3://, https://, ...)")

@@ -211,7 +211,16 @@ class CleanWarcJob(WarcJob):
                 sc.cancelAllJobs()
 
             crash_when = (functools.partial(_has_files, fs, staging), crash)
-        progress = ProgressLogger(acc, pieces, interval=0.2 if crash_when else 1.0, crash_when=crash_when)
+        lease = self.lease
+        lost: list[str] = []
+
+        def lease_lost() -> bool:  # seen by the heartbeat (every [job] lease_renew_s): no task is worth finishing
+            if lease is not None and lease.lost:
+                lost.append(lease.lost)
+            return bool(lost)
+
+        progress = ProgressLogger(acc, pieces, interval=0.2 if crash_when else 1.0, crash_when=crash_when,
+                                  stop_when=(lease_lost, sc.cancelAllJobs))
         markers = marker_root(worker_settings)
         tempdirs.claim(markers)  # this driver's pid in it: a sweep removes it once the driver is gone
         progress.start()
@@ -220,6 +229,10 @@ class CleanWarcJob(WarcJob):
         except Exception as exc:
             if crashed_during_write:
                 raise SimulatedCrash("during_write") from exc
+            if lost:
+                raise JobError(5, f"{lost[0]}: the Spark job was stopped early; run {run_id} not published, "
+                                  "no file marked done") from exc
+            self.stop_if_lease_lost(run_id, 0, n_tasks)  # a task that found the lease taken (jobs.worker)
             raise JobError(1, f"Spark job failed: {short_error(exc)}") from exc
         finally:
             progress.stop()

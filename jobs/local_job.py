@@ -18,8 +18,9 @@ retry of such a task, with the record that crashed rejected as `poison` (jobs/wo
 only.
 
 Exit codes: those of the job (jobs/clean_warc.py): 0 ok, 1 the run failed or was not published (a
-worker died, every page failed for one reason of the cleaner's) or input files could not be read,
-2 bad usage, 3 input missing, 4 invalid model or config, 5 output directory unusable.
+worker died, every page failed for one reason of the cleaner's, no input file could be read) or input files
+could not be read, 2 bad usage, 3 input missing, 4 invalid model or config, 5 output directory unusable, held
+by another run, written with other settings, or the lease lost.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ import argparse
 import os
 
 EPILOG = ("Exit codes: 0 ok, 1 the run failed or was not published (a worker process died; every page failed "
-          "for one reason of the cleaner's) or input files could not be read (not marked done), 2 bad usage, "
-          "3 input missing, 4 invalid model or config, 5 output directory unusable (holds other files, or runs "
-          "already: --skip-done / --overwrite).")
+          "for one reason of the cleaner's; no input file could be read) or input files could not be read (not "
+          "marked done), 2 bad usage, 3 input missing, 4 invalid model or config, 5 output directory unusable "
+          "(holds other files, or runs already: --skip-done / --overwrite; runs of other settings: format, "
+          "convention, model, config), held by another run, or its lease lost.")
 
 
 def add_parser(sub) -> None:

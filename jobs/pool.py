@@ -164,9 +164,11 @@ class PoolCleanWarcJob(WarcJob):
                                           f"or the OOM killer?): run {run_id} not published, no input file "
                                           "marked done") from exc
                     except Exception as exc:
+                        self.stop_if_lease_lost(run_id, len(task_specs) - len(running) - 1, len(task_specs))
                         raise JobError(1, f"task {task_id} failed: {type(exc).__name__}: {exc}"[:500]
                                           + f"; run {run_id} not published") from exc
                     progress.poll()
+                    self.stop_if_lease_lost(run_id, len(task_specs) - len(running), len(task_specs))
         finally:
             for future in running:
                 future.cancel()

@@ -32,10 +32,11 @@ def setup_logging() -> None:
 class ProgressLogger(threading.Thread):
     """One line per finished WARC file, from the pieces' outcomes in `acc.value` (polled while the job runs)."""
 
-    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None):
+    def __init__(self, acc, pieces: list[dict], interval: float = 1.0, crash_when=None, stop_when=None):
         super().__init__(name="clean_warc-progress", daemon=True)
         self.acc = acc
         self.crash_when = crash_when  # test hook --simulate-crash during_write: (when, crash)
+        self.stop_when = stop_when  # (when, stop): the job stops early, as when the run lost its lease
         self.interval = interval
         self.parts: dict[str, int] = {}
         for p in pieces:
@@ -61,6 +62,9 @@ class ProgressLogger(threading.Thread):
         if self.crash_when is not None and self.crash_when[0]():  # the write is under way: stop the job
             self.crash_when[1]()
             self.crash_when = None
+        if self.stop_when is not None and self.stop_when[0]():
+            self.stop_when[1]()
+            self.stop_when = None
         by_file: dict[str, list[PieceOutcome]] = {}
         for value in snap.values():
             piece = PieceOutcome.from_dict(value)
@@ -83,7 +87,8 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     rows = []
     for f in record["files"].values():
         rows.append((f["name"], f["records_read"], f["html_records"], f["cleaned"],
-                     sum(f["rejected"].values()), sum(f["skipped"].values()), len(f["errors"]),
+                     sum(f["rejected"].values()), sum(f["skipped"].values()),
+                     len(f["errors"]) + bool(f.get("open_error")),  # a file not read: its one error
                      f"{f['seconds']:.1f}", f["status"]))
     width = max([len("file"), len("TOTAL")] + [min(len(r[0]), 48) for r in rows])
     head = ("file", "records", "html", "cleaned", "rejected", "skipped", "errors", "seconds",
@@ -100,7 +105,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     if len(rows) > max_files:
         w(f"... {len(rows) - max_files} more files (see _run.json)\n")
     w(fmt.format("TOTAL", t["records_read"], t["html_records"], t["cleaned"],
-                 sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"],
+                 sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"] + t["failed_files"],
                  f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
     if t["rejected"]:
         w("rejected: " + ", ".join(f"{k} {v}" for k, v in t["rejected"].items()) + "\n")
@@ -123,5 +128,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     w(f"rows written: {o['rows_written']} in {o['parquet_files']} {formats.NAMES[o.get('format', 'parquet')]} files "
       f"({o['bytes_written'] / 1e6:.2f} MB) -> {o['run_dir']}\n")
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
-      f"errors: {t['errors']} in {t['damaged_files']} files (file + offset in _run.json)\n")
+      f"errors: {t['errors'] + t['failed_files']} in {t['damaged_files'] + t['failed_files']} files "
+      f"({f'{failed} not read at all, open_error; ' if (failed := t['failed_files']) else ''}"
+      "file + offset in _run.json)\n")
     stream.flush()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import cleaner
+from cleaner.output.run_settings import output_settings
 from cleaner.output.schema import SCHEMA_VERSION
 
 from .outcomes import Outcome, PieceOutcome
@@ -114,6 +115,8 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
                   # [model.by_convention] names for `convention`: it cleans as it was trained)
                   "tagging_convention": tagging_convention,
                   "labels": model.labels},
+        # what shapes the rows (format, convention, model, config): a run into this output with others is refused
+        "output_settings": output_settings(j["format"], convention, model.hash, config),
         "inputs": [f.uri for f in files],
         "inputs_skipped": inputs_skipped,
         "skipped_done": skipped_done,
@@ -132,3 +135,11 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
         "workers": workers,
     }
 
+
+def recorded_settings(record: dict[str, Any]) -> dict[str, Any]:
+    """The settings that shaped a published run's rows: its `output_settings`, or for a run recorded before them
+    what its record says of them (format, convention, model hash; its config hash was not kept)."""
+    if record.get("output_settings"):
+        return dict(record["output_settings"])
+    model, output = record.get("model") or {}, record.get("output") or {}
+    return {"format": output.get("format"), "convention": model.get("convention"), "model_hash": model.get("hash")}

@@ -17,13 +17,14 @@ from cleaner.config import ConfigError, load_config
 from cleaner.label.convention import ConventionError
 from cleaner.label.model import model_for_convention
 from cleaner.label.model_files import ModelError
+from cleaner.output.run_settings import output_settings, settings_difference
 
 from . import formats, inputs, plan, tempdirs
 from .arguments import JobError, apply_job_flags, build_parser
 from .lease import Lease, LeaseHeld, LeaseLost, LeaseSettings
 from .outcomes import PieceOutcome, systematic_failure
 from .report import log, print_summary
-from .run_record import run_record
+from .run_record import recorded_settings, run_record
 from .runs import (
     OutputDir,
     OutputError,
@@ -143,6 +144,19 @@ class WarcJob:
             else:
                 self.lease.release()
 
+    def stop_if_lease_lost(self, run_id: str, done: int, total: int) -> None:
+        """Between tasks: a run that lost its lease (taken over after a pause longer than the stale time, removed by
+        hand) cannot publish, so it stops cleaning now rather than at the end (JobError 5)."""
+        if self.lease is None:
+            return
+        try:
+            self.lease.check()
+        except LeaseLost as exc:
+            raise JobError(5, f"{exc}: stopped after {done} of {total} tasks; run {run_id} not published, "
+                              "no file marked done") from exc
+        except OSError:  # a passing storage error: the heartbeat and the check at publish still stand
+            pass
+
     def _check_output(self, out: OutputDir) -> None:
         if not out.is_ours():
             raise JobError(5, f"output directory {out.root} holds files this job did not write; "
@@ -176,8 +190,11 @@ class WarcJob:
 
     def _worker_settings(self, run_id: str) -> dict:
         j = self.job
-        return {"max_payload_bytes": int(j["max_payload_bytes"]), "run_id": run_id,
-                "marker_dir": str(j["marker_dir"] or "")}
+        settings = {"max_payload_bytes": int(j["max_payload_bytes"]), "run_id": run_id,
+                    "marker_dir": str(j["marker_dir"] or "")}
+        if self.output_local and self.lease is not None:  # workers check it between pieces (jobs.worker)
+            settings["lease"] = {"path": self.lease.path, "token": self.lease.token}
+        return settings
 
     # --- what the engine does: Spark (jobs/clean_warc.py) or local processes (jobs/pool.py) ---------------
 
@@ -257,6 +274,14 @@ class WarcJob:
                                   f"{','.join(earlier) or '(nothing)'} (run {rid}); this run would "
                                   f"use {','.join(part_cols) or '(nothing)'}: pass --partition-by "
                                   f"'{','.join(earlier)}' or use another output directory")
+        # One output holds rows of one kind: a run with another format, convention, model or config (--skip-done
+        # with --convention cleaneval after a run by the default) is refused, naming the difference.
+        now = output_settings(j["format"], self.convention, self.model.hash, self.config)
+        for rid, rec in sorted(published.items()):
+            difference = settings_difference(recorded_settings(rec), now)
+            if difference:
+                raise JobError(5, f"output directory {root} holds run {rid} cleaned with other settings "
+                                  f"({difference}): use another output directory, or --overwrite to replace it")
         done = done_files(published, files) if a.skip_done else {}
         todo = [f for f in files if f.uri not in done]
         skipped_done = {f.uri: done[f.uri] for f in files if f.uri in done}
@@ -322,7 +347,16 @@ class WarcJob:
 
         # run
         staging = out.staging_dir(run_id)
-        cleaned = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
+        try:
+            cleaned = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
+        except JobError:
+            # Not published (a failed task, a full disk, the lease lost): its staging is nobody's, gone now rather
+            # than at the next run. A simulated crash leaves it, as a kill would.
+            try:
+                out.fs.delete(staging)
+            except Exception:
+                pass
+            raise
         finished = {key: PieceOutcome.from_dict(value) for key, value in cleaned.items()}
         for piece in finished.values():
             for rec_key in piece.poison_candidates:
@@ -360,6 +394,16 @@ class WarcJob:
             crawl_of=crawl_of, per_file=per_file, pieces=finished, dist=dist, out=out, staging=staging,
             parquet_files=parquet_files, rows_written=rows_written, engine=self._engine_record(spark))
 
+        failed = {u: f for u, f in record["files"].items() if f["status"] == "failed"}
+        if len(failed) == len(record["files"]):
+            # Nothing a reader could use and nothing to mark done: a published empty run would only make the next
+            # try on this output refuse (it "already holds a published run").
+            out.fs.delete(staging)
+            uri, first = next(iter(failed.items()))
+            raise JobError(1, f"nothing to publish: {len(failed)} of {len(failed)} input files could not be read "
+                              f"({base_name(uri)}: {first.get('open_error')}): run {run_id} not published, "
+                              "no file marked done")
+
         def before_commit() -> None:  # the last checks before the rename that publishes
             try:
                 lease.check()
@@ -385,10 +429,9 @@ class WarcJob:
         if note:
             log.warning("%s", note)
         print_summary(record, sys.stdout)
-        failed = [u for u, f in record["files"].items() if f["status"] == "failed"]
         if failed:
             log.warning("%d files could not be opened and are not marked done (a --skip-done run "
-                        "retries them): %s", len(failed), ", ".join(failed[:5]))
+                        "retries them): %s", len(failed), ", ".join(list(failed)[:5]))
         return record
 
 

@@ -311,11 +311,34 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                         parts=piece.get("parts", 1), outcome=counts, attempt=attempt, poison_candidates=poisoned)
 
 
+class LeaseLostInWorker(Exception):
+    """The run's lease on its output is no longer its own: the task stops before its next piece (the run cannot
+    publish, so cleaning on would be wasted; the driver then says why, jobs.warc_job.stop_if_lease_lost)."""
+
+
+def check_lease(settings: dict) -> None:
+    """Between pieces: raise LeaseLostInWorker when the lease file of a local output no longer holds this run's
+    token (taken over, removed by hand). A lease unreadable for another reason passes: the driver checks too."""
+    lease = settings.get("lease")
+    if not lease:
+        return
+    try:
+        with open(lease["path"], encoding="utf-8") as fh:
+            token = json.load(fh).get("token")
+    except FileNotFoundError:
+        token = None
+    except (OSError, ValueError):
+        return
+    if token != lease["token"]:
+        raise LeaseLostInWorker(f"the lease {lease['path']} is no longer this run's")
+
+
 def process_partition(iterator, bc, acc, settings: dict):
     """mapPartitions function: task specs in, row tuples out (each piece's outcome to `acc`, as a dict)."""
     for task in iterator:
         model, config, opened = _state(bc)
         for piece in task["pieces"]:
+            check_lease(settings)
             done = yield from process_piece(piece, model, config, settings)
             done.task, done.pid, done.max_rss_kb = task["task"], os.getpid(), _max_rss_kb()
             done.model_loads_in_process, done.opened_model = _MODEL_LOADS, opened

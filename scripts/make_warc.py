@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Pack HTML files into a deterministic gzipped WARC (test data and benchmark input).
 
-Every .html/.htm file becomes a `response` record with real HTTP headers (status line,
+Every .html/.htm file (and gzip-compressed .html.gz, stored decompressed: every gzip member)
+becomes a `response` record with real HTTP headers (status line,
 Content-Type, Content-Length, Date, Server) and the file's bytes, unchanged, as payload;
 the WARC starts with a warcinfo record. Output is reproducible: record ids are derived
 from the file paths and dates come from the files' mtimes (or --date).
@@ -24,10 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cleaner.page.saved import read_saved_page  # noqa: E402
 from cleaner.warc import write_html_warc  # noqa: E402
 
 _TEXT_ID_RX = re.compile(rb'^\s*<text\s[^>]*?\bid\s*=\s*"([^"]+)"', re.I)
-HTML_SUFFIXES = (".html", ".htm")
+HTML_SUFFIXES = (".html", ".htm", ".html.gz")
 
 
 def _natural_key(path: Path):
@@ -43,7 +45,7 @@ def collect_files(inputs: list[str]) -> list[Path]:
         path = Path(item)
         if path.is_dir():
             found = sorted((p for p in path.rglob("*")
-                            if p.is_file() and p.suffix.lower() in HTML_SUFFIXES),
+                            if p.is_file() and p.name.lower().endswith(HTML_SUFFIXES)),
                            key=_natural_key)
         elif path.is_file():
             found = [path]
@@ -123,12 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None:
         files = files[:args.limit]
     if not files:
-        ap.error("no .html/.htm files found")
+        ap.error("no .html/.htm/.html.gz files found")
 
     def pages():
         for k in range(args.repeat):
             for path in files:
-                body = path.read_bytes()
+                body = read_saved_page(path) if path.name.lower().endswith(".gz") else path.read_bytes()
                 mtime = datetime.fromtimestamp(int(path.stat().st_mtime), tz=UTC)
                 yield _repeat_url(page_url(path, body, args.url_prefix), k), body, mtime
 

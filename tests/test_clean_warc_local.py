@@ -216,3 +216,94 @@ def test_clean_warc_holds_the_output_as_the_job_does(warcs, no_spark, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (out / LEASE).exists()
     assert len(rows_of(out)) == 8
+
+
+def test_skip_done_with_another_convention_is_refused_naming_the_difference(data_dir, no_spark, tmp_path):
+    """`clean-warc --skip-done --convention cleaneval` into an output of the default model added rows of another
+    model to it: each run records the settings that shape its rows, and a run with others is refused (exit 5,
+    one line naming the difference) unless --overwrite."""
+    a = make_warc(tmp_path / "a.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    b = make_warc(tmp_path / "b.warc.gz", data_dir / "dragnet" / "html" / "100.html")
+    out = tmp_path / "out"
+    r = clean_warc(a, "--out", out, "--jobs", "1", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    first = json.loads((out / "_run.json").read_text())
+    assert first["output_settings"]["convention"] == "main" and first["output_settings"]["format"] == "parquet"
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--skip-done", "--convention", "cleaneval", env=no_spark)
+    assert r.returncode == 5, r.stderr[-3000:]
+    (line,) = [x for x in r.stderr.splitlines() if "other settings" in x]
+    assert "(convention main, this run cleaneval; model " in line
+    assert len(published(out)) == 1
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--skip-done", env=no_spark)  # the same settings: b only
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(published(out)) == 2
+    r = clean_warc(a, b, "--out", out, "--jobs", "1", "--overwrite", "--convention", "cleaneval", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(published(out)) == 1
+
+
+def test_nothing_publishable_publishes_no_run_and_says_so(data_dir, no_spark, tmp_path):
+    """`clean-warc a.html --out DIR` published an empty run (so the next try on DIR was refused) whose summary
+    said `errors: 0 in 0 files` under a per-file line of `1 errors`: no run is published when no input could be
+    read, and a run with one unreadable file among others counts its error."""
+    page = tmp_path / "a.html"
+    page.write_bytes((data_dir / "cleaneval-dev" / "html" / "1.html").read_bytes())
+    out = tmp_path / "out"
+    r = clean_warc(page, "--out", out, "--jobs", "1", env=no_spark)
+    assert r.returncode == 1, r.stderr[-3000:]
+    (line,) = [x for x in r.stderr.splitlines() if "error:" in x]
+    assert "nothing to publish: 1 of 1 input files could not be read (a.html: no WARC/ARC record" in line
+    assert published(out) == [] and not (out / "_run.json").exists()
+    assert list((out / "_staging").iterdir()) == []
+    warc = make_warc(tmp_path / "ok.warc.gz", data_dir / "dragnet" / "html" / "42.html")
+    r = clean_warc(warc, page, "--out", out, "--jobs", "1", env=no_spark)  # the next try is not refused
+    assert r.returncode == 1, r.stderr[-3000:]  # published; exit 1 for the file not read (README)
+    assert len(published(out)) == 1
+    assert "errors: 1 in 1 files (1 not read at all" in r.stdout
+    row = [x.split() for x in r.stdout.splitlines() if x.startswith("a.html")][0]
+    assert row[6] == "1" and row[-1] == "failed"  # its errors column says what the progress line said
+
+
+def test_a_run_that_lost_its_lease_stops_between_tasks(data_dir, no_spark, tmp_path):
+    """A run whose lease was taken (a pause past the stale time, a lease removed by hand) went on cleaning to the
+    end before it refused to publish: it checks the lease between pieces and tasks and stops early, exit 5, its
+    staging removed, nothing published."""
+    html = sorted((data_dir / "cleaneval-final" / "html").glob("*.html"))
+    warcs = [make_warc(tmp_path / f"w{i}.warc.gz", *map(str, html[i * 20:(i + 1) * 20])) for i in range(8)]
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", *map(str, warcs), "--out",
+                             str(out), "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=no_spark, cwd=ROOT)
+    lease = out / "_lease.json"
+    planned = []
+    for line in proc.stderr:  # until the run has planned its tasks and starts cleaning them
+        planned.append(line)
+        if " tasks on " in line:
+            break
+    holder = json.loads(lease.read_text())
+    lease.write_text(json.dumps(dict(holder, token="another-run", run_id="20991231T000000Z-other")))
+    stdout, rest = proc.communicate(timeout=300)
+    stderr = "".join(planned) + rest
+    assert proc.returncode == 5, stderr[-3000:]
+    (line,) = [x for x in stderr.splitlines() if "error:" in x]
+    assert "lost the lease" in line and "not published" in line
+    done, total = line.split("stopped after ")[1].split(" tasks")[0].split(" of ")
+    assert int(done) < int(total)
+    assert sum(" done: " in x for x in stderr.splitlines()) < 8  # it did not clean every file first
+    assert published(out) == [] and list((out / "_staging").iterdir()) == []
+
+
+def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
+    """After a disk-full failure an empty `_staging/<run>` stayed until the next run: the failed run removes it."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        warc = make_warc(tmp_path / "w.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "40")
+        r = clean_warc(warc, "--out", mnt / "out", "--jobs", "1", env=no_spark)
+        assert r.returncode == 1, r.stderr[-3000:]
+        assert "No space left on device" in r.stderr or "Errno 28" in r.stderr, r.stderr[-3000:]
+        assert published(mnt / "out") == [] and list((mnt / "out" / "_staging").iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def test_clean_writes_one_cleaneval_file_per_page(tmp_path, data_dir, small_mode
     r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 1, r.stderr  # one page rejected
     assert "empty.html: rejected (empty)" in r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["empty.txt", "p1.txt", "p2.txt"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != ".cleaner-settings.json") == ["empty.txt", "p1.txt", "p2.txt"]
     text = (tmp_path / "out/p1.txt").read_text()
     assert text.splitlines()[0][:4] in ("<p> ", "<h> ", "<l> ")
     assert (tmp_path / "out/empty.txt").read_text() == ""
@@ -294,7 +295,7 @@ def test_a_folder_takes_every_page_by_content_and_lists_what_it_skips(tmp_path, 
     copy_page(data_dir / "wcxb/html/0002.html.gz", pages / "0002.html.gz")  # gzip-compressed, as wcxb keeps them
     r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != ".cleaner-settings.json") == [
         "0002.txt", "4.txt", "about.txt", "doc.txt", "index.txt"]
     for name, why in [("4.txt", "the gold text of the page beside it"), ("style.css", "not HTML by its content"),
                       ("crawl.warc.gz", "jobs/clean_warc.py"), (".hidden", "a hidden folder: not searched")]:
@@ -484,7 +485,7 @@ def test_skip_done_resumes_an_interrupted_run(tmp_path, data_dir):
     out = tmp_path / "out"
     first = run("clean", *(pages / f"{n}.html" for n in (1, 2, 3)), "--out", out)
     assert first.returncode in (0, 1), first.stderr
-    assert not list(out.glob(".*"))  # no temporary file left by a finished write
+    assert not list(out.glob(".*.tmp"))  # no temporary file left by a finished write
     (out / ".4.txt.part").write_text("<p> half a pa")  # what a kill in the middle of a write leaves
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.txt")}
     r = run("clean", pages, "--out", out)
@@ -496,3 +497,170 @@ def test_skip_done_resumes_an_interrupted_run(tmp_path, data_dir):
     assert {n: out.joinpath(n).stat().st_mtime_ns for n in before} == before
     assert (out / "4.txt").read_text().strip() and not (out / "4.txt").read_text().startswith("<p> half a pa")
     assert run("clean", pages, "--out", "-", "--skip-done").returncode == 2  # a stream cannot be resumed
+
+
+def test_a_page_gzipped_in_several_members_is_read_whole(tmp_path, data_dir, small_model):
+    """`gzip -c head tail > p.html.gz` (or a download resumed by appending) is one page of two gzip members:
+    `zcat` shows all of it, and so does every reader of saved pages (clean, the data sets, make_warc)."""
+    from conftest import make_warc
+
+    from cleaner.gold.data import read_html_file
+    from cleaner.warc import WarcFileStats, iter_html_records
+
+    html = (data_dir / "cleaneval-dev/html/2.html").read_bytes()
+    cut = html.index(b"<", len(html) // 2)  # the second member starts at a tag past the middle
+    pages = tmp_path / "html"
+    pages.mkdir()
+    (pages / "p.html.gz").write_bytes(gzip.compress(html[:cut]) + gzip.compress(html[cut:]))
+    assert gzip.decompress((pages / "p.html.gz").read_bytes()) == html  # what zcat shows
+
+    whole = subprocess.run([*CLI, "clean", "-", "--model", str(small_model), "--format", "txt"],
+                           capture_output=True, input=html)
+    assert whole.returncode == 0 and len(whole.stdout) > 200
+    r = run("clean", pages, "--out", tmp_path / "out", "--model", small_model, "--format", "txt")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out/p.txt").read_bytes() == whole.stdout
+    named = run("clean", pages / "p.html.gz", "--model", small_model, "--format", "txt")
+    assert named.stdout.encode() == whole.stdout
+
+    assert read_html_file(pages / "p.html.gz") == html
+    warc = make_warc(tmp_path / "p.warc.gz", pages)
+    with open(warc, "rb") as fh:
+        records = list(iter_html_records(fh, warc.name, WarcFileStats()))
+    assert len(records) == 1 and records[0].payload == html
+
+
+def _five_pages(data_dir, folder: Path, odd_name: bytes | None = None) -> list[Path]:
+    """Five shared pages in `folder`, the third under `odd_name` (bytes: any name the OS allows)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(1, 6):
+        name = odd_name if (i == 3 and odd_name) else f"p{i}.html".encode()
+        target = Path(os.fsdecode(bytes(folder) + b"/" + name))
+        target.write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        out.append(target)
+    return out
+
+
+def test_a_file_name_that_is_not_utf8_is_written_and_the_run_goes_on(tmp_path, data_dir, small_model):
+    """`caf\\xe9.html` (a Latin-1 name on Linux) ended a jsonl run with a UnicodeEncodeError after 1 of 5 lines:
+    the name is written with its non-UTF-8 bytes as \\xNN, and every page is cleaned."""
+    pages = tmp_path / "pages"
+    _five_pages(data_dir, pages, b"caf\xe9.html")
+    out = tmp_path / "out.jsonl"
+    r = run("clean", pages, "--out", out, "--format", "jsonl", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(docs) == 5 and all(d["status"] == "cleaned" for d in docs)
+    assert sorted(Path(d["file"]).name for d in docs) == ["caf\\xe9.html", "p1.html", "p2.html", "p4.html",
+                                                          "p5.html"]
+    # one JSON file per page: the file is named as the page is (bytes and all), the name inside it as above
+    r = run("clean", pages, "--out", tmp_path / "json", "--format", "json", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    written = os.listdir(bytes(tmp_path / "json"))
+    assert b"caf\xe9.json" in written and len(written) == 6  # and the settings (.cleaner-settings.json)
+    doc = json.loads((tmp_path / "json" / os.fsdecode(b"caf\xe9.json")).read_text())
+    assert doc["file"].endswith("caf\\xe9.html") and doc["text"]
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real 64 KB tmpfs (needs root, which CI and the development machines have)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                      capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_full_disk_during_jsonl_is_exit_5_one_line_and_no_file_cut_short(tmp_path, data_dir, small_model,
+                                                                            full_disk):
+    """Disk full while writing --format jsonl printed a traceback, exited 1 and left a last line cut mid-text
+    under the output's name: now exit 5, one line saying so, and no file (nor a temporary one) is left."""
+    pages = tmp_path / "pages"
+    for i in range(1, 31):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", pages / f"{i}.html")
+    r = run("clean", pages, "--out", full_disk / "out.jsonl", "--format", "jsonl", "--model", small_model, "-q")
+    assert r.returncode == 5, r.stderr
+    assert r.stderr.count("\n") == 1 and "No space left on device" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert os.listdir(full_disk) == []  # neither out.jsonl nor its temporary file
+
+
+def test_ctrl_c_during_jsonl_leaves_no_finished_looking_file_and_says_what_was_written(tmp_path, data_dir,
+                                                                                       small_model):
+    """Ctrl-C left a shorter out.jsonl that looked finished: the run writes a temporary file and renames it
+    when every page is in; interrupted, it keeps the whole lines written as out.jsonl.incomplete and says so in
+    one line (exit 130)."""
+    import signal
+    import time
+
+    pages = tmp_path / "pages"
+    for src in sorted((data_dir / "cleaneval-dev/html").glob("*.html")):
+        copy_page(src, pages / src.name)
+    out = tmp_path / "o" / "out.jsonl"
+    proc = subprocess.Popen([*CLI, "clean", str(pages), "--out", str(out), "--format", "jsonl", "--model",
+                             str(small_model), "-q"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until the first pages reached the temporary file
+        tmp = [p for p in out.parent.glob(".out.jsonl.*.tmp")] if out.parent.exists() else []
+        if tmp and tmp[0].stat().st_size > 0:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert not out.exists()  # no shorter file under the final name
+    partial = out.with_name("out.jsonl.incomplete")
+    lines = partial.read_text().splitlines()
+    assert 0 < len(lines) < 58 and all(json.loads(line)["status"] for line in lines)  # whole lines only
+    assert err.splitlines() == [f"cleaner: interrupted: {len(lines)} pages written to {partial} "
+                                f"(incomplete: not renamed to {out})"]
+    assert [p.name for p in out.parent.iterdir()] == ["out.jsonl.incomplete"]
+    # run to its end, the file takes its name
+    r = run("clean", pages, "--out", out, "--format", "jsonl", "--model", small_model, "-q")
+    assert r.returncode == 0 and len(out.read_text().splitlines()) == 58
+
+
+def test_skip_done_with_other_settings_is_refused_naming_the_difference(tmp_path, data_dir, small_model):
+    """A run with --format txt resumed with --format cleaneval --skip-done left one folder holding both kinds:
+    the folder records the settings that shape it, and a run with others is refused (exit 5, one line naming the
+    difference) unless --overwrite."""
+    pages = tmp_path / "pages"
+    for i in (1, 2, 3):
+        copy_page(data_dir / f"cleaneval-dev/html/{i}.html", pages / f"{i}.html")
+    out = tmp_path / "out"
+    r = run("clean", pages, "--out", out, "--format", "txt", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    settings = json.loads((out / ".cleaner-settings.json").read_text())
+    assert settings["format"] == "txt" and settings["model_hash"] and settings["config_hash"]
+    (out / "3.txt").unlink()  # as a run interrupted before its last page leaves it
+    r = run("clean", pages, "--out", out, "--format", "cleaneval", "--skip-done", "--model", small_model)
+    assert r.returncode == 5 and r.stderr.count("\n") == 1, r.stderr
+    assert "other settings (format txt, this run cleaneval)" in r.stderr
+    assert not (out / "3.txt").exists()
+    # the same settings resume it
+    r = run("clean", pages, "--out", out, "--format", "txt", "--skip-done", "--model", small_model)
+    assert r.returncode == 0 and "2 of 3 pages done by an earlier run" in r.stderr
+    # a config that changes the output is a difference too
+    overlay = tmp_path / "big.toml"
+    overlay.write_text("[limits]\nmax_blocks = 100000\n")
+    r = run("clean", pages, "--out", out, "--format", "txt", "--skip-done", "--model", small_model,
+            "--config", overlay)
+    assert r.returncode == 5 and "other settings (config " in r.stderr
+    # --overwrite: cleaned again with these settings, which the folder then records
+    r = run("clean", pages, "--out", out, "--format", "cleaneval", "--overwrite", "--model", small_model)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / ".cleaner-settings.json").read_text())["format"] == "cleaneval"
+
+
+def test_jsonl_out_with_a_trailing_slash_is_a_folder_not_a_file(tmp_path, data_dir, small_model):
+    """`--out dir/ --format jsonl` wrote a file named `dir`: a trailing slash means a folder, which jsonl (one
+    file) refuses in one line, as it refuses a folder that exists."""
+    page = data_dir / "cleaneval-dev/html/1.html"
+    r = run("clean", page, "--out", f"{tmp_path / 'dir'}/", "--format", "jsonl", "--model", small_model)
+    assert r.returncode == 5 and r.stderr.count("\n") == 1, r.stderr
+    assert f"--out {tmp_path / 'dir'}/ is a folder" in r.stderr
+    assert not (tmp_path / "dir").exists()

@@ -816,3 +816,21 @@ def test_gold_files_read_back_as_the_labels_given(data_dir, tmp_path):
         finally:
             os.umask(old)
         assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+
+
+def test_annotate_answers_on_the_loopback_address_it_was_given(tmp_path, data_dir):
+    """`--host 127.0.0.2` was accepted, but the address it printed answered 403 (its Host was not among the
+    server's names): the loopback address it listens on is one of them."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "a.html").write_bytes((data_dir / "cleaneval-dev/html/1.html").read_bytes())
+    served = start_annotate(folder, "--host", "127.0.0.2", "--no-model")
+    try:
+        assert served.base.startswith("http://127.0.0.2:")
+        with urllib.request.urlopen(served.url, timeout=20) as r:  # the page the command printed
+            assert r.status == 200
+        req = urllib.request.Request(served.base + "api/pages", headers={"X-Cleaner-Token": served.token})
+        with urllib.request.urlopen(req, timeout=20) as r:
+            assert [p["name"] for p in json.loads(r.read())["pages"]] == ["a.html"]
+    finally:
+        stop(served)

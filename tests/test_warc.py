@@ -214,7 +214,7 @@ def test_bad_target_uris():
     assert rec.url == ("http://example.com/index.cfm?FuseAction=Email&EmailTitle="
                        "Examples%20From%20The%20Live%20Web&IsPopUp=False")
     assert "record-truncated-payload-complete" in rec.notes
-    assert len(rec.payload) == EXAMPLE_PAGE_LEN + 1
+    assert len(rec.payload) == EXAMPLE_PAGE_LEN  # its HTTP length: the ARC's record separator is no part of it
     (rec,), _ = read_all(WARC_DIR / "example-wget-bad-target-uri.warc.gz")
     assert rec.url == "http://example.com/"
 
@@ -858,3 +858,80 @@ def test_zstd_warc_without_its_dictionary_is_refused_with_the_reason(plain_warc,
 
     recs, stats = read_all(ZSTD_DICT_MAGIC + (1000).to_bytes(4, "little") + data[:100])
     assert recs == [] and "dictionary frame cut short" in stats.errors[0]["error"]
+
+
+def _declare_huge_length(warc: Path, index: int, gz: bool) -> tuple[bytes, int]:
+    """The bytes of `warc` with record `index`'s Content-Length (of the WARC header) set to 999999999: a
+    record that claims to run far past the end of the file. Also the offset of that record."""
+    import re
+
+    data = warc.read_bytes()
+    if not gz:
+        starts = [m.start() for m in re.finditer(rb"(?:^|\r\n)WARC/1\.[01]\r\n", data)]
+        starts = [s + 2 if data[s:s + 2] == b"\r\n" else s for s in starts]
+        s = starts[index]
+        head_end = data.index(b"\r\n\r\n", s)
+        head = re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999", data[s:head_end])
+        return data[:s] + head + data[head_end:], s
+    members, rest, offsets, pos = [], data, [], 0
+    while rest:
+        d = zlib.decompressobj(31)
+        plain = d.decompress(rest)
+        offsets.append(pos)
+        pos += len(rest) - len(d.unused_data)
+        members.append(gzip.compress(plain) if len(members) != index else gzip.compress(
+            re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999", plain, count=1)))
+        rest = d.unused_data
+    offset = sum(len(m) for m in members[:index])
+    return b"".join(members), offset
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_huge_content_length_in_the_middle_resyncs_at_the_next_record(tmp_path, gz):
+    """A record declaring Content-Length 999999999 in the middle of a file swallowed every record after it (the
+    file ended there, `incomplete`, the page's text garbled with the next records): the reader resynchronises at
+    the next record header, as after other damage, and keeps the damaged record's own page (its HTTP length)."""
+    from conftest import make_warc
+
+    pages = sorted((DATA / "cleaneval-final" / "html").glob("*.html"))[:40]
+    built = make_warc(tmp_path / ("w.warc.gz" if gz else "w.warc"), *map(str, pages),
+                      "--repeat", "4", *([] if gz else ["--no-gzip"]))
+    data, offset = _declare_huge_length(built, 16, gz)  # record 16: the 16th page (record 0 is the warcinfo)
+    damaged = tmp_path / ("d.warc.gz" if gz else "d.warc")
+    damaged.write_bytes(data)
+    if not gz:  # more follows than the reader keeps behind it: it seeks back (a gzip member ends the record)
+        assert len(data) - offset > 3 * (1 << 20)
+    records, stats = read_all(damaged, resync_history_bytes=1)
+    assert len(records) == 160 and stats.records_read == 161
+    assert [r.payload for r in records] == [p.read_bytes() for p in pages] * 4  # nothing garbled, nothing lost
+    (error,) = stats.errors
+    assert error["offset"] == offset and error["error"].startswith("record truncated: ")
+    assert error["resync_offset"] is not None and error["resync_offset"] > offset  # not the input's end
+
+    class Pipe(io.RawIOBase):  # a stream that cannot seek (an HTTP body): the kept history is all there is
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, buf):
+            chunk = self._data.read(len(buf))
+            buf[:len(chunk)] = chunk
+            return len(chunk)
+
+    small = data[:offset + 600_000] if not gz else data  # within the default history
+    piped = list(iter_html_records(Pipe(small), "piped", st := WarcFileStats()))
+    assert st.errors[0]["resync_offset"] is not None and len(piped) > 17
+
+
+def test_a_record_cut_at_the_end_of_the_file_is_still_the_input_ending_there(tmp_path):
+    """The resync after a too-long record finds no next record when the file was cut in its last record: the
+    error keeps no resync offset (the job then calls the file `incomplete`)."""
+    from conftest import make_warc
+
+    built = make_warc(tmp_path / "w.warc", str(DATA / "cleaneval-dev" / "html"), "--limit", "5", "--no-gzip")
+    data = built.read_bytes()
+    records, stats = read_all(data[:-300])
+    assert len(records) == 4 and stats.errors[-1]["error"].startswith("record truncated: ")
+    assert stats.errors[-1].get("resync_offset") is None

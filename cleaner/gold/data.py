@@ -13,13 +13,13 @@ the scorer's format: the gold of a set without markers is plain text, `GOLD_FORM
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..page.saved import gunzip
 from .gold import as_plain_text, read_gold
 
 _GZ = ".html.gz"
@@ -74,9 +74,10 @@ class Page:
 
 
 def read_html_file(path: str | Path) -> bytes:
-    """The bytes of a saved page, decompressed when its name ends in `.html.gz` (wcxb's pages)."""
+    """The bytes of a saved page, decompressed when its name ends in `.html.gz` (wcxb's pages; every gzip
+    member: cleaner.page.saved)."""
     data = Path(path).read_bytes()
-    return gzip.decompress(data) if str(path).endswith(_GZ) else data
+    return gunzip(data) if str(path).endswith(_GZ) else data
 
 
 def _page_id(html: Path) -> str:

@@ -4,7 +4,8 @@ The server writes gold files, the training data of every model the user trains, 
 every request as possibly sent by a hostile web page open in the user's browser
 (docs/annotate.md, "Threat model"). A request is answered only when all of these hold:
 
-* its Host is exactly this server's address (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`):
+* its Host is exactly this server's address (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, or the
+  loopback address given with `--host`, such as `127.0.0.2:PORT`):
   a DNS-rebinding name such as `127.evil.example` is refused (403);
 * it does not come from another site: a browser's `Sec-Fetch-Site` other than `same-origin`
   or `none`, or an `Origin` other than the server's own, is refused (403);
@@ -69,9 +70,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def allowed_hosts(port: int) -> frozenset[str]:
-    """The exact Host values a browser sends for this server on this machine."""
-    names = ("127.0.0.1", "localhost", "[::1]")
+def allowed_hosts(port: int, bound: str = "127.0.0.1") -> frozenset[str]:
+    """The exact Host values a browser sends for this server on this machine: its usual loopback names, and the
+    loopback address it listens on (`--host 127.0.0.2`, whose printed URL names it). An address, unlike a name,
+    cannot be rebound by DNS."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if is_loopback(bound) and bound.lower() != "localhost":
+        address = ipaddress.ip_address(bound.strip("[]"))
+        names.append(f"[{address}]" if address.version == 6 else str(address))
     hosts = {f"{n}:{port}" for n in names}
     if port == 80:  # a browser leaves the default port out
         hosts.update(names)
@@ -217,5 +223,5 @@ def make_server(app: AnnotateApp, host: str, port: int):
         max_request_body_size=MAX_BODY, asyncore_use_poll=True,  # select() stops at 1,024 descriptors
         ident="cleaner-annotate", expose_tracebacks=False, clear_untrusted_proxy_headers=True,
     )
-    app.hosts = allowed_hosts(server.effective_port)
+    app.hosts = allowed_hosts(server.effective_port, host)
     return server

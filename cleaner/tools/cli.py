@@ -15,7 +15,9 @@ Exit codes (stable, for scripts):
     2  bad usage (unknown option, missing argument)
     3  an input is missing or unreadable (clean: nothing to clean at all)
     4  the model or the config is invalid
-    5  the output is refused or fails (clean: an output exists without --overwrite, --out is a file)
+    5  the output is refused or fails (clean: an output exists without --overwrite, --out is a file, a folder
+       written with other settings, the disk is full)
+  130  interrupted (Ctrl-C; clean says in one line what was written)
 """
 
 from __future__ import annotations
@@ -90,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "[limits] max_blocks blocks is cleaned up to that many, with a warning (exit 1).",
                        epilog="Exit codes: 0 every page cleaned whole; 1 some pages rejected, truncated or not "
                        "found (the others are cleaned); 2 bad usage; 3 nothing to clean (no input found); "
-                       "4 invalid model or config; 5 output refused or failed (an output exists, --out is a file).")
+                       "4 invalid model or config; 5 output refused or failed (an output exists, --out is a file, "
+                       "the folder was written with other settings, the disk is full); 130 interrupted (Ctrl-C: "
+                       "one line says what was written; a jsonl file is left as FILE.incomplete).")
     p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, folders, or - for standard input")
     p.add_argument("--out", metavar="DIR",
                    help="output folder (created), one file per page; with --format jsonl a file; - or none: "
@@ -103,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     done.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
     done.add_argument("--skip-done", action="store_true",
                       help="resume an interrupted run into --out DIR: a page whose output file exists is not cleaned "
-                           "again (an output file appears only once it is whole)")
+                           "again (an output file appears only once it is whole); refused when the folder was "
+                           "written with another format, convention, model or config (DIR/.cleaner-settings.json)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "

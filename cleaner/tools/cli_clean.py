@@ -27,13 +27,16 @@ def cmd_clean(args) -> int:
 
         return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
     from ..api import clean_html
+    from ..output.run_settings import output_settings
 
     config, serving = _load(args)
     model = serving.model
     as_json = fmt == "json"
+    settings = output_settings(fmt, serving.chosen, model.hash, config)
     return clean_files(
         pages, skipped, args.out, fmt,
         lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
         max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
+        settings=settings,
     )

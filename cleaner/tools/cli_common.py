@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT (128 + 2)
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
@@ -61,17 +62,18 @@ def report_skipped(skipped, *, quiet: bool) -> None:
 
 def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
                 overwrite: bool, max_blocks: int | None = None, label: str = "", config=None,
-                skip_done: bool = False) -> int:
+                skip_done: bool = False, settings: dict | None = None) -> int:
     """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.tools.outputs);
     report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
     whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
-    is refused (nothing written) or fails."""
+    is refused (nothing written; a folder recorded with other `settings`, cleaner.output.run_settings) or fails
+    (disk full: one line), 130 when interrupted (one line: what was written)."""
     from tqdm import tqdm
 
     from .outputs import OutputRefused, output_for, render
 
     try:
-        sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done)
+        sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done, settings=settings)
     except OutputRefused as exc:
         return fail(EXIT_USAGE, str(exc))
     # the JSON formats carry the job's corpus columns (language, dedup keys, quality signals), as configured
@@ -116,13 +118,16 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
                 print(f"cleaner: warning: {prefix}{page.shown}: truncated: only its {limit}blocks were cleaned "
                       f"(raise [limits] max_blocks with --config)", file=sys.stderr)
             sink.write(page, render(res, page, fmt, corpus))
-    except OutputRefused as exc:
-        return fail(EXIT_OUTPUT, str(exc))
+        sink.finish()
+    except OutputRefused as exc:  # disk full: one line, and what is left (never a file cut mid-page)
+        return fail(EXIT_OUTPUT, f"{exc}; {sink.abandon(interrupted=False)}")
     except BrokenPipeError:  # `cleaner clean ... | head`: the reader is gone, nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stands in for stdout until the process exits)
+        sink.abandon(interrupted=False)
         return EXIT_OUTPUT
-    finally:
-        sink.close()
+    except KeyboardInterrupt:  # Ctrl-C: what was written, and under which name
+        print(f"cleaner: interrupted: {sink.abandon(interrupted=True)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     n_bad = sum(rejected.values())
     failed: dict[str, int] = {}
     for s in skipped:

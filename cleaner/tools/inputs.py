@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..page.saved import gunzip
 
 STDIN = "-"
 # Files with these suffixes are taken from a folder even when empty or odd (then rejected with a
@@ -29,7 +30,6 @@ WARC_ADVICE = ("a WARC/ARC file: clean it with cleaner clean-warc {path} --out D
 # Names of text that may quote HTML: such a file is taken only when it starts with a tag.
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".csv", ".tsv", ".json", ".jsonl", ".js", ".css", ".py")
 SNIFF_BYTES = 65536
-GUNZIP_LIMIT = 64 * 1024 * 1024  # over [limits] max_html_bytes (10 MB): a page past it is too_large
 _CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
 # A tag that only HTML has. CleanEval gold files are made of `<p>`, `<h>` and `<l>` markers, so a
 # bare `<p>` does not count (a `<p class=...>` does); `<h>` and `<l>` are no HTML tags.
@@ -64,18 +64,6 @@ class Skipped:
     reason: str
     outcome: str  # counted as: not_html, gold, hidden, warc, missing, unreadable, duplicate
     failed: bool
-
-
-def gunzip(data: bytes, limit: int = GUNZIP_LIMIT) -> bytes:
-    """A gzip-compressed page (wcxb's NAME.html.gz) decompressed, up to `limit` bytes: beyond the
-    cleaner's size cap the page is rejected as too_large anyway, and a decompression bomb stops
-    there. Anything else (or a damaged stream) is returned as it is, for clean_html to judge."""
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit)
-    except zlib.error:
-        return data
 
 
 def is_warc(path: Path, head: bytes = b"") -> bool:

@@ -159,6 +159,12 @@ class _FileReader:
         if isinstance(record.raw_stream, LimitReader) and record.raw_stream.limit > 0:
             short = record.raw_stream.limit
         short_msg = f"record truncated: {short} of {cl.strip()} block bytes missing"
+        if short:
+            # The input ended inside the declared block. Either it was cut here (a copy in progress), or the
+            # declared length is wrong (Content-Length 999999999 in the middle of a file) and the block swallowed
+            # the records after it: look for the next record from this one on, as after other damage. Only when
+            # none follows is the input cut here (the file is then `incomplete`).
+            self.pending_resync = offset + 1
         if crossed:
             notes.append("spans-gzip-members")
             if not self.crossing_warned:
@@ -180,6 +186,7 @@ class _FileReader:
         te = _split_tokens(http.get_header("Transfer-Encoding")) if http else []
         ce = _split_tokens(http.get_header("Content-Encoding")) if http else []
         payload_complete = False
+        http_length: int | None = None
         if "chunked" in te:
             body, status = dechunk(payload, complete_input=not raw_over and not short)
             payload_complete = status == "ok"
@@ -196,11 +203,14 @@ class _FileReader:
         else:
             http_len = http.get_header("Content-Length") if http else None
             if http_len and http_len.strip().isdigit():
-                payload_complete = len(payload) >= int(http_len.strip())
+                http_length = int(http_len.strip())
+                payload_complete = len(payload) >= http_length
         if short:
             if not payload_complete:
                 stats.add_error(offset, short_msg)
                 return "skip", "damaged"
+            if http_length is not None:  # what follows the payload is no part of it (the next records' bytes)
+                payload = payload[:http_length]
             stats.add_error(offset, short_msg + " (HTTP payload complete: record kept)")
             notes.append("record-truncated-payload-complete")
         codings = [t for t in te if t not in ("chunked", "identity")] + \

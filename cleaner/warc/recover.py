@@ -2,7 +2,9 @@
 
 After damage the reader (cleaner/warc/read.py) looks for the next gzip member that decompresses to a record
 header, or the next `WARC/1.x` / ARC header line, from a byte after the damage on. Non-seekable streams work
-too: `RewindableSource` keeps the last HISTORY_BYTES raw bytes behind its read position.
+too: `RewindableSource` keeps the last HISTORY_BYTES raw bytes behind its read position, and when the caller's
+stream can seek (a local file) it goes back further by seeking, as after a record whose declared Content-Length
+ran to the end of the file.
 """
 
 from __future__ import annotations
@@ -57,9 +59,22 @@ class RewindableSource:
         return self._pos
 
     def seek_abs(self, pos: int) -> int:
+        """Go to `pos`, or as near as the kept history allows: the position now read from."""
+        if pos < self.history_start and self._seek_back(pos):
+            return pos
         pos = max(min(pos, self._end), self.history_start)
         self._pos = pos
         return pos
+
+    def _seek_back(self, pos: int) -> bool:
+        """Read again from `pos`, before the kept history, when the caller's stream can go back there."""
+        rewind = getattr(self._fh, "rewind_to", None)
+        if pos < self.start or rewind is None or not rewind(pos):
+            return False
+        self._chunks.clear()
+        self._end = self._pos = pos
+        self.eof = False
+        return True
 
     def _replay(self, size: int) -> bytes:
         out = []

@@ -39,6 +39,18 @@ class _Prefixed(CountingReader):
         self._pos += len(data)
         return data
 
+    def rewind_to(self, pos: int) -> bool:
+        """Read again from `pos` (an offset of the caller's stream, as tell() counts) when that stream can seek
+        (a local file); False when it cannot."""
+        try:
+            if pos < 0 or not self._fh.seekable():
+                return False
+            self._fh.seek(pos)
+        except (OSError, AttributeError, ValueError):
+            return False
+        self._head, self._pos = b"", pos
+        return True
+
 
 class _ZstdStream(CountingReader):
     """The decompressed bytes of a zstd WARC; tell() counts them, so record offsets of a .warc.zst are

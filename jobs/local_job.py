@@ -48,7 +48,10 @@ def add_parser(sub) -> None:
     p.add_argument("input", nargs="*", metavar="PATH",
                    help="WARC/ARC files, folders (their WARC files; the rest is listed as left out) or globs; "
                    "s3:// and https:// objects too")
-    p.add_argument("--out", dest="output", required=True, metavar="DIR", help="output folder (created)")
+    p.add_argument("--input", dest="named_input", nargs="+", action="extend", default=[], metavar="PATH",
+                   help="inputs named by the Spark job's flag: the same as PATH (both may be given)")
+    p.add_argument("--out", "--output", dest="output", required=True, metavar="DIR",
+                   help="output folder (created)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (default: the machine's cores)")
     p.add_argument("--input-list", action="append", default=[], metavar="FILE",

@@ -77,7 +77,10 @@ def _job_namespace(args: argparse.Namespace) -> argparse.Namespace:
     job's parser, so each one it has and clean-warc does not (--master, --format, ...) takes the job's default
     here, also the next one added (no list of them to keep in step)."""
     job_defaults = vars(build_parser().parse_args(["--output", str(args.output)]))
-    return argparse.Namespace(**(job_defaults | {"no_progress": True} | vars(args)))
+    given = vars(args).copy()
+    # PATH and --input (the Spark job's flag) name inputs alike
+    given["input"] = [*given.get("input", []), *given.pop("named_input", [])]
+    return argparse.Namespace(**(job_defaults | {"no_progress": True} | given))
 
 
 def _command_line(a: argparse.Namespace) -> list[str]:

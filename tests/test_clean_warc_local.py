@@ -307,3 +307,12 @@ def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
         assert published(mnt / "out") == [] and list((mnt / "out" / "_staging").iterdir()) == []
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_clean_warc_takes_the_spark_jobs_input_and_output_flags(warcs, no_spark, tmp_path):
+    # `clean-warc --input` failed with "ambiguous option" where the Spark job takes --input; both name inputs
+    # alike (PATH and --input together), and --output is --out's other name, as the job spells it.
+    out = tmp_path / "out"
+    r = clean_warc(warcs["c"], "--input", warcs["b"], "--output", out, "--jobs", "1", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert {row["warc_file"].rsplit("/", 1)[-1] for row in rows_of(out)} == {"b.warc", "c.warc.gz"}

@@ -315,7 +315,7 @@ def test_a_missing_input_among_many_is_reported_and_the_rest_cleaned(tmp_path, d
     r = run("clean", tmp_path / "nope.html", page, "--out", tmp_path / "out", "--model", small_model)
     assert r.returncode == 1, r.stderr
     assert f"{tmp_path / 'nope.html'}: not cleaned (input not found)" in r.stderr
-    assert "cleaned 1/1 pages" in r.stderr and "not cleaned: missing=1" in r.stderr
+    assert "cleaned 1/2 pages" in r.stderr and "not cleaned: missing=1" in r.stderr  # (two were asked for)
     assert (tmp_path / "out/10.txt").stat().st_size > 0
     # a WARC given to clean: a distinct outcome that names the command that cleans it
     warc = data_dir / "warc/example.warc.gz"

@@ -146,7 +146,9 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
         n_skip = sum(not s.failed for s in skipped)
         if n_skip:
             parts.append(f"skipped: {n_skip} files (listed above)")
-        print(f"{prefix}cleaned {len(pages) - n_bad}/{len(pages)} pages into {sink.shown}"
+        # (a path that could not be cleaned at all, one named but missing say, is a page asked for too)
+        asked = len(pages) + sum(failed.values())
+        print(f"{prefix}cleaned {len(pages) - n_bad}/{asked} pages into {sink.shown}"
               + (f" ({'; '.join(parts)})" if parts else ""), file=sys.stderr)
     return code
 

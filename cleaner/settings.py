@@ -53,6 +53,9 @@ class Limits:
     max_blocks: int = setting(**POSITIVE)
     time_budget_s: float = setting(ge=0)  # 0: no budget
     max_nesting: int = setting(**POSITIVE)
+    max_attributes: int = setting(**POSITIVE)
+    max_select_options: int = setting(**POSITIVE)
+    max_reopened_formatting: int = setting(**POSITIVE)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,88 @@
+"""Issue 43, "Nothing stalls": parser time bombs and the annotator's lock.
+
+The pages are scripts/parser_bombs.py's shapes (docs/faults.md, "Parser time bombs"), each at a size that
+Lexbor took seconds to parse before the pre-parse guard (cleaner.page.markup_guard), cleaned by the real
+parser: each must come back cleaned, with the text around the bomb kept and the guard's cap named, in a
+fraction of the CPU the parse alone took. The CPU bound (2 s) is generous, a regression guard: the pages
+take 0.1-0.3 s here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import pytest
+
+from conftest import ROOT
+
+from cleaner.api import clean_html
+from cleaner.page.markup_guard import MarkupLimits, guard_markup
+
+
+def _bombs():
+    spec = importlib.util.spec_from_file_location("parser_bombs", ROOT / "scripts" / "parser_bombs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BOMBS = _bombs()
+CPU_BOUND_S = 2.0
+
+# shape, units, Lexbor's CPU seconds before the guard (scripts/parser_bombs.py), the cap that defuses it
+SLOW_SHAPES = [
+    ("attributes-distinct", 80_000, 89.0, "attributes"),
+    ("attributes-valued", 40_000, 5.6, "attributes"),
+    ("options-unclosed", 80_000, 129.0, "options"),
+    ("options-closed", 40_000, 10.5, "options"),
+    ("options-in-optgroups", 40_000, 9.4, "options"),
+    ("formatting-reconstructed", 2_500, 6.9, "formatting"),
+    ("formatting-distinct", 20_000, 4.2, "nesting"),
+    ("adoption-b-div", 40_000, 4.8, "nesting"),
+    ("nesting-div", 80_000, 14.4, "nesting"),
+]
+
+
+@pytest.fixture(scope="module")
+def warm():
+    clean_html(b"<html><body><p>A first page loads the model.</p></body></html>")
+
+
+@pytest.mark.parametrize("shape,n,before_s,cap", SLOW_SHAPES, ids=[s[0] for s in SLOW_SHAPES])
+def test_a_parser_bomb_is_cleaned_within_a_small_cpu_time(warm, shape, n, before_s, cap):
+    page = BOMBS.SHAPES[shape](n)
+    t = time.process_time()
+    res = clean_html(page)
+    cpu = time.process_time() - t
+    assert (res.status, res.reason) == ("cleaned", None), (res.reason, res.error)
+    assert "Some text before the bomb" in res.plain and "Some text after the bomb" in res.plain
+    assert cap in res.markup_capped
+    assert cpu < CPU_BOUND_S, f"{shape} x {n}: {cpu:.2f} s of CPU (Lexbor alone took {before_s} s before the guard)"
+
+
+def test_a_tag_keeps_its_first_attributes_and_their_values():
+    limits = MarkupLimits(3000, 3, 1000, 500_000)
+    html = '<p a="1 > 2" b=\'x\' c d=e f g>text</p>'
+    assert guard_markup(html, limits).html == '<p a="1 > 2" b=\'x\' c>text</p>'  # read as the tokenizer does
+    assert guard_markup(html, MarkupLimits(3000, 6, 1000, 500_000)).html == html
+    attrs = " ".join(f'x{i}="v"' for i in range(10))
+    guarded = guard_markup(f'<div id="keep" class=\'k\' hidden {attrs}>text</div>', limits)
+    assert guarded.html == "<div id=\"keep\" class='k' hidden>text</div>"
+    assert guarded.capped == ("attributes",)
+
+
+def test_options_past_the_cap_go_only_inside_a_select():
+    limits = MarkupLimits(5, 1000, 2, 500_000)
+    html = "<select>" + "<option>o" * 5 + "</select>" + "<option>p" * 5
+    guarded = guard_markup(html, limits)
+    assert guarded.html == "<select><option>o<option>oooo</select>" + "<option>p" * 5
+    assert guarded.capped == ("options",)
+
+
+def test_the_guard_leaves_every_ordinary_shape_alone():
+    limits = MarkupLimits.from_config(__import__("cleaner.config", fromlist=["load_config"]).load_config())
+    for shape in ("children-flat", "formatting-identical", "adoption-a", "table-cells-unclosed", "li-unclosed",
+                  "comments-many", "options-outside-select", "options-in-datalist"):
+        page = BOMBS.SHAPES[shape](2_000).decode()
+        assert guard_markup(page, limits).html == page, shape

@@ -10,6 +10,7 @@ take 0.1-0.3 s here.
 from __future__ import annotations
 
 import importlib.util
+import threading
 import time
 
 import pytest
@@ -86,3 +87,32 @@ def test_the_guard_leaves_every_ordinary_shape_alone():
                   "comments-many", "options-outside-select", "options-in-datalist"):
         page = BOMBS.SHAPES[shape](2_000).decode()
         assert guard_markup(page, limits).html == page, shape
+
+
+def test_annotate_loads_a_page_while_another_is_being_parsed(tmp_path):
+    """A slow page (bounded: ~2 s, 4 MB of paragraphs) loading in one thread must not hold up a small page in
+    another: the annotator held a lock across the parse, and the small page waited for the slow one."""
+    from cleaner.tools.annotate import Annotator
+
+    (tmp_path / "slow.html").write_bytes(b"<html><body>" + b"<p>word word word</p>" * 200_000 + b"</body></html>")
+    (tmp_path / "small.html").write_bytes(b"<html><body><p>A small page with a paragraph of text.</p></body></html>")
+    annotator = Annotator(tmp_path)
+    done: dict[str, float] = {}
+
+    def load(name: str) -> None:
+        assert annotator.page(name)["status"] == "ok"
+        done[name] = time.perf_counter()
+
+    start = time.perf_counter()
+    slow = threading.Thread(target=load, args=("slow.html",))
+    slow.start()
+    time.sleep(0.2)  # the slow page is being read
+    asked = time.perf_counter()
+    small = threading.Thread(target=load, args=("small.html",))
+    small.start()
+    small.join(timeout=60)
+    slow.join(timeout=60)
+    assert set(done) == {"slow.html", "small.html"}
+    slow_s, small_s = done["slow.html"] - start, done["small.html"] - asked
+    assert done["small.html"] < done["slow.html"], f"the small page waited: {small_s:.2f} s (slow page {slow_s:.2f} s)"
+    assert small_s < slow_s / 2

@@ -2,12 +2,14 @@
 """Parser time bombs: small pages on which the HTML5 tree builder (Lexbor) spends time faster than linearly.
 
     python scripts/parser_bombs.py [--shapes S,...] [--start N] [--limit-s 20] [--markdown FILE]
+    python scripts/parser_bombs.py --guard-cost [--every N]      (what the guard costs the shared pages)
 
 For each shape the page is built with n = start, 2 start, 4 start, ... units, and its CPU time measured in a
 child process (so that a bomb cannot hang the run): `parse` is Lexbor alone on the raw page
 (`LexborHTMLParser(html)`, what the cleaner did before its pre-parse guard), `clean` the whole
-`cleaner.api.clean_html`, guard included. A measurement is cut at --limit-s seconds (reported as `>LIMIT`);
-the doubling of a shape stops once its raw parse has been cut or has passed --stop-s, or at --max-bytes.
+`cleaner.api.clean_html`, guard included. A measurement is cut at --limit-s seconds (reported as `>LIMIT`).
+The raw parse is measured until it passes --stop-s (then `-`: it only grows); the doubling goes on while
+clean_html stays within --limit-s, up to --max-bytes (10 MB, [limits] max_html_bytes).
 docs/faults.md ("Parser time bombs") holds the table; tests/test_parser_bombs.py checks the shapes.
 """
 
@@ -95,7 +97,8 @@ def _child(shape: str, n: int, what: str) -> None:
     clean_html(b"<p>warm up the model</p>", config=config)
     t = time.process_time()
     r = clean_html(data, config=config)
-    print(json.dumps({"cpu_s": time.process_time() - t, "status": r.status, "reason": r.reason}))
+    print(json.dumps({"cpu_s": time.process_time() - t, "status": r.status, "reason": r.reason,
+                      "capped": list(r.markup_capped)}))
 
 
 def measure(shape: str, n: int, what: str, limit_s: float) -> dict:
@@ -118,35 +121,91 @@ def _limited(cmd_limit: float) -> None:
 
 
 def run(shapes: list[str], start: int, limit_s: float, stop_s: float, max_bytes: int, clean: bool) -> list[dict]:
+    """Double each shape from `start`: Lexbor's raw parse until it passes stop_s (then "-": not measured on, as
+    it only grows), the whole clean_html (with --clean) until it passes limit_s or the page max_bytes."""
     rows = []
     for shape in shapes:
         n = start
+        parse_done = False
         while True:
             size = len(SHAPES[shape](n))
             if size > max_bytes:
                 break
-            row = {"shape": shape, "n": n, "bytes": size, "parse_s": measure(shape, n, "parse", limit_s)["cpu_s"]}
+            row: dict = {"shape": shape, "n": n, "bytes": size}
+            if not parse_done:
+                row["parse_s"] = measure(shape, n, "parse", limit_s)["cpu_s"]
+                parse_done = row["parse_s"] is None or row["parse_s"] > stop_s
             if clean:
                 c = measure(shape, n, "clean", limit_s)
-                row.update(clean_s=c["cpu_s"], outcome=c.get("reason") or c.get("status"))
+                row.update(clean_s=c["cpu_s"], outcome=c.get("reason") or c.get("status"),
+                           capped=",".join(c.get("capped") or ()))
             rows.append(row)
             print(json.dumps(row), flush=True)
-            if row["parse_s"] is None or row["parse_s"] > stop_s:
+            if parse_done and (not clean or row["clean_s"] is None or row["clean_s"] > limit_s):
                 break
             n *= 2
     return rows
 
 
-def _fmt(s: float | None, limit_s: float) -> str:
-    return f">{limit_s:g}" if s is None else f"{s:.2f}"
+def guard_cost(every: int, repeat: int) -> dict:
+    """What the guard costs ordinary pages: wall-clock time of `guard_markup` on every `every`-th shared page
+    (decoded), best of `repeat`, against the whole `clean_html` of the page (best of `repeat`), and the
+    nesting-only guard of before for comparison. Medians over the pages, in microseconds and as a share."""
+    import gzip
+    import statistics
+    import time
+
+    from cleaner.api import clean_html
+    from cleaner.config import load_config
+    from cleaner.page.decode import decode_html
+    from cleaner.page.markup_guard import MarkupLimits, guard_markup
+
+    config = load_config()
+    limits = MarkupLimits.from_config(config)
+    nesting_only = MarkupLimits(limits.max_nesting, 1 << 62, 1 << 62, 1 << 62)
+    data_dir = ROOT.parent / "shared" / "data"
+    paths = sorted(p for p in data_dir.glob("*/html/*") if p.name.endswith((".html", ".html.gz")))[::every]
+    clean_html(b"<p>warm up the model</p>", config=config)
+
+    def best(f) -> float:
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    guard_us, old_us, page_ms, share = [], [], [], []
+    for path in paths:
+        raw = path.read_bytes()
+        data = gzip.decompress(raw) if path.name.endswith(".gz") else raw
+        text = decode_html(data, config=config).text
+        g = best(lambda text=text: guard_markup(text, limits))
+        o = best(lambda text=text: guard_markup(text, nesting_only))
+        c = best(lambda data=data: clean_html(data, config=config))
+        guard_us.append(g * 1e6)
+        old_us.append(o * 1e6)
+        page_ms.append(c * 1e3)
+        share.append(g / c)
+    return {"pages": len(paths), "guard_us_median": statistics.median(guard_us),
+            "nesting_only_us_median": statistics.median(old_us), "page_ms_median": statistics.median(page_ms),
+            "share_median": statistics.median(share), "share_of_total": sum(guard_us) / 1e3 / sum(page_ms),
+            "share_p90": statistics.quantiles(share, n=10)[-1]}
+
+
+def _fmt(row: dict, key: str, limit_s: float) -> str:
+    if key not in row:
+        return "-"
+    return f">{limit_s:g}" if row[key] is None else f"{row[key]:.2f}"
 
 
 def markdown(rows: list[dict], limit_s: float) -> str:
-    lines = ["| shape | n | bytes | Lexbor parse, CPU s | clean_html now, CPU s | outcome |",
+    lines = ["| shape | n | bytes | Lexbor parse alone (before), CPU s | clean_html with the guard, CPU s | outcome |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['n']:,} | {r['bytes']:,} | {_fmt(r['parse_s'], limit_s)} | "
-                     f"{_fmt(r.get('clean_s'), limit_s)} | {r.get('outcome') or '-'} |")
+        outcome = (r.get("outcome") or "-") + (f" ({r['capped']} capped)" if r.get("capped") else "")
+        lines.append(f"| {r['shape']} | {r['n']:,} | {r['bytes']:,} | {_fmt(r, 'parse_s', limit_s)} | "
+                     f"{_fmt(r, 'clean_s', limit_s)} | {outcome} |")
     return "\n".join(lines) + "\n"
 
 
@@ -160,11 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated shape names (default: all)")
     ap.add_argument("--start", type=int, default=2500, help="first n of every shape (doubled each step)")
     ap.add_argument("--limit-s", type=float, default=20.0, help="CPU seconds after which a measurement is cut")
-    ap.add_argument("--stop-s", type=float, default=5.0, help="stop doubling a shape once its parse passes this")
-    ap.add_argument("--max-bytes", type=int, default=5_000_000, help="stop doubling at pages this large")
+    ap.add_argument("--stop-s", type=float, default=5.0, help="stop timing the raw parse once it passes this")
+    ap.add_argument("--max-bytes", type=int, default=10_000_000, help="stop doubling at pages this large")
     ap.add_argument("--no-clean", action="store_true", help="time the raw parse only")
     ap.add_argument("--markdown", type=Path, help="also write the table to this file")
+    ap.add_argument("--guard-cost", action="store_true",
+                    help="instead: what the guard costs the shared pages (wall clock, medians; run on a quiet machine)")
+    ap.add_argument("--every", type=int, default=1, help="with --guard-cost: every Nth shared page")
+    ap.add_argument("--repeat", type=int, default=3, help="with --guard-cost: best of this many timings")
     a = ap.parse_args(argv)
+    if a.guard_cost:
+        print(json.dumps(guard_cost(a.every, a.repeat), indent=1))
+        return 0
     __import__("os").environ["BOMB_LIMIT_S"] = str(a.limit_s)
     shapes = [s for s in a.shapes.split(",") if s]
     unknown = [s for s in shapes if s not in SHAPES]

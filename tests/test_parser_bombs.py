@@ -73,6 +73,16 @@ def test_a_tag_keeps_its_first_attributes_and_their_values():
     assert guarded.capped == ("attributes",)
 
 
+def test_a_script_s_text_is_no_tag():
+    """`<x` in a script is text to the tokenizer (a shared wcxb page's JavaScript read as a tag of 580
+    attributes), however long."""
+    limits = MarkupLimits(3000, 3, 1000, 500_000)
+    js = "if (a <arguments.length && b || c || d || e || f) { g(); }"
+    html = f"<html><head><SCRIPT type=x>{js}</script></head><body><p a b c d e f g h>t</p></body></html>"
+    guarded = guard_markup(html, limits)
+    assert js in guarded.html and "<p a b c>t</p>" in guarded.html
+
+
 def test_options_past_the_cap_go_only_inside_a_select():
     limits = MarkupLimits(5, 1000, 2, 500_000)
     html = "<select>" + "<option>o" * 5 + "</select>" + "<option>p" * 5

@@ -48,12 +48,9 @@ _NOAH = 3
 # Tags that end an open <select> (in the "in select" insertion mode).
 _SELECT_ENDS = frozenset(("select", "input", "keygen", "textarea"))
 _OPTIONS = frozenset(("option", "optgroup"))
-_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
-# One attribute of a start tag from where the tag's name ends (or `>`, the tag's end), as the tokenizer reads
-# it: a name up to whitespace, `/`, `>` or `=`, then an optional value, quoted or not. Possessive: no
-# backtracking, whatever the text.
-_ATTRIBUTE = re.compile(r"""[\s/]*+(?:(>)|[^\s/>][^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?)""")
-_TAG_NAME = re.compile(r"<[a-zA-Z][^\s/>]*+")
+# A tag for the scan (whether it closes itself: the character before its `>`). Greedy, as the lazy `[^>]*?(/?)>`
+# it replaces tried the end at every character of a tag: 60 ms on a shared page whose tags hold JSON.
+_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +88,9 @@ def guard_markup(html: str, limits: MarkupLimits) -> GuardedMarkup:
     html = _cap_attributes(html, limits.max_attributes, capped)
     # Every element but the html/head/body implied ones needs a start tag, so the number of '<' that do not
     # start an end tag bounds the depth, the options of a select and the formatting elements left open.
-    if html.count("<") - html.count("</") > limits.max_nesting:
+    # (The second count, twice as slow, only when the first is over: most pages have fewer '<' than that.)
+    brackets = html.count("<")
+    if brackets > limits.max_nesting and brackets - html.count("</") > limits.max_nesting:
         html = _scan_tags(html, limits, capped)
     return GuardedMarkup(html, tuple(capped))
 
@@ -102,36 +101,64 @@ def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
     return guarded.html, bool(guarded.capped)
 
 
+def _tags_of_long_runs(html: str, min_chars: int):
+    """The start of every tag whose text runs at least `min_chars` characters without a `<` or `>` (where a
+    tag of that many attributes must lie). Hops from bracket to bracket a window at a time with str.rfind, so
+    an ordinary page costs about len(html) / min_chars steps, and no character is read twice by a regexp."""
+    n = len(html)
+    pos = 0
+    while pos + min_chars <= n:
+        end = pos + min_chars
+        bracket = max(html.rfind("<", pos, end), html.rfind(">", pos, end))
+        if bracket >= 0:
+            pos = bracket + 1  # a long run can only start after the window's last bracket
+            continue
+        # html[pos:end] holds no bracket: a long run, a tag's if a tag's name opens it
+        if pos > 0 and html[pos - 1] == "<" and html[pos : pos + 1].isascii() and html[pos].isalpha():
+            yield pos - 1
+        after = [i for i in (html.find("<", end), html.find(">", end)) if i >= 0]
+        if not after:
+            return
+        pos = min(after) + 1
+
+
+# One attribute as the tokenizer reads it from where the tag's name (or the attribute before) ends: separators,
+# a name up to whitespace, `/`, `>` or `=`, then an optional value, quoted or not. Atomic and possessive: no
+# backtracking, whatever the text.
+_ONE_ATTRIBUTE = r"""(?>[\s/]*+[^\s/>][^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?)"""
+_REST_OF_TAG = re.compile(_ONE_ATTRIBUTE + r"*+[\s/]*+")
+# Where a script's (a style's, ...) text starts or ends: its text holds no tags, whatever it looks like.
+_RAW_TEXT_TAG = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)\b",
+                           re.IGNORECASE)
+
+
 @lru_cache(maxsize=8)
-def _long_tag(min_chars: int) -> re.Pattern[str]:
-    # A start tag of more than max_attributes attributes is at least twice that long (a name and a separator
-    # each); `[^<>]` stops every try at the next tag, so the search reads each character once.
-    return re.compile(r"<[a-zA-Z][^<>]{" + str(min_chars) + "}")
+def _first_attributes(n: int) -> re.Pattern[str]:
+    """A start tag and its first n attributes (no match: it has fewer)."""
+    return re.compile(r"<[a-zA-Z][^\s/>]*+" + _ONE_ATTRIBUTE + "{" + str(n) + "}")
 
 
 def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:
     """Keep the first max_attributes attributes of every start tag. Lexbor compares each new attribute of a
     tag with all those before it (80,000 distinct ones took 89 s); a tag that long is no reader's text."""
-    if max_attributes >= _NO_LIMIT or not _long_tag(2 * max_attributes).search(html):
+    if max_attributes >= _NO_LIMIT:
         return html
     cuts: list[tuple[int, int]] = []
-    for m in _long_tag(2 * max_attributes).finditer(html):
-        if cuts and m.start() < cuts[-1][1]:
-            continue  # inside a tag already cut
-        pos = _TAG_NAME.match(html, m.start()).end()  # type: ignore[union-attr]  # the search matched it
-        n = 0
-        cut_from = -1
-        while True:
-            a = _ATTRIBUTE.match(html, pos)
-            if a is None or a.end() == pos or a.group(1):
-                end = a.start(1) if a is not None and a.group(1) else len(html)
-                break
-            n += 1
-            pos = a.end()
-            if n == max_attributes:
-                cut_from = pos
-        if cut_from >= 0 and end > cut_from:
-            cuts.append((cut_from, end))
+    raw_text_tags = _RAW_TEXT_TAG.finditer(html)
+    raw_text_from = -1  # where the raw text read so far starts (-1: none open)
+    raw_tag = next(raw_text_tags, None)
+    for start in _tags_of_long_runs(html, 2 * max_attributes):
+        if cuts and start < cuts[-1][1] or not _first_attributes(max_attributes + 1).match(html, start):
+            continue  # inside a tag already cut, or no more attributes than the cap
+        while raw_tag is not None and raw_tag.start() < start:  # (only pages with such a tag read on)
+            raw_text_from = -1 if raw_tag.group(1) else raw_tag.start()
+            raw_tag = next(raw_text_tags, None)
+        if raw_text_from >= 0:
+            continue  # in a script's text (a shared wcxb page: JavaScript that reads as a tag of 580 attributes)
+        cut_from = _first_attributes(max_attributes).match(html, start).end()  # type: ignore[union-attr]
+        cut_to = _REST_OF_TAG.match(html, cut_from).end()  # type: ignore[union-attr]  # (it matches "")
+        if cut_to > cut_from:
+            cuts.append((cut_from, cut_to))
     if not cuts:
         return html
     capped.append("attributes")
@@ -190,7 +217,7 @@ def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
                 stack.append(tag)
         if not closing:
             reopened += listed
-        if name in _VOID or name in _AUTO_CLOSED or m.group(3):
+        if name in _VOID or name in _AUTO_CLOSED or html[m.end() - 2] == "/":
             continue
         if closing:
             depth -= 1

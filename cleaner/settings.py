@@ -51,6 +51,7 @@ SHARE = {"ge": 0, "le": 1}
 class Limits:
     max_html_bytes: int = setting(**POSITIVE)
     max_blocks: int = setting(**POSITIVE)
+    max_nodes: int = setting(**POSITIVE)
     time_budget_s: float = setting(ge=0)  # 0: no budget
     max_nesting: int = setting(**POSITIVE)
     max_attributes: int = setting(**POSITIVE)

@@ -40,6 +40,9 @@ SHAPES: dict[str, Callable[[int], bytes]] = {
     "attributes-distinct": lambda n: _page(b"<div " + b" ".join(b"a%d" % i for i in range(n)) + b">x</div>"),
     "attributes-same-name": lambda n: _page(b"<div" + b" a" * n + b">x</div>"),
     "attributes-valued": lambda n: _page(b"<div " + b" ".join(b'a%d="v"' % i for i in range(n)) + b">x</div>"),
+    # (<noscript> content is markup to Lexbor, which parses without scripting.)
+    "attributes-in-noscript": lambda n: _page(
+        b"<noscript><div " + b" ".join(b"a%d" % i for i in range(n)) + b">x</div></noscript>"),
     # A <select> of many options, unclosed and closed; options outside a select; a <datalist>.
     "options-unclosed": lambda n: _page(b"<select>" + b"<option>o" * n + b"</select>"),
     "options-closed": lambda n: _page(b"<select>" + b"<option>o</option>" * n + b"</select>"),

@@ -35,6 +35,7 @@ CPU_BOUND_S = 2.0
 SLOW_SHAPES = [
     ("attributes-distinct", 80_000, 89.0, "attributes"),
     ("attributes-valued", 40_000, 5.6, "attributes"),
+    ("attributes-in-noscript", 40_000, 4.5, "attributes"),
     ("options-unclosed", 80_000, 129.0, "options"),
     ("options-closed", 40_000, 10.5, "options"),
     ("options-in-optgroups", 40_000, 9.4, "options"),
@@ -60,6 +61,19 @@ def test_a_parser_bomb_is_cleaned_within_a_small_cpu_time(warm, shape, n, before
     assert "Some text before the bomb" in res.plain and "Some text after the bomb" in res.plain
     assert cap in res.markup_capped
     assert cpu < CPU_BOUND_S, f"{shape} x {n}: {cpu:.2f} s of CPU (Lexbor alone took {before_s} s before the guard)"
+
+
+def test_a_small_page_that_parses_into_a_huge_tree_is_walked_only_so_far(warm):
+    """1,000 distinct <b> left open and reopened in each of 1,000 paragraphs: 24 KB and 2,005 start tags, too
+    few for the guard's tag scan ([limits] max_nesting), parse into 660,000 elements (Lexbor 0.15 s), whose
+    walk took 6.9 s of CPU. The walk stops at [limits] max_nodes, as at max_blocks: the page is truncated."""
+    page = BOMBS.SHAPES["formatting-reconstructed"](1_000)
+    t = time.process_time()
+    res = clean_html(page)
+    cpu = time.process_time() - t
+    assert (res.status, res.reason) == ("cleaned", None)
+    assert res.blocks_truncated and "Some text before the bomb" in res.plain
+    assert cpu < 2 * CPU_BOUND_S, f"{cpu:.2f} s of CPU (6.9 s before [limits] max_nodes)"
 
 
 def test_a_tag_keeps_its_first_attributes_and_their_values():

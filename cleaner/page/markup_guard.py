@@ -13,16 +13,19 @@ scripts/parser_bombs.py (docs/faults.md, "Parser time bombs"), Lexbor alone, CPU
   n distinct formatting elements left open,    2,500     6.9 s     every formatting tag dropped once the elements
   reopened in each of n later paragraphs                           the builder would reopen pass
                                                                    [limits] max_reopened_formatting
+  <b><div>x</b>y n times                       40,000    4.8 s     nesting: an end tag with nothing of its name
+                                                                   open closes no level (the adoption agency)
 
 Every other shape measured there (many children, comments, tables, the adoption agency on <a>, identical
 formatting elements, <p> in <button>, options outside a <select>, entities) is linear and left alone.
 
 What it costs an ordinary page: the tag scan runs only when the page has more start tags than
-[limits] max_nesting (counted with two `str.count`s, so the scan is skipped by almost every page: no
-page can nest, fill a select or reopen formatting elements further than it has start tags), and the
-attribute check is one regular-expression search for a tag longer than twice max_attributes characters.
-Both read the text as Lexbor's tokenizer roughly does, not exactly: a tag whose quoted attribute values
-hold `<` or `>` is not seen as one long tag (docs/faults.md lists what is left out).
+[limits] max_nesting (counted with `str.count`, so the scan is skipped by almost every page: no page can
+nest, fill a select or keep formatting elements open further than it has start tags; below that, a tree
+many times the page's size is bounded by the walk's [limits] max_nodes), and long tags are found by hopping
+from bracket to bracket with `str.rfind`, a window of twice max_attributes characters at a time. Both read
+the text as Lexbor's tokenizer roughly does, not exactly: a tag whose quoted attribute values hold `<` or `>`
+is not seen as one long tag (docs/faults.md, "Left out").
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def _tags_of_long_runs(html: str, min_chars: int):
 _ONE_ATTRIBUTE = r"""(?>[\s/]*+[^\s/>][^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?)"""
 _REST_OF_TAG = re.compile(_ONE_ATTRIBUTE + r"*+[\s/]*+")
 # Where a script's (a style's, ...) text starts or ends: its text holds no tags, whatever it looks like.
-_RAW_TEXT_TAG = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)\b",
+_RAW_TEXT_TAG = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe|noembed|noframes)\b",
                            re.IGNORECASE)
 
 
@@ -177,14 +180,15 @@ def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
     # Formatting elements left open, by identity (the tag as written) and by name (most recent last), and the
     # running estimate of the elements the tree builder reopens: at every start tag, those left open.
     open_by_tag: dict[str, int] = {}
-    open_by_name: dict[str, list[str]] = {}
+    open_by_name: dict[str, list[str]] = {name: [] for name in _FORMATTING}
     listed = 0  # formatting elements in the builder's list (at most _NOAH identical ones)
     reopened = 0
     formatting_tags: list[tuple[int, int]] = []
     nesting_capped = options_capped = False
     for m in _TAG_RE.finditer(html):
-        closing = bool(m.group(1))
-        name = m.group(2).lower()
+        slash, name = m.group(1, 2)
+        closing = bool(slash)
+        name = name.lower()
         if name in _OPTIONS and in_select:
             if not closing and name == "option":
                 options += 1
@@ -196,9 +200,13 @@ def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
             in_select = False
         elif name == "select":
             in_select, options = True, 0
+        if not closing:
+            # Those open before this tag: an element's own start reopens nothing (`<b>x</b>` a million times
+            # reopens none; the bomb's paragraphs each reopen all n).
+            reopened += listed
         if name in _FORMATTING:
-            formatting_tags.append((m.start(), m.end()))
-            stack = open_by_name.setdefault(name, [])
+            formatting_tags.append(m.span())
+            stack = open_by_name[name]
             if closing and not stack:
                 # An end tag with no element of its name open: the adoption agency closes the element it
                 # finds and reopens it inside the block below, so nothing gets shallower (`<b><div>x</b>` n
@@ -215,8 +223,6 @@ def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
                 open_by_tag[tag] = count + 1
                 listed += count < _NOAH
                 stack.append(tag)
-        if not closing:
-            reopened += listed
         if name in _VOID or name in _AUTO_CLOSED or html[m.end() - 2] == "/":
             continue
         if closing:

@@ -85,7 +85,7 @@ class Block:
 class Segmentation:
     blocks: list[Block]
     n_nodes: int
-    truncated: bool  # the max_blocks limit was hit
+    truncated: bool  # the max_blocks (or max_nodes) limit was hit
     max_depth: int
     nesting_capped: bool = False  # the pre-parse nesting guard flattened the page
     # The text of the document's <title> (in <head>), whitespace normalised; "" when there is none.
@@ -203,6 +203,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     limits = config["limits"]
     drop = frozenset(cfg["drop_tags"])
     max_blocks = int(limits["max_blocks"])
+    max_nodes = int(limits["max_nodes"])
     max_chars = int(cfg["max_block_chars"])
     alt_min = int(cfg["img_alt_min_chars"])
     # Elements that end a line as displayed: a text on either side of one is on a line of its own.
@@ -263,7 +264,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     # Iterative pre-order walk over the parser's own pointers.
     node: LexborNode | None = root
     root_id = root.mem_id
-    while node is not None and len(blocks) < max_blocks:
+    while node is not None and len(blocks) < max_blocks and n_nodes < max_nodes:
         n_nodes += 1
         tag = node.tag
         if tag == "-text":  # (tag is None for some malformed nodes)
@@ -405,7 +406,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 line_break = True
             if node.mem_id == root_id:
                 node = None
-    truncated = len(blocks) >= max_blocks and node is not None
+    truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node is not None
     _mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)

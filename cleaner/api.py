@@ -61,6 +61,9 @@ class CleanResult:
     # rest is missing (a "cleaned" page then is a partial one; stats.truncated says it too).
     blocks_truncated: bool = False
     nesting_capped: bool = False
+    # What the pre-parse guard cut to keep the parse linear (cleaner.page.markup_guard: "nesting", "attributes",
+    # "options", "formatting"); empty for an ordinary page.
+    markup_capped: tuple[str, ...] = ()
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.label.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
     title: str = ""  # the page's <title> (cleaner.page.page_marks.page_title); "" without one or before segmentation
@@ -203,6 +206,7 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         result.n_blocks = len(seg.blocks)
         result.title, result.sanitized_chars = _sanitize(seg.title)
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
+        result.markup_capped = seg.markup_capped
 
 
 def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all_marginals,

@@ -51,8 +51,12 @@ SHARE = {"ge": 0, "le": 1}
 class Limits:
     max_html_bytes: int = setting(**POSITIVE)
     max_blocks: int = setting(**POSITIVE)
+    max_nodes: int = setting(**POSITIVE)
     time_budget_s: float = setting(ge=0)  # 0: no budget
     max_nesting: int = setting(**POSITIVE)
+    max_attributes: int = setting(**POSITIVE)
+    max_select_options: int = setting(**POSITIVE)
+    max_reopened_formatting: int = setting(**POSITIVE)
 
 
 @dataclass(frozen=True)

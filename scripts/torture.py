@@ -33,8 +33,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from parser_bombs import SHAPES as BOMB_SHAPES  # noqa: E402  (this script's folder, scripts/)
+
 SHARED = ROOT.parent / "shared" / "data"
 POISON = "torture-poison"
+# (shape of scripts/parser_bombs.py, units, hazard): the slow shapes at a size Lexbor took seconds on
+PARSER_BOMBS = [
+    ("attributes-distinct", 80_000, "one tag with 80,000 distinct attributes (0.5 MB; Lexbor alone 89 s)"),
+    ("options-unclosed", 80_000, "a <select> of 80,000 unclosed <option>s (0.7 MB; Lexbor alone 129 s)"),
+    ("formatting-reconstructed", 2_500,
+     "2,500 distinct <b> left open, reopened in 2,500 paragraphs (60 KB; Lexbor alone 6.9 s)"),
+    ("adoption-b-div", 40_000, "<b><div>x</b>y 40,000 times, nesting by the adoption agency (Lexbor alone 4.8 s)"),
+]
 BAD_REASONS = {"internal_error", "timeout", "parse_error", "decode_failed"}
 
 
@@ -263,6 +273,13 @@ def build(tmp: Path) -> list[Case]:
         lambda f, rows: len(rows) == 1 and _rows_ok(rows)
         and "\ud800" not in (rows[0]["text"] or ""),
         record(http(surrogate, [("Content-Type", "text/html; charset=utf-8")])))
+    # Parser time bombs (scripts/parser_bombs.py, docs/faults.md "Parser time bombs"): Lexbor alone took the
+    # seconds given on each; the pre-parse guard caps the shape, the page is cleaned with the text around it.
+    for shape, n, hazard in PARSER_BOMBS:
+        gen(f"parser-bomb-{shape}.warc.gz", hazard, "guard cuts the shape before the parse: cleaned in budget",
+            lambda f, rows: len(rows) == 1 and rows[0]["status"] == "cleaned"
+            and "after the bomb" in (rows[0]["text"] or ""),
+            record(http(BOMB_SHAPES[shape](n))))
     rnd = random.Random(4)
     gen("binary-as-html.warc.gz", "300 KB of random bytes labelled text/html",
         "rejected as not_text",

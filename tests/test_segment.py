@@ -1,4 +1,5 @@
-from cleaner.page.segment import HIDDEN, cap_nesting, segment_blocks
+from cleaner.page.markup_guard import cap_nesting
+from cleaner.page.segment import HIDDEN, segment_blocks
 
 
 def texts(html: str) -> list[str]:

@@ -26,6 +26,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..config import Config, load_config
 from .hidden_text import fallback_html, parse_json_ld
+from .markup_guard import MarkupLimits, guard_markup
 from .math import is_rendered_copy, math_block, script_block
 from .page_marks import PageMarks, add_itemtypes, read_head, read_script
 from .text import normalise_space
@@ -86,12 +87,14 @@ class Block:
 class Segmentation:
     blocks: list[Block]
     n_nodes: int
-    truncated: bool  # the max_blocks limit was hit
+    truncated: bool  # the max_blocks (or max_nodes) limit was hit
     max_depth: int
     nesting_capped: bool = False  # the pre-parse nesting guard flattened the page
     # The text of the document's <title> (in <head>), whitespace normalised; "" when there is none.
     title: str = ""
     page: PageMarks = field(default_factory=PageMarks)
+    # What else the pre-parse guard cut (ParsedHtml.markup_capped; "nesting" too when nesting_capped).
+    markup_capped: tuple[str, ...] = ()
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
@@ -132,10 +135,6 @@ def _tokens(value: str) -> tuple[str, ...]:
 
 
 
-# Tags whose end the HTML5 tree builder implies, so an unclosed one does not nest deeper.
-_AUTO_CLOSED = frozenset(
-    "p li dt dd tr td th option optgroup thead tbody tfoot rb rt rp colgroup caption".split()
-)
 # Dropped elements that a browser does not display at all; any other dropped element (a button, an
 # iframe, an svg icon) is a box between its neighbours' words, and so separates them like a space.
 _UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
@@ -143,71 +142,26 @@ _UNDISPLAYED = frozenset("script style noscript template head param source track
 # button between a linked word and its comma), a browser shows it against the word, so no space is given.
 _CLOSING = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
 _BOX_ONLY = 2  # `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing)
-_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
-_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*?(/?)>")
-
-
-def _nesting_tags(html: str):
-    """(match, is an end tag) for each tag that opens or closes a nesting level."""
-    for m in _TAG_RE.finditer(html):
-        name = m.group(2).lower()
-        if name in _VOID or name in _AUTO_CLOSED or m.group(3):
-            continue
-        yield m, bool(m.group(1))
-
-
-def cap_nesting(html: str, max_depth: int) -> tuple[str, bool]:
-    """Flatten elements nested deeper than `max_depth` (their text is kept).
-
-    The HTML5 tree builder spends time quadratic in nesting depth (40,000 levels take
-    seconds), so a pathological page is flattened before parsing. The count of '<' bounds
-    the depth, so ordinary pages skip the scan entirely.
-    """
-    # Every element but the html/head/body implied ones needs a start tag, so the number of
-    # '<' that do not start an end tag bounds the depth (cheap, no Python loop).
-    if html.count("<") - html.count("</") <= max_depth:
-        return html, False
-    depth = 0
-    deepest = 0
-    for _, closing in _nesting_tags(html):
-        depth = depth - 1 if closing else depth + 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > max_depth:
-                break
-    if deepest <= max_depth:
-        return html, False
-    out: list[str] = []
-    last = 0
-    depth = 0
-    for m, closing in _nesting_tags(html):
-        if closing:
-            depth -= 1
-            drop = depth >= max_depth
-        else:
-            depth += 1
-            drop = depth > max_depth
-        if drop:
-            out.append(html[last : m.start()])
-            out.append(" ")
-            last = m.end()
-    out.append(html[last:])
-    return "".join(out), True
-
-
 @dataclass(slots=True)
 class ParsedHtml:
     """A page parsed by Lexbor (parse_html), before the walk that cuts it into blocks."""
 
     tree: LexborHTMLParser
-    nesting_capped: bool  # the pre-parse nesting guard flattened the page
+    # What the pre-parse guard cut (cleaner.page.markup_guard: "nesting", "attributes", "options",
+    # "formatting"); empty for an ordinary page.
+    markup_capped: tuple[str, ...] = ()
+
+    @property
+    def nesting_capped(self) -> bool:
+        return "nesting" in self.markup_capped
 
 
 def parse_html(html: str, config: Config | None = None) -> ParsedHtml:
-    """Decoded HTML -> its tree, nested no deeper than [limits] max_nesting (cap_nesting)."""
+    """Decoded HTML -> its tree, after the pre-parse guard (cleaner.page.markup_guard: nested no deeper than
+    [limits] max_nesting, no slower to parse than linearly on the shapes it knows)."""
     config = config or load_config()
-    html, capped = cap_nesting(html, int(config["limits"]["max_nesting"]))
-    return ParsedHtml(LexborHTMLParser(html), capped)
+    guarded = guard_markup(html, MarkupLimits.from_config(config))
+    return ParsedHtml(LexborHTMLParser(guarded.html), guarded.capped)
 
 
 def segment_blocks(html: str, config: Config | None = None) -> Segmentation:
@@ -237,7 +191,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     alt = fallback_html(parsed.tree, marks.json_ld_objects)
     if alt is None:
         return seg
-    other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.nesting_capped), config)
+    other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.markup_capped), config)
     if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
         return seg
     other.title = seg.title
@@ -251,6 +205,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     limits = config["limits"]
     drop = frozenset(cfg["drop_tags"])
     max_blocks = int(limits["max_blocks"])
+    max_nodes = int(limits["max_nodes"])
     max_chars = int(cfg["max_block_chars"])
     alt_min = int(cfg["img_alt_min_chars"])
     # Elements that end a line as displayed: a text on either side of one is on a line of its own.
@@ -260,13 +215,13 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     repeat_min = int(rc["min_siblings"])
     repeat_skip = frozenset(rc["skip_tags"])
 
-    tree, capped = parsed.tree, parsed.nesting_capped
+    tree, capped, markup_capped = parsed.tree, parsed.nesting_capped, parsed.markup_capped
     marks = PageMarks()
     title = read_head(tree, marks)
     root = tree.body or tree.root
     blocks: list[Block] = []
     if root is None:
-        return Segmentation(blocks, 0, False, 0, capped, title, marks)
+        return Segmentation(blocks, 0, False, 0, capped, title, marks, markup_capped)
 
     # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre, element,
     # in_itemscope): building a tuple per element costs a fraction of an object's __init__.
@@ -311,7 +266,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     # Iterative pre-order walk over the parser's own pointers.
     node: LexborNode | None = root
     root_id = root.mem_id
-    while node is not None and len(blocks) < max_blocks:
+    while node is not None and len(blocks) < max_blocks and n_nodes < max_nodes:
         n_nodes += 1
         tag = node.tag
         if tag == "-text":  # (tag is None for some malformed nodes)
@@ -466,10 +421,10 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 line_break = True
             if node.mem_id == root_id:
                 node = None
-    truncated = len(blocks) >= max_blocks and node is not None
+    truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node is not None
     _mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
     marks.element_parent = element_parent
-    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks)
+    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
 def _mark_repeats(blocks: list[Block], element_parent: list[int],

@@ -139,7 +139,10 @@ class Annotator:
         self.model = model
         self.config = config or load_config()
         self.min_alignment = float(self.config["train"]["min_alignment"])
-        self._lock = threading.Lock()  # CRFsuite taggers are not thread-safe
+        # Guards the cache only. A page is read and labelled outside it (the model's taggers are per thread,
+        # cleaner.label.crf_model), so one slow page never holds up another's loading or saving: a lock held
+        # across a parse kept a second page waiting 38 s behind a 450 KB page of <option>s.
+        self._lock = threading.Lock()
         self._cache: dict[str, _Cached] = {}
 
     def inside(self, path: Path) -> bool:
@@ -168,10 +171,13 @@ class Annotator:
         return [{"name": n, "gold": self.inside(self.gold_path(self.folder / n))} for n in self.names()]
 
     def _analysis(self, path: Path) -> tuple[str, PageAnalysis]:
+        """The page's version and analysis: from the cache while the file is unchanged, else read and labelled
+        with no lock held, then published under it (two requests for one changed page may both label it)."""
         try:
             st = path.stat()
             key = (st.st_mtime_ns, st.st_size)
-            hit = self._cache.get(path.name)
+            with self._lock:
+                hit = self._cache.get(path.name)
             if hit is not None and hit.key == key:
                 return hit.version, hit.analysis
             data = path.read_bytes()
@@ -182,7 +188,8 @@ class Annotator:
             a = _segment_only(data, self.config)
         else:
             a = analyse_page(data, model=self.model, config=self.config, with_features=False)
-        self._cache[path.name] = _Cached(key, version, a)
+        with self._lock:
+            self._cache[path.name] = _Cached(key, version, a)
         return version, a
 
     def page(self, name) -> dict:
@@ -190,8 +197,7 @@ class Annotator:
 
         path = self._html_path(name)
         gold_path = self.gold_path(path)
-        with self._lock:
-            version, a = self._analysis(path)
+        version, a = self._analysis(path)
         out: dict = {"name": path.name, "gold_file": gold_path.name, "version": version, "notices": []}
         if not a.ok:
             out.update(status="error", reason=a.reason, message=a.message, blocks=[], labels=[])
@@ -225,8 +231,7 @@ class Annotator:
                                        f"({exc.strerror or exc}); showing the model's labels."})
                 text = None
             if text is not None:
-                with self._lock:
-                    al = align_blocks(a.blocks, text)
+                al = align_blocks(a.blocks, text)
                 gold.update(coverage=round(al.coverage, 4), words=al.gold_words)
                 if al.gold_words and al.coverage < self.min_alignment:
                     out["notices"].append({"level": "error", "text": (
@@ -249,8 +254,7 @@ class Annotator:
 
     def save(self, name, labels, version=None) -> dict:
         path = self._html_path(name)
-        with self._lock:
-            current, a = self._analysis(path)
+        current, a = self._analysis(path)
         if not a.ok:
             raise RequestError(HTTPStatus.CONFLICT, f"{path.name} has no blocks to label: {a.message}")
         if version is not None and version != current:
@@ -268,8 +272,7 @@ class Annotator:
         except OSError as exc:
             raise RequestError(HTTPStatus.INTERNAL_SERVER_ERROR,
                                f"cannot write {gold_path.name}: {exc.strerror or exc}") from exc
-        with self._lock:
-            rt = round_trip(a.blocks, labels, gold)
+        rt = round_trip(a.blocks, labels, gold)
         n_segments = sum(1 for y in expected_labels(labels) if y not in (OTHER, CONTINUATION))
         from ..gold.score import words
 

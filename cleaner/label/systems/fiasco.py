@@ -38,7 +38,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ...config import load_config
 from ...labels import CONTENT_LABELS
-from ...page.segment import cap_nesting
+from ...page.markup_guard import MarkupLimits, guard_markup
 from ...page.text import count_words, normalise_space, words
 from .base import BlockLabeller, PageInput, run_labels
 
@@ -71,7 +71,7 @@ class _Settings:
         self.alt_min = int(seg["img_alt_min_chars"])
         self.max_chars = int(seg["max_block_chars"])
         self.max_blocks = int(config["limits"]["max_blocks"])
-        self.max_nesting = int(config["limits"]["max_nesting"])
+        self.markup_limits = MarkupLimits.from_config(config)
         self.inline = frozenset(config["features"]["inline_tags"])
 
 
@@ -91,8 +91,7 @@ def dom_nodes(html: str, blocks) -> tuple[list[int], list[dict]]:
     Elements: tag, parent element, depth, own/subtree words, ancestor tag classes.
     """
     st = _settings()
-    html, _ = cap_nesting(html, st.max_nesting)
-    tree = LexborHTMLParser(html)
+    tree = LexborHTMLParser(guard_markup(html, st.markup_limits).html)
     root = tree.body or tree.root
     elements: list[dict] = [{"tag": "#root", "parent": -1, "depth": 0, "anc": frozenset()}]
     host_of_block: list[int] = []

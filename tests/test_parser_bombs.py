@@ -1,0 +1,142 @@
+"""Issue 43, "Nothing stalls": parser time bombs and the annotator's lock.
+
+The pages are scripts/parser_bombs.py's shapes (docs/faults.md, "Parser time bombs"), each at a size that
+Lexbor took seconds to parse before the pre-parse guard (cleaner.page.markup_guard), cleaned by the real
+parser: each must come back cleaned, with the text around the bomb kept and the guard's cap named, in a
+fraction of the CPU the parse alone took. The CPU bound (2 s) is generous, a regression guard: the pages
+take 0.1-0.3 s here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT
+
+from cleaner.api import clean_html
+from cleaner.page.markup_guard import MarkupLimits, guard_markup
+
+
+def _bombs():
+    spec = importlib.util.spec_from_file_location("parser_bombs", ROOT / "scripts" / "parser_bombs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BOMBS = _bombs()
+CPU_BOUND_S = 2.0
+
+# shape, units, Lexbor's CPU seconds before the guard (scripts/parser_bombs.py), the cap that defuses it
+SLOW_SHAPES = [
+    ("attributes-distinct", 80_000, 89.0, "attributes"),
+    ("attributes-valued", 40_000, 5.6, "attributes"),
+    ("attributes-in-noscript", 40_000, 4.5, "attributes"),
+    ("options-unclosed", 80_000, 129.0, "options"),
+    ("options-closed", 40_000, 10.5, "options"),
+    ("options-in-optgroups", 40_000, 9.4, "options"),
+    ("formatting-reconstructed", 2_500, 6.9, "formatting"),
+    ("formatting-distinct", 20_000, 4.2, "nesting"),
+    ("adoption-b-div", 40_000, 4.8, "nesting"),
+    ("nesting-div", 80_000, 14.4, "nesting"),
+]
+
+
+@pytest.fixture(scope="module")
+def warm():
+    clean_html(b"<html><body><p>A first page loads the model.</p></body></html>")
+
+
+@pytest.mark.parametrize("shape,n,before_s,cap", SLOW_SHAPES, ids=[s[0] for s in SLOW_SHAPES])
+def test_a_parser_bomb_is_cleaned_within_a_small_cpu_time(warm, shape, n, before_s, cap):
+    page = BOMBS.SHAPES[shape](n)
+    t = time.process_time()
+    res = clean_html(page)
+    cpu = time.process_time() - t
+    assert (res.status, res.reason) == ("cleaned", None), (res.reason, res.error)
+    assert "Some text before the bomb" in res.plain and "Some text after the bomb" in res.plain
+    assert cap in res.markup_capped
+    assert cpu < CPU_BOUND_S, f"{shape} x {n}: {cpu:.2f} s of CPU (Lexbor alone took {before_s} s before the guard)"
+
+
+def test_a_small_page_that_parses_into_a_huge_tree_is_walked_only_so_far(warm):
+    """1,000 distinct <b> left open and reopened in each of 1,000 paragraphs: 24 KB and 2,005 start tags, too
+    few for the guard's tag scan ([limits] max_nesting), parse into 660,000 elements (Lexbor 0.15 s), whose
+    walk took 6.9 s of CPU. The walk stops at [limits] max_nodes, as at max_blocks: the page is truncated."""
+    page = BOMBS.SHAPES["formatting-reconstructed"](1_000)
+    t = time.process_time()
+    res = clean_html(page)
+    cpu = time.process_time() - t
+    assert (res.status, res.reason) == ("cleaned", None)
+    assert res.blocks_truncated and "Some text before the bomb" in res.plain
+    assert cpu < 2 * CPU_BOUND_S, f"{cpu:.2f} s of CPU (6.9 s before [limits] max_nodes)"
+
+
+def test_a_tag_keeps_its_first_attributes_and_their_values():
+    limits = MarkupLimits(3000, 3, 1000, 500_000)
+    html = '<p a="1 > 2" b=\'x\' c d=e f g>text</p>'
+    assert guard_markup(html, limits).html == '<p a="1 > 2" b=\'x\' c>text</p>'  # read as the tokenizer does
+    assert guard_markup(html, MarkupLimits(3000, 6, 1000, 500_000)).html == html
+    attrs = " ".join(f'x{i}="v"' for i in range(10))
+    guarded = guard_markup(f'<div id="keep" class=\'k\' hidden {attrs}>text</div>', limits)
+    assert guarded.html == "<div id=\"keep\" class='k' hidden>text</div>"
+    assert guarded.capped == ("attributes",)
+
+
+def test_a_script_s_text_is_no_tag():
+    """`<x` in a script is text to the tokenizer (a shared wcxb page's JavaScript read as a tag of 580
+    attributes), however long."""
+    limits = MarkupLimits(3000, 3, 1000, 500_000)
+    js = "if (a <arguments.length && b || c || d || e || f) { g(); }"
+    html = f"<html><head><SCRIPT type=x>{js}</script></head><body><p a b c d e f g h>t</p></body></html>"
+    guarded = guard_markup(html, limits)
+    assert js in guarded.html and "<p a b c>t</p>" in guarded.html
+
+
+def test_options_past_the_cap_go_only_inside_a_select():
+    limits = MarkupLimits(5, 1000, 2, 500_000)
+    html = "<select>" + "<option>o" * 5 + "</select>" + "<option>p" * 5
+    guarded = guard_markup(html, limits)
+    assert guarded.html == "<select><option>o<option>oooo</select>" + "<option>p" * 5
+    assert guarded.capped == ("options",)
+
+
+def test_the_guard_leaves_every_ordinary_shape_alone():
+    limits = MarkupLimits.from_config(__import__("cleaner.config", fromlist=["load_config"]).load_config())
+    for shape in ("children-flat", "formatting-identical", "adoption-a", "table-cells-unclosed", "li-unclosed",
+                  "comments-many", "options-outside-select", "options-in-datalist"):
+        page = BOMBS.SHAPES[shape](2_000).decode()
+        assert guard_markup(page, limits).html == page, shape
+
+
+def test_annotate_loads_a_page_while_another_is_being_parsed(tmp_path):
+    """A slow page (bounded: ~2 s, 4 MB of paragraphs) loading in one thread must not hold up a small page in
+    another: the annotator held a lock across the parse, and the small page waited for the slow one."""
+    from cleaner.tools.annotate import Annotator
+
+    (tmp_path / "slow.html").write_bytes(b"<html><body>" + b"<p>word word word</p>" * 200_000 + b"</body></html>")
+    (tmp_path / "small.html").write_bytes(b"<html><body><p>A small page with a paragraph of text.</p></body></html>")
+    annotator = Annotator(tmp_path)
+    done: dict[str, float] = {}
+
+    def load(name: str) -> None:
+        assert annotator.page(name)["status"] == "ok"
+        done[name] = time.perf_counter()
+
+    start = time.perf_counter()
+    slow = threading.Thread(target=load, args=("slow.html",))
+    slow.start()
+    time.sleep(0.2)  # the slow page is being read
+    asked = time.perf_counter()
+    small = threading.Thread(target=load, args=("small.html",))
+    small.start()
+    small.join(timeout=60)
+    slow.join(timeout=60)
+    assert set(done) == {"slow.html", "small.html"}
+    slow_s, small_s = done["slow.html"] - start, done["small.html"] - asked
+    assert done["small.html"] < done["slow.html"], f"the small page waited: {small_s:.2f} s (slow page {slow_s:.2f} s)"
+    assert small_s < slow_s / 2

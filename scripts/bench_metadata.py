@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu: dict[str, list[float]] = {k: [] for k in ("read_metadata", "page type", "trafilatura extract_metadata",
                                                    "htmldate fast", "htmldate extensive")}
     types: Counter = Counter()
+    dated_by_type: dict[str, Counter] = {}  # wcxb page type -> pages, and pages each reader dates
     differing: list[tuple[str, str | None, str | None, str | None]] = []
     for page in chosen:
         data = page.read_html()
@@ -154,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         if meta.published != dates["htmldate extensive"] and len(differing) < args.show_dates:
             differing.append((page.key, meta.published, dates["htmldate fast"], dates["htmldate extensive"]))
         if page.dataset == "wcxb" and page.id in wcxb_types:
+            dated = dated_by_type.setdefault(wcxb_types[page.id], Counter())
+            dated["pages"] += 1
+            for name, value in (("ours", meta.published), *dates.items()):
+                dated[name] += bool(value)
             types[(meta.page_type or "unknown", WCXB_TYPE.get(wcxb_types[page.id], wcxb_types[page.id]))] += 1
 
     n = len(chosen)
@@ -202,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
             right = types[(mine, mine)]
             spread = ", ".join(f"{w} {k}" for (m, w), k in types.most_common() if m == mine)
             print(f"* {mine}: {ours_total[mine]} pages, {right} of wcxb's type ({spread})")
+    if dated_by_type:
+        print("\nwcxb pages given a date, by wcxb's page type (a service page or a product rarely has one):\n")
+        print("| wcxb type | pages | ours | htmldate fast | htmldate extensive |")
+        print("|---|---|---|---|---|")
+        for kind, c in sorted(dated_by_type.items(), key=lambda kv: -kv[1]["pages"]):
+            print(f"| {kind} | {c['pages']} | {c['ours']} | {c['htmldate fast']} | {c['htmldate extensive']} |")
     if differing:
         print("\npages where our date and htmldate's (extensive) differ: page, ours, htmldate fast, extensive")
         for row in differing:

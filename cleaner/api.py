@@ -230,8 +230,11 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         result.n_blocks = len(seg.blocks)
         result.title, result.sanitized_chars = _sanitize(seg.title)
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
-        kind = page_typer(config).of(seg.page) if config is not None else None
-        result.metadata = _sanitized_metadata(read_metadata(seg.page, seg.title, kind))
+        try:
+            kind = page_typer(config).of(seg.page) if config is not None else None
+            result.metadata = _sanitized_metadata(read_metadata(seg.page, seg.title, kind))
+        except Exception:  # what a page says of itself never costs its text: its metadata is then all null
+            result.metadata = PageMetadata()
 
 
 def _sanitized_metadata(metadata: PageMetadata) -> PageMetadata:

@@ -111,7 +111,7 @@ def iso_date(value: object) -> str | None:
         y, mo, d = (parts[0], parts[1], parts[2]) if parts[0] else (parts[3], parts[4], parts[5])
         year, month, day = int(y), int(mo), int(d)
     else:
-        t = parsedate(value)  # "Tue, 15 Nov 2022 08:12:31 GMT"
+        t = parsedate(value[:80])  # "Tue, 15 Nov 2022 08:12:31 GMT"
         if t is None:
             return None
         year, month, day = t[0], t[1], t[2]

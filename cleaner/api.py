@@ -32,7 +32,10 @@ from .label.model import model_for_convention
 from .output.assemble import LabelStats, assemble
 from .page.cues import main_container
 from .page.decode import DecodedPage
+from .page.metadata import FIELDS as METADATA_FIELDS
+from .page.metadata import PageMetadata, read_metadata
 from .page.page_marks import PageMarks
+from .page.page_type import PageTyper
 from .page.pipeline import CpuBudget, PageBlocks, PageRejected, read_page
 from .page.segment import Block, Segmentation
 
@@ -67,6 +70,9 @@ class CleanResult:
     decision: str | None = None  # how labels were decided: viterbi, threshold or fallback (cleaner.label.decide)
     url: str | None = None  # from a CleanEval wrapper line when the page has one
     title: str = ""  # the page's <title> (cleaner.page.page_marks.page_title); "" without one or before segmentation
+    # What the page says of itself: title, published, author, site_name, canonical_url, description, page_type
+    # (cleaner.page.metadata, docs/metadata.md); None before segmentation (a page refused or not parsed).
+    metadata: PageMetadata | None = None
     model_hash: str | None = None
     feature_version: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -80,6 +86,12 @@ class CleanResult:
     @property
     def ok(self) -> bool:
         return self.status == "cleaned"
+
+    def metadata_columns(self) -> dict[str, str | None]:
+        """The metadata by column name (title, published, ...: cleaner.page.metadata.FIELDS), as the job's row,
+        `cleaner clean --format json` and the datatrove step give them; all None for a page refused before it
+        was parsed."""
+        return self.metadata.as_dict() if self.metadata is not None else dict.fromkeys(METADATA_FIELDS)
 
 
 class _DeadlineExceeded(BaseException):
@@ -190,13 +202,28 @@ def read_into(result: CleanResult, data, http_charset, config: Config, segment_c
                          budget=budget, timings=result.timings_ms)
     except PageRejected as rejected:
         result.reason, result.error = rejected.reason, rejected.error
-        _record_read(result, rejected.decoded, rejected.segmentation)
+        _record_read(result, rejected.decoded, rejected.segmentation, config)
         return None
-    _record_read(result, read.decoded, read.segmentation)
+    _record_read(result, read.decoded, read.segmentation, config)
     return read
 
 
-def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmentation | None) -> None:
+# The page typer of the last config seen: a run has one config, and building the typer's tables per page would
+# cost more than typing the page.
+_typer: list = [None, None]
+
+
+def page_typer(config: Config) -> PageTyper:
+    """The `cue` family's page typer (cleaner.page.page_type) of `config`, built once per config."""
+    held_config, typer = _typer
+    if held_config is not config:
+        typer = PageTyper(config)
+        _typer[:] = [config, typer]
+    return typer
+
+
+def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmentation | None,
+                 config: Config | None = None) -> None:
     if decoded is not None:
         result.encoding, result.encoding_source, result.replacements = (decoded.encoding, decoded.source,
                                                                         decoded.replacements)
@@ -207,6 +234,19 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         result.title, result.sanitized_chars = _sanitize(seg.title)
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
         result.markup_capped = seg.markup_capped
+        try:
+            kind = page_typer(config).of(seg.page) if config is not None else None
+            result.metadata = _sanitized_metadata(read_metadata(seg.page, seg.title, kind))
+        except Exception:  # what a page says of itself never costs its text: its metadata is then all null
+            result.metadata = PageMetadata()
+
+
+def _sanitized_metadata(metadata: PageMetadata) -> PageMetadata:
+    """The metadata with lone surrogates replaced, as the text is (Arrow refuses them)."""
+    for name, value in metadata.as_dict().items():
+        if value is not None:
+            setattr(metadata, name, _sanitize(value)[0])
+    return metadata
 
 
 def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all_marginals,

@@ -128,6 +128,19 @@ def test_datasets_reads_id_text_language_and_hashes(parquet_out, records):
     assert len({r["text_hash"] for r in ds}) == 5
 
 
+def test_the_spark_job_writes_the_page_metadata(parquet_out, records):
+    """The metadata columns (docs/metadata.md), as clean_html reads them, and null where a page says nothing."""
+    import pyarrow.parquet as pq
+
+    rows = {r["url"].rsplit("/", 1)[-1]: r for r in pq.read_table(parquet_out).to_pylist()}
+    for name, rec in records.items():
+        want = clean_html(rec.payload, http_charset=rec.http_charset).metadata_columns()
+        assert {k: rows[name][k] for k in want} == want
+    # fundus: the German and the Japanese page declare their day; every page has a title
+    assert all(rows[name]["published"] for name in ("de.html", "ja.html"))
+    assert all(r["title"] for r in rows.values()) and rows["de.html"]["page_type"] == "article"
+
+
 def test_text_is_what_the_cli_writes_as_txt(parquet_out, pages):
     import pyarrow.parquet as pq
 
@@ -196,7 +209,8 @@ def test_jsonl_holds_the_same_fields_as_the_parquet(spark, warc, parquet_out, tm
     for r in lines:
         p = parquet[r["id"]]
         for key in ("text", "language", "text_hash", "minhash_bands", "minhash", "text_words", "dup_line_share",
-                    "label_stats", "title"):
+                    "label_stats", "title", "published", "author", "site_name", "canonical_url", "description",
+                    "page_type"):
             assert r[key] == p[key], key
         assert r["fetch_time"] == "2024-05-06T07:08:09.000000Z"
     if compression == "gzip":  # datasets reads it as it is

@@ -17,6 +17,7 @@ from datatrove.pipeline.readers import WarcReader
 from datatrove.pipeline.writers import JsonlWriter
 
 from cleaner.api import clean_html
+from cleaner.page.metadata import FIELDS as METADATA_FIELDS
 from cleaner.tools.datatrove import WebCleanerExtractor
 from cleaner.warc import WarcFileStats, iter_html_records
 
@@ -60,7 +61,8 @@ def test_warc_reader_then_the_cleaner_then_jsonl_writer(warc_dir, tmp_path):
             continue  # decoded by datatrove with cchardet's guess: the text may differ from the bytes' own
         # A UTF-8 page: cleaned from datatrove's text, the same text as the job gives from the record's bytes.
         want = clean_html(raw.payload, http_charset=raw.http_charset)
-        assert d["text"] == want.plain and m["title"] == want.title
+        assert d["text"] == want.plain and m["title"] == want.metadata.title
+        assert {k: m[k] for k in METADATA_FIELDS} == want.metadata_columns()
         assert m["expected_f1"] == pytest.approx(want.stats.expected_f1)
         same += 1
     assert same >= len(docs) // 2

@@ -20,7 +20,7 @@ from conftest import ROOT
 
 BLOCK = re.compile(r"<!-- quickstart: ([\w-]+) -->\n```(sh|python)\n(.*?)```", re.S)
 PAGES = 8  # HTML records of the sample WARC
-EXPECTED = ("library", "cli", "one-machine", "spark-local", "cluster", "datatrove")
+EXPECTED = ("library", "metadata", "cli", "one-machine", "spark-local", "cluster", "datatrove")
 
 
 def quickstarts() -> dict[str, tuple[str, str]]:
@@ -64,6 +64,11 @@ def test_library_and_cli_quickstarts_print_the_page_text(workdir):
     cli = run_block("cli", workdir).stdout
     assert len(lib.split()) > 20 and not lib.startswith("rejected")
     assert "<p>" not in cli and lib.split() == cli.split()  # the same text by both ways in
+
+
+def test_metadata_quickstart_prints_the_columns(workdir):
+    out = run_block("metadata", workdir).stdout
+    assert "'title': " in out and "'published': " in out and "'page_type': " in out
 
 
 @pytest.mark.parametrize("name, out", [("one-machine", "cleaned-local"), ("spark-local", "cleaned-spark"),

@@ -17,6 +17,7 @@ from cleaner.output.schema import (
     COLUMNS, LABEL_STATS, PARTITION_COLUMNS, SCHEMA, build_row, parse_warc_date, row_values,
     schema_json_text, to_table, url_host,
 )
+from cleaner.page.metadata import FIELDS as METADATA_FIELDS
 from cleaner.warc import WarcFileStats, iter_html_records, write_html_warc
 
 from conftest import ROOT
@@ -105,7 +106,9 @@ def test_build_row_fits_the_schema(records, small_model):
             assert row["language"] == "und" and row["text_hash"] is None and row["minhash_bands"] is None
         else:
             assert row["text_chars"] == len(result.plain) and row["text_hash"] is not None
-        assert row["title"] == result.title
+        # the page's metadata (docs/metadata.md): its title is the <title> where the page says no more
+        assert {k: row[k] for k in METADATA_FIELDS} == result.metadata_columns()
+        assert row["title"] == (result.metadata.title if result.metadata else None)
         assert row["status"] == result.status and row["reason"] == result.reason
         assert row["host"] == "example.test" and row["fetch_day"] == "2024-01-02"
         assert row["model_hash"] == model.hash and row["processing_ms"] == 12.5

@@ -24,8 +24,10 @@ from .corpus import CorpusColumns, default_corpus_columns
 
 # 2: expected_precision / expected_recall / expected_f1 added; 3: title added; 4: the corpus columns added (id,
 # language, language_score, text_hash, minhash, minhash_bands, the quality signals; docs/corpus_columns.md) and
-# plain renamed text (the name corpus tools read; both would store the largest column twice: +38 % Parquet bytes)
-SCHEMA_VERSION = "4"
+# plain renamed text (the name corpus tools read; both would store the largest column twice: +38 % Parquet bytes);
+# 5: the page's metadata (published, author, site_name, canonical_url, description, page_type; docs/metadata.md)
+# added, and title became the metadata's title (JSON-LD headline > og:title > DC.title > <title>), null when none
+SCHEMA_VERSION = "5"
 
 # Columns the job may partition its output directory by (low cardinality only).
 PARTITION_COLUMNS = ("crawl", "fetch_month", "fetch_day", "status")
@@ -83,8 +85,20 @@ SCHEMA = pa.schema([
     _f("status", pa.string(), "'cleaned' or 'rejected'", nullable=False),
     _f("reason", pa.string(), "rejection reason (empty, too_large, no_text, no_content, ...)"),
     _f("error", pa.string(), "exception text for internal errors"),
-    _f("title", pa.string(), "the page's <title> (in its head), whitespace normalised; '' when it has none",
-       nullable=False),
+    # --- what the page says of itself (cleaner/page/metadata.py, docs/metadata.md); null when it does not -------
+    _f("title", pa.string(), "the page's title: JSON-LD headline (or name) > og:title > DC.title > the head's "
+       "<title>, whitespace normalised (until schema 4 the <title> alone, '' when none)"),
+    _f("published", pa.string(), "publication day, ISO 8601 'YYYY-MM-DD' as the page writes it: JSON-LD "
+       "datePublished > article:published_time > DC.date / dcterms.issued > <meta name=date|pubdate|...>"),
+    _f("author", pa.string(), "author names joined by '; ': JSON-LD author > article:author > DC.creator > "
+       "<meta name=author> (URLs left out)"),
+    _f("site_name", pa.string(), "JSON-LD publisher.name > og:site_name > JSON-LD WebSite name > DC.publisher > "
+       "application-name"),
+    _f("canonical_url", pa.string(), "<link rel=canonical> > og:url > JSON-LD url (absolute http(s) URLs only)"),
+    _f("description", pa.string(), "JSON-LD description > og:description > DC.description > "
+       "<meta name=description>"),
+    _f("page_type", pa.string(), "the page's type as its markup declares it (JSON-LD, microdata, og:type, then "
+       "markup cues; cleaner/page/page_type.py): article, forum, product, listing or docs; null when unknown"),
     _f("cleaneval", pa.string(), "CleanEval text: each segment starts a line with <h>/<p>/<l>; a line "
        "break the page makes inside a segment (<br>, a block element's edge) goes on unmarked", nullable=False),
     _f("text", pa.string(), "the same segments without markers, the text as a browser shows it: the clean plain text "
@@ -242,7 +256,7 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None,
         "status": result.status,
         "reason": result.reason,
         "error": result.error,
-        "title": result.title or "",
+        **result.metadata_columns(),
         "cleaneval": result.cleaneval or "",
         "text": text,
         "n_blocks": int(result.n_blocks or 0),

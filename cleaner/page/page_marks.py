@@ -1,7 +1,8 @@
 """What the markup says of the page as a whole (PageMarks), read while the segmenter walks the page
-(cleaner.page.segment): the head's <title>, og:type and JSON-LD, the body's JSON-LD scripts and microdata
-itemtypes, with the counts the walk keeps. Counted here, interpreted by the `cue` family's page type
-(cleaner.page.page_type) and by the segmenter's JSON-LD fallback (cleaner.page.hidden_text).
+(cleaner.page.segment): the head's <title>, og:type, <meta> values, canonical link and JSON-LD, the body's
+JSON-LD scripts and microdata itemtypes, with the counts the walk keeps. Counted here, interpreted by the `cue`
+family's page type (cleaner.page.page_type), by the segmenter's JSON-LD fallback (cleaner.page.hidden_text) and
+by the page's metadata (cleaner.page.metadata: title, date, author, ...).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from .text import normalise_space
 
 TITLE_MAX_CHARS = 1000
+# A head holds 10-60 <meta> elements; a page that holds thousands (generated junk) keeps only its first ones.
+HEAD_META_MAX = 200
 
 
 @dataclass(slots=True)
@@ -26,6 +29,12 @@ class PageMarks:
     itemprops: dict[str, int] = field(default_factory=dict)  # microdata itemprop name (lower case) -> elements
     articles: int = 0  # <article> elements
     code: int = 0  # <pre> and <code> elements
+    # The head's <meta> values by their name, property or itemprop, lower case ("og:title", "dc.date"), the first
+    # of each name: the page's metadata (cleaner.page.metadata) reads them.
+    head_meta: dict[str, str] = field(default_factory=dict)
+    canonical: str = ""  # the head's first <link rel="canonical" href=...>, as written
+    # The content (or datetime) of the page's first microdata itemprop="datePublished" (head or body).
+    date_published: str = ""
     # The JSON-LD parsed (cleaner.page.hidden_text.parse_json_ld), once, by whichever reader needs it first.
     json_ld_objects: list | None = None
     # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
@@ -65,11 +74,30 @@ def read_head(tree: LexborHTMLParser, marks: PageMarks) -> str:
             if title is None:
                 title = normalise_space(node.text(deep=True)[:TITLE_MAX_CHARS])
         elif tag == "meta":
-            if not marks.og_type:
-                attrs = node.attributes
-                if attrs and attrs.get("property") == "og:type":
+            attrs = node.attributes
+            if attrs:
+                if not marks.og_type and attrs.get("property") == "og:type":
                     marks.og_type = (attrs.get("content") or "").strip().lower()
+                read_meta(attrs, marks.head_meta)
+        elif tag == "link":
+            if not marks.canonical:
+                attrs = node.attributes
+                if attrs and (attrs.get("rel") or "").strip().lower() == "canonical":
+                    marks.canonical = (attrs.get("href") or "").strip()
         elif tag == "script":
             read_script(node, marks)
         node = node.next
     return title or ""
+
+
+def read_meta(attrs: dict, out: dict[str, str]) -> None:
+    """A <meta>'s value under its name, property or itemprop (lower case), unless that name has one already."""
+    content = attrs.get("content")
+    if not content or len(out) >= HEAD_META_MAX:
+        return
+    for key in ("property", "name", "itemprop"):
+        name = attrs.get(key)
+        if name:
+            name = name.strip().lower()
+            if name and name not in out:
+                out[name] = content

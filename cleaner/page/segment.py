@@ -360,6 +360,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                         ancestors = ancestors | {MAIN}
                     itemprop = itemprop.lower()
                     itemprops[itemprop] = itemprops.get(itemprop, 0) + 1
+                    if itemprop == "datepublished" and not marks.date_published:
+                        marks.date_published = attrs.get("content") or attrs.get("datetime") or ""
                 if MAIN not in ancestors and attrs.get("role") == "main":
                     ancestors = ancestors | {MAIN}
                 if not in_itemscope and "itemscope" in attrs:

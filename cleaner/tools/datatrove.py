@@ -16,8 +16,10 @@
 
 A document's `text` becomes the page's clean plain text (`CleanResult.plain`: one segment a line, no
 markers; `output="cleaneval"` gives the <h>/<p>/<l> text instead), and its metadata gains what the
-job's Parquet carries about the cleaning: `cleaner_status`, `cleaner_reason` (a rejected page), `title`,
-`expected_f1` (the word F1 the CRF expects of this page's output), `blocks_truncated` and the model's hash.
+job's Parquet carries about the cleaning: `cleaner_status`, `cleaner_reason` (a rejected page), the page's
+metadata (`title`, `published`, `author`, `site_name`, `canonical_url`, `description`, `page_type`; None where
+the page says nothing: docs/metadata.md), `expected_f1` (the word F1 the CRF expects of this page's output),
+`blocks_truncated` and the model's hash.
 A page the cleaner rejects, or whose text is empty, is dropped as datatrove's extractors drop them, and
 counted by its reason in the step's stats (`rejected_<reason>`); datatrove's own counters (`extracted`,
 `timeout`, `broken_process`, `clean_error`, `forwarded`, `dropped`) keep their meaning.
@@ -81,7 +83,8 @@ class WebCleanerExtractor(BaseExtractor):
         """(the document's new text, what to add to its metadata)."""
         model, config = self._load()  # the config's [model] convention: the one the model tags with
         res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config)
-        meta = {"cleaner_status": res.status, "cleaner_reason": res.reason, "title": res.title,
+        meta = {"cleaner_status": res.status, "cleaner_reason": res.reason,
+                **res.metadata_columns(),  # title, published, author, ... (docs/metadata.md)
                 "expected_f1": res.stats.expected_f1 if res.stats else None,
                 "blocks_truncated": res.blocks_truncated, "cleaner_model": res.model_hash}
         if not res.ok:

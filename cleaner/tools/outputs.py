@@ -67,7 +67,7 @@ def result_json(result, name: str, *, blocks: bool = True) -> dict:
         "encoding": result.encoding,
         "encoding_source": result.encoding_source,
         "model_hash": result.model_hash,
-        "title": result.title,
+        **result.metadata_columns(),  # title, published, author, ...: the job's columns (docs/metadata.md)
         "stats": result.stats.to_dict() if result.stats else None,
         # the names of the job's columns: `text` the plain text (what datasets and datatrove read), `cleaneval`
         # the same with its <h>/<p>/<l> segment markers

@@ -45,6 +45,9 @@ from jobs.report import ProgressLogger, log, setup_logging  # noqa: E402
 from jobs.runs import SimulatedCrash  # noqa: E402
 from jobs.warc_job import WarcJob, short_error  # noqa: E402
 
+# strerror(ENOSPC), as a failed write of Spark's reports it: a full disk is the output's state, exit 5, one line
+DISK_FULL = "No space left on device"
+
 _SHIPPED: dict[str, str] = {}
 
 
@@ -233,6 +236,10 @@ class CleanWarcJob(WarcJob):
                 raise JobError(5, f"{lost[0]}: the Spark job was stopped early; run {run_id} not published, "
                                   "no file marked done") from exc
             self.stop_if_lease_lost(run_id, 0, n_tasks)  # a task that found the lease taken (jobs.worker)
+            if DISK_FULL in str(exc):  # (the JVM's IOException, in the Py4J error's text): the output, not the job
+                raise JobError(5, f"the output's disk is full ({DISK_FULL}) while Spark wrote {staging}; run "
+                                  f"{run_id} not published, no file marked done: free some space and run again") \
+                    from exc
             raise JobError(1, f"Spark job failed: {short_error(exc)}") from exc
         finally:
             progress.stop()

@@ -292,7 +292,7 @@ class Suite:
 EXPECTED = {  # the documented exit codes of each scenario's runs (docs/faults.md)
     "kill_driver_planning": [-9, 0], "kill_driver_write": [-9, 0], "kill_driver_staged": [70, 0],
     "kill_driver_publish": [70, 0], "kill_worker": [0], "two_at_once": [0, 5], "overlap_wait": [0, 0],
-    "live_staging": [0, 5], "stale_lease": [0], "disk_full_publish": [0, 0], "disk_full_write": [1, 0],
+    "live_staging": [0, 5], "stale_lease": [0], "disk_full_publish": [0, 0], "disk_full_write": [5, 0],
     "truncated_then_complete": [0, 0], "two_paths": [0], "unusable_output": [5],
 }
 

@@ -558,3 +558,25 @@ def test_local_masters_retry_failed_tasks_by_default():
     assert with_local_retries("local[2,3]", 4) == "local[2,3]"  # F given: kept
     assert with_local_retries("spark://h:7077", 4) == "spark://h:7077"  # spark.task.maxFailures decides
     assert with_local_retries("local[2]", 1) == "local[2]"  # [job] local_max_failures = 1: no retries
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_full_disk_during_the_spark_write_is_exit_5_in_one_line(tmp_path, fault_warcs, small_model):
+    # It was exit 1, "Spark job failed: ..." like any failed task; a full disk is the output's state (README: 5).
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(small)]).returncode:
+        pytest.skip("tmpfs cannot be mounted here")
+    try:
+        r = subprocess.run([sys.executable, str(JOB), "--input", str(fault_warcs["a"]), "--output",
+                            str(small / "out"), "--model", str(small_model), "--no-progress"], env=_env(),
+                           capture_output=True, text=True, timeout=600, cwd=ROOT)
+        assert r.returncode == 5, r.stderr[-3000:]
+        errors = [ln for ln in r.stderr.splitlines() if "error" in ln.lower() and "disk is full" in ln]
+        assert len(errors) == 1 and "not published" in errors[0], r.stderr[-3000:]
+        assert not list((small / "out").glob("run=*"))
+    finally:
+        subprocess.run(["umount", "-l", str(small)])

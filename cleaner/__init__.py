@@ -75,7 +75,11 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
     native = package_dir / NATIVE_DIR
     manifest_path = native / "manifest.json"
     if not manifest_path.is_file():
-        return None, "not built (scripts/build_native.py)"
+        if (package_dir.parent / "scripts" / "build_native.py").is_file():  # a checkout
+            return None, "not built (scripts/build_native.py)"
+        # an installed wheel: it carries no build unless it was made from a checkout that had one
+        return None, ("not built: runs as pure Python, slower; install from a source checkout after "
+                      "`python scripts/build_native.py`, or pack with scripts/pack_env.sh (README, Compiled stages)")
     try:
         manifest = json.loads(manifest_path.read_text())
         sources = manifest["sources"]

@@ -49,6 +49,8 @@ def test_too_large_page_is_rejected_before_any_work(model):
     res = clean_html(b"<p>" + b"x" * (50 * 1024 * 1024) + b"</p>", model=model)
     assert (res.status, res.reason) == ("rejected", "too_large")
     assert res.timings_ms == {}
+    # the rejection names the limit and the setting that raises it
+    assert res.error is not None and "10,000,000" in res.error and "[limits] max_html_bytes" in res.error
 
 
 def test_a_page_over_max_blocks_is_cleaned_up_to_it_and_says_so(model):

@@ -166,3 +166,15 @@ def test_the_command_line_says_which_build_runs():
         out = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "--version"], env=env, capture_output=True,
                              text=True, check=True).stdout
         assert out.startswith(f"webcleaner {cleaner.__version__} (") and expected in out, out
+
+
+def test_an_installed_package_without_a_build_says_how_to_get_one(tmp_path):
+    # `cleaner --version` of a wheel said "not built (scripts/build_native.py)", a script a wheel user does not have
+    pkg = _fake_package(tmp_path / "site-packages", build=False)
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and "pure Python" in why and "source checkout" in why
+    (tmp_path / "checkout").mkdir()
+    checkout = _fake_package(tmp_path / "checkout", build=False)
+    (tmp_path / "checkout" / "scripts").mkdir()
+    (tmp_path / "checkout" / "scripts" / "build_native.py").write_text("# the build script of a checkout\n")
+    assert cleaner.native_build_status(checkout) == (None, "not built (scripts/build_native.py)")

@@ -111,8 +111,10 @@ def read_page(data, config: Config, *, http_charset: str | None = None, segment_
     segment_config = segment_config or config
     if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
         raise PageRejected("internal_error", f"expected bytes, got {type(data).__name__}")
-    if len(data) > int(config["limits"]["max_html_bytes"]):
-        raise PageRejected("too_large")
+    limit = int(config["limits"]["max_html_bytes"])
+    if len(data) > limit:  # (the error names the limit and the setting that raises it)
+        raise PageRejected("too_large", f"{len(data):,} bytes, more than the limit of {limit:,} "
+                           "([limits] max_html_bytes; raise it with --config)")
     if not bytes(data[:4096]).strip() and not bytes(data).strip():
         raise PageRejected("empty")
     if looks_binary(data, http_charset):

@@ -664,3 +664,12 @@ def test_jsonl_out_with_a_trailing_slash_is_a_folder_not_a_file(tmp_path, data_d
     assert r.returncode == 5 and r.stderr.count("\n") == 1, r.stderr
     assert f"--out {tmp_path / 'dir'}/ is a folder" in r.stderr
     assert not (tmp_path / "dir").exists()
+
+
+def test_a_page_piped_in_needs_no_dash(data_dir, small_model):
+    # `cat page.html | cleaner clean` was a usage error ("the following arguments are required: PATH")
+    page = (data_dir / "cleaneval-dev/html/10.html").read_text(encoding="latin-1")
+    piped = run("clean", "--format", "txt", "--model", small_model, input=page)
+    dashed = run("clean", "-", "--format", "txt", "--model", small_model, input=page)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == dashed.stdout and len(piped.stdout) > 100

@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "4 invalid model or config; 5 output refused or failed (an output exists, --out is a file, "
                        "the folder was written with other settings, the disk is full); 130 interrupted (Ctrl-C: "
                        "one line says what was written; a jsonl file is left as FILE.incomplete).")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, folders, or - for standard input")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="HTML files, folders, or - for standard input (none: a page piped in on standard input)")
     p.add_argument("--out", metavar="DIR",
                    help="output folder (created), one file per page; with --format jsonl a file; - or none: "
                    "standard output (one page, or --format json/jsonl: one line per page)")

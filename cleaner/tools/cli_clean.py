@@ -9,8 +9,15 @@ from .cli_common import serving_model_from_args as _load
 
 
 def cmd_clean(args) -> int:
+    import sys
+
     from .inputs import collect
 
+    if not args.paths:  # `cat page.html | cleaner clean`: a page piped in needs no `-`
+        if sys.stdin is None or sys.stdin.isatty():
+            return _fail(EXIT_USAGE, "nothing to clean: name HTML files or folders, or pipe a page in (- for "
+                                     "standard input)")
+        args.paths = ["-"]
     fmt = args.format
     to_stdout = args.out in (None, "-")
     if to_stdout and getattr(args, "model_kind", "crf") == "all":

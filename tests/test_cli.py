@@ -59,7 +59,7 @@ def test_clean_json_gives_blocks_labels_and_probabilities(tmp_path, data_dir, sm
     ],
 )
 def test_exit_codes_and_messages(args, code, message):
-    r = run(*args)
+    r = run(*args, stdin=subprocess.DEVNULL)  # (no page piped in: `cleaner clean` alone is a usage error)
     assert r.returncode == code
     assert message in r.stderr
     assert "Traceback" not in r.stderr

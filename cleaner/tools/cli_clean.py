@@ -9,14 +9,12 @@ from .cli_common import serving_model_from_args as _load
 
 
 def cmd_clean(args) -> int:
-    import sys
-
     from .inputs import collect
 
     if not args.paths:  # `cat page.html | cleaner clean`: a page piped in needs no `-`
-        if sys.stdin is None or sys.stdin.isatty():
-            return _fail(EXIT_USAGE, "nothing to clean: name HTML files or folders, or pipe a page in (- for "
-                                     "standard input)")
+        if not _piped_in():
+            return _fail(EXIT_USAGE, "nothing to clean: a PATH is required (HTML files or folders), or a page "
+                                     "piped in (- for standard input)")
         args.paths = ["-"]
     fmt = args.format
     to_stdout = args.out in (None, "-")
@@ -47,3 +45,19 @@ def cmd_clean(args) -> int:
         max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
         settings=settings,
     )
+
+
+def _piped_in() -> bool:
+    """Whether standard input can hold a page: a pipe or a file with bytes, not a terminal, /dev/null (a cron
+    job's or CI's standard input) or an empty file."""
+    import os
+    import stat
+    import sys
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return False
+    try:
+        mode = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISCHR(mode.st_mode) or (stat.S_ISREG(mode.st_mode) and mode.st_size == 0))

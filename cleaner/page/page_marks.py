@@ -8,6 +8,7 @@ by the page's metadata (cleaner.page.metadata: title, date, author, ...).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -37,6 +38,9 @@ class PageMarks:
     date_published: str = ""
     # The JSON-LD parsed (cleaner.page.hidden_text.parse_json_ld), once, by whichever reader needs it first.
     json_ld_objects: list | None = None
+    # The page's type (cleaner.page.page_type.PageTyper.of), once, and the typer that gave it.
+    page_type: str = ""
+    typed_by: Any = None
     # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
     # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
     element_parent: list[int] = field(default_factory=list)

@@ -40,6 +40,13 @@ class PageTyper:
         return self.order + [UNKNOWN]
 
     def of(self, marks: PageMarks) -> str:
+        """The page's type, typed once per page and typer: the cue features, the decision's fill and the page's
+        metadata all ask for it."""
+        if marks.typed_by is not self:
+            marks.page_type, marks.typed_by = self._type_of(marks), self
+        return marks.page_type
+
+    def _type_of(self, marks: PageMarks) -> str:
         if marks.json_ld_objects is None:
             marks.json_ld_objects = parse_json_ld(marks.json_ld)
         # Structured data: the page's own objects (top level, @graph, mainEntity), counted by type.

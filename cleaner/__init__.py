@@ -46,10 +46,10 @@ __version__ = "0.1.0"
 # The mypyc ones are plain Python compiled as they are; the Cython ones (CYTHON_MODULES) are .pyx sources with
 # a readable Python reference beside them (label.compiled_chain: cleaner/label/chain.py), used where there is no build.
 NATIVE_MODULES = (
-    "page.text", "page.page_marks", "page.segment", "page.cues", "page.feature_names", "page.features",
-    "label.compiled_chain",
+    "page.text", "page.page_marks", "page.segment", "page.compiled_walk", "page.cues", "page.feature_names",
+    "page.features", "label.compiled_chain",
 )
-CYTHON_MODULES = ("label.compiled_chain",)
+CYTHON_MODULES = ("page.compiled_walk", "label.compiled_chain")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 

@@ -68,10 +68,20 @@ def script_block(node: LexborNode) -> tuple[str, bool] | None:
     math; None for any other script."""
     attrs = node.attributes
     kind = (attrs.get("type") or "").lower() if attrs else ""
-    if not kind.startswith("math/tex"):
+    if not is_tex_script(kind):
         return None
+    return tex_script_block(kind, node.text(deep=True))
+
+
+def is_tex_script(kind: str) -> bool:
+    """Whether a script of this type (lower case) is a MathJax 2 source."""
+    return kind.startswith("math/tex")
+
+
+def tex_script_block(kind: str, source: str) -> tuple[str, bool] | None:
+    """script_block from the script's type (lower case) and its text (the compiled walk reads them itself)."""
     display = "mode=display" in kind.replace(" ", "")
-    tex = normalise_space(node.text(deep=True))
+    tex = normalise_space(source)
     return (_dollars(tex, display), display) if tex else None
 
 

@@ -56,8 +56,13 @@ def add_itemtypes(value: str | None, out: list[str]) -> None:
 def read_script(node: LexborNode, marks: PageMarks) -> None:
     """Keep the text of a JSON-LD script (PageMarks.json_ld)."""
     attrs = node.attributes
-    if attrs and attrs.get("type") == "application/ld+json":
+    if attrs and is_json_ld(attrs.get("type")):
         marks.json_ld.append(node.text(deep=True))
+
+
+def is_json_ld(kind: str | None) -> bool:
+    """Whether a <script> of this type attribute (as written) holds JSON-LD."""
+    return kind == "application/ld+json"
 
 
 def page_title(tree: LexborHTMLParser) -> str:

@@ -40,7 +40,7 @@ MAX_IDCLASS_DEPTH = 12
 # id/class values -> their tokens, kept across pages: a site's template repeats its values on every page,
 # and common ones ("content", "nav") recur across sites. Bounded, checked once per page.
 TOKEN_CACHE_ENTRIES = 50_000
-_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
+TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -98,7 +98,7 @@ class Segmentation:
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
-_ROOT: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
+ROOT_FRAME: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
 
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
@@ -116,9 +116,13 @@ _HIDING_STYLES = ("display:none", "visibility:hidden")
 
 def _is_hidden(attrs: dict) -> bool:
     """Whether an element's own attributes hide it (what a browser shows without running scripts)."""
-    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+    return hides("hidden" in attrs, attrs.get("aria-hidden"), attrs.get("style"))
+
+
+def hides(has_hidden: bool, aria_hidden: str | None, style: str | None) -> bool:
+    """_is_hidden from the three attributes it reads (the compiled walk reads them without a dict)."""
+    if has_hidden or aria_hidden == "true":
         return True
-    style = attrs.get("style")
     if not style:
         return False
     style = style.lower()
@@ -128,7 +132,7 @@ def _is_hidden(attrs: dict) -> bool:
     return any(s in style for s in _HIDING_STYLES)
 
 
-def _tokens(value: str) -> tuple[str, ...]:
+def idclass_tokens(value: str) -> tuple[str, ...]:
     """Lower-cased alphanumeric tokens of an id or class attribute value."""
     return tuple(t for t in _TOKEN_SPLIT.split(value.lower()) if 1 < len(t) <= 30)
 
@@ -137,11 +141,11 @@ def _tokens(value: str) -> tuple[str, ...]:
 
 # Dropped elements that a browser does not display at all; any other dropped element (a button, an
 # iframe, an svg icon) is a box between its neighbours' words, and so separates them like a space.
-_UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
+UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
 # Punctuation that closes what comes before it: after a box with no whitespace on either side (an empty watchlist
 # button between a linked word and its comma), a browser shows it against the word, so no space is given.
-_CLOSING = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
-_BOX_ONLY = 2  # `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing)
+CLOSING_PUNCTUATION = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
+BOX_ONLY = 2  # `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing)
 @dataclass(slots=True)
 class ParsedHtml:
     """A page parsed by Lexbor (parse_html), before the walk that cuts it into blocks."""
@@ -175,7 +179,8 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     [segment] fallback_below_chars characters is segmented again with its <noscript> content and its
     JSON-LD article shown (cleaner.page.hidden_text), when that shows fallback_min_gain_chars more."""
     config = config or load_config()
-    seg = _walk(parsed, config)
+    walk = _walker()
+    seg = walk(parsed, config)
     cfg = config["segment"]
     below = int(cfg["fallback_below_chars"])
     if not fallback or below <= 0:
@@ -191,7 +196,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     alt = fallback_html(parsed.tree, marks.json_ld_objects)
     if alt is None:
         return seg
-    other = _walk(ParsedHtml(LexborHTMLParser(alt), parsed.markup_capped), config)
+    other = walk(ParsedHtml(LexborHTMLParser(alt), parsed.markup_capped), config)
     if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
         return seg
     other.title = seg.title
@@ -200,7 +205,26 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     return other
 
 
+# The walk that runs: the compiled one (cleaner/page/compiled_walk.pyx, built by scripts/build_native.py) when
+# it is built and loads, else its readable reference, _walk below. Found on the first page (the compiled module
+# imports this one).
+_WALK: list = []
+
+
+def _walker():
+    if not _WALK:
+        try:
+            from . import compiled_walk  # type: ignore[attr-defined]
+
+            _WALK.append(compiled_walk.walk)
+        except ImportError:
+            _WALK.append(_walk)
+    return _WALK[0]
+
+
 def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
+    """The walk (module docstring), in readable Python: the reference of cleaner/page/compiled_walk.pyx, which must
+    give the same Segmentation (tests/test_native.py)."""
     cfg = config["segment"]
     limits = config["limits"]
     drop = frozenset(cfg["drop_tags"])
@@ -225,11 +249,11 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
 
     # A frame is a tuple (tag, containers, ancestors, idclass, div_group, td_group, in_pre, element,
     # in_itemscope): building a tuple per element costs a fraction of an object's __init__.
-    stack: list[tuple] = [_ROOT]
+    stack: list[tuple] = [ROOT_FRAME]
     # Repeated items: elements are numbered in document order (the root 0); each has its parent's number
     # and its signature (parent, tag, class) -- None for [features.cues.repeat] skip_tags -- and the
     # signatures are counted. Which elements are items is known once their parent's children are all seen,
-    # so blocks are given theirs after the walk (_mark_repeats).
+    # so blocks are given theirs after the walk (mark_repeats).
     element_parent: list[int] = [0]
     element_signature: list[tuple | None] = [None]
     signature_count: dict[tuple, int] = {}
@@ -239,14 +263,14 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     n_nodes = 0
     max_depth = 0
     group_seq = 0
-    token_cache = _TOKEN_CACHE
+    token_cache = TOKEN_CACHE
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
     append_block = blocks.append
     push = stack.append
     pop = stack.pop
     # What lies between the last block and the next one as displayed (Block.gap): whitespace, a line break.
-    space: int = False  # (or _BOX_ONLY)
+    space: int = False  # (or BOX_ONLY)
     line_break = True
 
     def emit(text: str, artificial: str | None = None, shown: str | None = None) -> None:
@@ -255,7 +279,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             text = text[:max_chars]
             shown = shown[:max_chars] if shown is not None else None
         top = stack[-1]
-        gap = "\n" if line_break else "" if not space or (space == _BOX_ONLY and text[0] in _CLOSING) else " "
+        touching = not space or (space == BOX_ONLY and text[0] in CLOSING_PUNCTUATION)
+        gap = "\n" if line_break else "" if touching else " "
         append_block(Block(text, top[1], top[2], opened, closed, top[4], top[5], top[3], "a" in top[2],
                            len(stack) - 1, artificial, gap, shown, element=top[7]))
         opened = {}
@@ -320,7 +345,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                             rendered_copy = rendered_copy or is_rendered_copy(attrs)
                         cached = token_cache.get(value)
                         if cached is None:
-                            cached = token_cache[value] = _tokens(value)
+                            cached = token_cache[value] = idclass_tokens(value)
                         tokens += cached
                 if tokens:
                     idclass = tuple(dict.fromkeys(tokens + idclass))[:24]
@@ -400,9 +425,9 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
                 emit(text, "math")
                 if display:
                     line_break = True
-            elif tag not in _UNDISPLAYED:
+            elif tag not in UNDISPLAYED:
                 # a box (a button, an iframe, an svg icon) between its neighbours' words
-                space = space or _BOX_ONLY
+                space = space or BOX_ONLY
             if tag == "script":
                 read_script(node, marks)
         # Climb until a next sibling exists, closing elements on the way.
@@ -424,12 +449,12 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if node.mem_id == root_id:
                 node = None
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node is not None
-    _mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
+    mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
-def _mark_repeats(blocks: list[Block], element_parent: list[int],
+def mark_repeats(blocks: list[Block], element_parent: list[int],
                   element_signature: list[tuple | None], signature_count: dict[tuple, int], repeat_min: int) -> None:
     """Give each block the innermost repeated item it sits in (Block.repeat, Block.repeat_item). Elements are
     numbered in document order, so a parent's item is known before its children's."""

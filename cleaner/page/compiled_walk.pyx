@@ -1,0 +1,544 @@
+# cython: language_level=3
+"""The segmenter's walk, compiled: `walk(parsed, config)` is `cleaner.page.segment._walk`, its readable
+reference, reading Lexbor's tree directly instead of through selectolax's Python nodes.
+
+The reference asks selectolax for every node's `tag`, `attributes`, `text_content`, `next`, `child` and
+`parent`: each answer is a new Python object (a node, a dict of every attribute decoded, a name decoded), and
+that was most of the segmenter's cost. Here the walk follows Lexbor's own pointers, reads an element's name
+once per tag and page, decodes only the attributes the walk reads (id, class, href, style, hidden, aria-hidden,
+itemprop, itemscope, itemtype, role, content, datetime, alt, type) and a text node's bytes. What it builds is
+what the reference builds -- the same blocks, page marks and counters (tests/test_native.py compares them on
+the shared pages) -- so the stages after it cannot tell which walk ran.
+
+How it reads Lexbor, without Lexbor's headers (selectolax's wheel ships none):
+* the node and text structs are declared below, field for field as Lexbor's dom/interfaces/node.h and
+  character_data.h lay them out, and checked at import against Lexbor's own accessor functions and
+  selectolax's answers on a probe page (_check_layout): a selectolax built with another layout makes the
+  import fail with a message, and the reference runs (cleaner.NATIVE_STATUS says which ran);
+* names and attributes are read with Lexbor's exported functions (lxb_dom_element_qualified_name,
+  lxb_dom_element_first_attribute_noi, ...), looked up by ctypes in selectolax's own extension, so they are
+  the very functions selectolax calls;
+* a node pointer comes from selectolax's `LexborNode.mem_id` (the address of its node), and the parser is
+  held for the whole walk, so the tree outlives every pointer read from it.
+The rare nodes the walk hands to Python code (a <math> element for cleaner.page.math) are found as selectolax
+nodes by their address.
+"""
+
+from libc.stdint cimport uintptr_t
+from libc.string cimport memcmp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+import ctypes
+
+import selectolax.lexbor
+from selectolax.lexbor import LexborHTMLParser
+
+from .math import is_rendered_copy, is_tex_script, math_block, tex_script_block
+from .page_marks import PageMarks, add_itemtypes, is_json_ld, read_head
+from .segment import (
+    BOX_ONLY, CLOSING_PUNCTUATION, HIDDEN, MAIN, MAX_CONTAINERS, ROOT_FRAME, TOKEN_CACHE, TOKEN_CACHE_ENTRIES,
+    UNDISPLAYED, Block, Segmentation, hides, idclass_tokens, mark_repeats,
+)
+from .text import normalise_space
+
+ctypedef unsigned char lxb_char_t
+
+
+# Lexbor's node (lexbor/dom/interfaces/node.h), checked at import (_check_layout).
+cdef struct lxb_dom_node_t:
+    void *events  # lxb_dom_event_target_t
+    uintptr_t local_name  # the tag id
+    uintptr_t prefix
+    uintptr_t ns
+    void *owner_document
+    lxb_dom_node_t *next
+    lxb_dom_node_t *prev
+    lxb_dom_node_t *parent
+    lxb_dom_node_t *first_child
+    lxb_dom_node_t *last_child
+    void *user
+    int type  # lxb_dom_node_type_t
+
+cdef struct lexbor_str_t:
+    lxb_char_t *data
+    size_t length
+
+# A text node (lexbor/dom/interfaces/character_data.h; lxb_dom_text_t begins with it).
+cdef struct lxb_dom_character_data_t:
+    lxb_dom_node_t node
+    lexbor_str_t data
+
+cdef enum:
+    ELEMENT_NODE = 1
+    TEXT_NODE = 3
+
+ctypedef const lxb_char_t *(*name_of_f)(void *, size_t *) noexcept nogil
+ctypedef void *(*next_of_f)(void *) noexcept nogil
+ctypedef uintptr_t (*tag_id_of_f)(void *) noexcept nogil
+ctypedef int (*type_of_f)(void *) noexcept nogil
+
+cdef name_of_f element_name  # lxb_dom_element_qualified_name(element, &length)
+cdef next_of_f first_attribute  # lxb_dom_element_first_attribute_noi(element)
+cdef next_of_f next_attribute  # lxb_dom_element_next_attribute_noi(attr)
+cdef name_of_f attribute_name  # lxb_dom_attr_qualified_name(attr, &length)
+cdef name_of_f attribute_value  # lxb_dom_attr_value_noi(attr, &length): NULL for an attribute without value
+
+
+cdef uintptr_t _function(lib, str name) except 0:
+    return <uintptr_t> ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+
+
+cdef _load_functions():
+    global element_name, first_attribute, next_attribute, attribute_name, attribute_value
+    lib = ctypes.CDLL(selectolax.lexbor.__file__)
+    element_name = <name_of_f> _function(lib, "lxb_dom_element_qualified_name")
+    first_attribute = <next_of_f> _function(lib, "lxb_dom_element_first_attribute_noi")
+    next_attribute = <next_of_f> _function(lib, "lxb_dom_element_next_attribute_noi")
+    attribute_name = <name_of_f> _function(lib, "lxb_dom_attr_qualified_name")
+    attribute_value = <name_of_f> _function(lib, "lxb_dom_attr_value_noi")
+    return lib
+
+
+cdef inline str _decode(const lxb_char_t *data, size_t length):
+    # as selectolax decodes every name, value and text it reads
+    return PyUnicode_DecodeUTF8(<const char *> data, length, "replace")
+
+
+cdef inline lxb_dom_node_t *_node(node) except? NULL:
+    return <lxb_dom_node_t *> <uintptr_t> node.mem_id
+
+
+cdef str _text_of(lxb_dom_node_t *node):
+    """A text node's text (selectolax's `text_content`); None when it holds no data."""
+    cdef lexbor_str_t *data = &(<lxb_dom_character_data_t *> node).data
+    if data.data == NULL:
+        return None
+    return _decode(data.data, data.length)
+
+
+cdef str _deep_text(lxb_dom_node_t *element):
+    """The text of every text node under `element`, in document order (selectolax's `text(deep=True)`)."""
+    cdef bytearray out = bytearray()
+    cdef lxb_dom_node_t *node = element.first_child
+    cdef lexbor_str_t *data
+    while node != NULL:
+        if node.type == TEXT_NODE:
+            data = &(<lxb_dom_character_data_t *> node).data
+            if data.data != NULL:
+                out += PyBytes_FromStringAndSize(<const char *> data.data, data.length)
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != element and node.next == NULL:
+            node = node.parent
+        node = NULL if node == element else node.next
+    return out.decode("utf-8", "replace")
+
+
+cdef dict _attributes(lxb_dom_node_t *element):
+    """Every attribute of an element as selectolax's `attributes` gives them (a value-less one is None)."""
+    cdef dict out = {}
+    cdef void *attr = first_attribute(element)
+    cdef const lxb_char_t *text
+    cdef size_t length = 0
+    while attr != NULL:
+        text = attribute_name(attr, &length)
+        key = _decode(text, length)
+        text = attribute_value(attr, &length)
+        out[key] = _decode(text, length) if text != NULL else None
+        attr = next_attribute(attr)
+    return out
+
+
+# Element names, by tag id: Lexbor gives the same bytes for a tag on every page (its name, or an adjusted
+# SVG name such as "clipPath"), and the str is made once. An entry is used only when its bytes are the ones
+# Lexbor gives now, so a tag id whose name differs (a custom element, another namespace) is never misnamed.
+cdef enum:
+    NAME_CACHE = 4096
+cdef list _name_bytes = [None] * NAME_CACHE
+cdef list _name_str = [None] * NAME_CACHE
+
+
+cdef str _element_tag(lxb_dom_node_t *node):
+    """An element's name as selectolax's `tag` gives it (None when Lexbor has none)."""
+    cdef size_t length = 0
+    cdef const lxb_char_t *name = element_name(node, &length)
+    cdef uintptr_t slot = node.local_name
+    cdef bytes known
+    if name == NULL:
+        return None
+    if slot < NAME_CACHE:
+        cached = _name_bytes[slot]
+        if cached is not None:
+            known = <bytes> cached
+            if <size_t> PyBytes_GET_SIZE(known) == length and memcmp(PyBytes_AS_STRING(known), name, length) == 0:
+                return <str> _name_str[slot]
+        tag = _decode(name, length)
+        _name_bytes[slot] = PyBytes_FromStringAndSize(<const char *> name, length)
+        _name_str[slot] = tag
+        return tag
+    return _decode(name, length)
+
+
+cdef inline bint _is(const lxb_char_t *name, size_t length, const char *want, size_t want_length) noexcept:
+    return length == want_length and memcmp(name, want, length) == 0
+
+
+cdef class _Attributes:
+    """The attributes the walk reads of one element (what the reference looks up in `node.attributes`)."""
+    cdef bint any, has_hidden, has_itemscope
+    cdef object ident, class_, href, style, aria_hidden, itemprop, content, datetime, role, itemtype, alt, kind
+
+    cdef void read(self, lxb_dom_node_t *element):
+        cdef void *attr = first_attribute(element)
+        cdef const lxb_char_t *name
+        cdef const lxb_char_t *text
+        cdef size_t length = 0, value_length = 0
+        self.any = attr != NULL
+        self.has_hidden = self.has_itemscope = False
+        self.ident = self.class_ = self.href = self.style = self.aria_hidden = self.itemprop = None
+        self.content = self.datetime = self.role = self.itemtype = self.alt = self.kind = None
+        while attr != NULL:
+            name = attribute_name(attr, &length)
+            if name != NULL and 2 <= length <= 11:
+                # a later duplicate wins, as in the reference's dict
+                if _is(name, length, b"id", 2):
+                    self.ident = self._value(attr)
+                elif _is(name, length, b"class", 5):
+                    self.class_ = self._value(attr)
+                elif _is(name, length, b"href", 4):
+                    self.href = self._value(attr)
+                elif _is(name, length, b"style", 5):
+                    self.style = self._value(attr)
+                elif _is(name, length, b"hidden", 6):
+                    self.has_hidden = True
+                elif _is(name, length, b"aria-hidden", 11):
+                    self.aria_hidden = self._value(attr)
+                elif _is(name, length, b"itemprop", 8):
+                    self.itemprop = self._value(attr)
+                elif _is(name, length, b"itemscope", 9):
+                    self.has_itemscope = True
+                elif _is(name, length, b"itemtype", 8):
+                    self.itemtype = self._value(attr)
+                elif _is(name, length, b"role", 4):
+                    self.role = self._value(attr)
+                elif _is(name, length, b"content", 7):
+                    self.content = self._value(attr)
+                elif _is(name, length, b"datetime", 8):
+                    self.datetime = self._value(attr)
+                elif _is(name, length, b"alt", 3):
+                    self.alt = self._value(attr)
+                elif _is(name, length, b"type", 4):
+                    self.kind = self._value(attr)
+            attr = next_attribute(attr)
+
+    cdef object _value(self, void *attr):
+        cdef size_t length = 0
+        cdef const lxb_char_t *text = attribute_value(attr, &length)
+        return _decode(text, length) if text != NULL else None
+
+
+cdef class _Walk:
+    """The state `emit` shares with the walk (the reference's closure variables)."""
+    cdef list blocks, stack
+    cdef dict opened, closed
+    cdef int space  # False, True or BOX_ONLY
+    cdef bint line_break
+    cdef Py_ssize_t max_chars
+
+    cdef emit(self, str text, object artificial=None, object shown=None):
+        if len(text) > self.max_chars:
+            text = text[:self.max_chars]
+            shown = shown[:self.max_chars] if shown is not None else None
+        cdef tuple top = <tuple> self.stack[-1]
+        if self.line_break:
+            gap = "\n"
+        elif not self.space or (self.space == BOX_ONLY and text[0] in CLOSING_PUNCTUATION):
+            gap = ""
+        else:
+            gap = " "
+        self.blocks.append(Block(text, top[1], top[2], self.opened, self.closed, top[4], top[5], top[3],
+                                 "a" in top[2], len(self.stack) - 1, artificial, gap, shown, element=top[7]))
+        self.opened = {}
+        self.closed = {}
+        self.space = False
+        self.line_break = False
+
+
+cdef inline void _count(dict counts, str tag):
+    counts[tag] = counts.get(tag, 0) + 1
+
+
+def walk(parsed, config):
+    """`cleaner.page.segment._walk(parsed, config)`, compiled (module docstring)."""
+    cfg = config["segment"]
+    limits = config["limits"]
+    cdef frozenset drop = frozenset(cfg["drop_tags"])
+    cdef Py_ssize_t max_blocks = int(limits["max_blocks"])
+    cdef Py_ssize_t max_nodes = int(limits["max_nodes"])
+    cdef Py_ssize_t alt_min = int(cfg["img_alt_min_chars"])
+    cdef frozenset line_tags = frozenset(cfg["block_tags"])
+    rc = config["features"]["cues"]["repeat"]
+    cdef Py_ssize_t repeat_min = int(rc["min_siblings"])
+    cdef frozenset repeat_skip = frozenset(rc["skip_tags"])
+
+    tree = parsed.tree
+    capped, markup_capped = parsed.nesting_capped, parsed.markup_capped
+    marks = PageMarks()
+    title = read_head(tree, marks)
+    root_node = tree.body or tree.root
+    cdef _Walk w = _Walk()
+    w.blocks = []
+    w.max_chars = int(cfg["max_block_chars"])
+    if root_node is None:
+        return Segmentation(w.blocks, 0, False, 0, capped, title, marks, markup_capped)
+
+    w.stack = [ROOT_FRAME]
+    cdef list stack = w.stack
+    cdef list blocks = w.blocks
+    cdef list element_parent = [0]
+    cdef list element_signature = [None]
+    cdef dict signature_count = {}
+    cdef dict itemprops = marks.itemprops
+    w.opened = {}
+    w.closed = {}
+    cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
+    cdef dict token_cache = TOKEN_CACHE
+    if len(token_cache) >= TOKEN_CACHE_ENTRIES:
+        token_cache.clear()
+    w.space = False
+    w.line_break = True
+
+    cdef _Attributes attrs = _Attributes()
+    cdef lxb_dom_node_t *root = _node(root_node)
+    cdef lxb_dom_node_t *node = root
+    cdef lxb_dom_node_t *child
+    cdef tuple parent, idclass, tokens, containers
+    cdef frozenset ancestors
+    cdef str tag, raw, text, line, shown
+    cdef bint rendered_copy, in_itemscope
+    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, kind
+    by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
+
+    while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
+        n_nodes += 1
+        if node.type == TEXT_NODE:
+            raw = _text_of(node)
+            if not raw:
+                pass
+            elif (<tuple> stack[-1])[6]:  # inside pre: every line is a block, shown with its own spaces
+                for k, line in enumerate(raw.split("\n")):
+                    if k:
+                        w.line_break = True
+                    text = normalise_space(line)
+                    if not text:
+                        if line:
+                            w.space = True
+                        continue
+                    if len(blocks) >= max_blocks:
+                        break
+                    shown = line.rstrip()
+                    if not w.line_break and shown[0].isspace():  # spaces inside a line another node began
+                        w.space = True
+                        shown = shown.lstrip()
+                    w.emit(text, "pre-line", None if shown == text else shown)
+                    w.space = line[-1].isspace()
+            elif raw.isspace():
+                w.space = True
+            else:
+                if raw[0].isspace():
+                    w.space = True
+                w.emit(normalise_space(raw))
+                w.space = raw[-1].isspace()
+            tag = None
+        elif node.type == ELEMENT_NODE:
+            tag = _element_tag(node)
+        else:
+            tag = None  # comments, the doctype: no visible text
+        if tag is None or node.type != ELEMENT_NODE:
+            pass
+        elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
+            # -- open the element --
+            parent = <tuple> stack[-1]
+            attrs.read(node)
+            if tag == "a" and not (attrs.any and attrs.href):
+                # An anchor without href (`<a name="top">`) is not a link (segment._walk says why).
+                tag = "a-nohref"
+            idclass = parent[3]
+            class_value = None
+            rendered_copy = False
+            if attrs.any:
+                tokens = ()
+                for k in range(2):
+                    value = attrs.ident if k == 0 else attrs.class_
+                    if value:
+                        if k == 1:
+                            class_value = value
+                        if "MathJax" in value or "katex-html" in value:  # (a cheap test before the exact one)
+                            rendered_copy = rendered_copy or is_rendered_copy(_attributes(node))
+                        cached = token_cache.get(value)
+                        if cached is None:
+                            cached = token_cache[value] = idclass_tokens(value)
+                        tokens += cached
+                if tokens:
+                    idclass = tuple(dict.fromkeys(tokens + idclass))[:24]
+            element = len(element_parent)
+            element_parent.append(parent[7])
+            if tag in repeat_skip:
+                element_signature.append(None)
+            else:
+                signature = (parent[7], tag, class_value)
+                element_signature.append(signature)
+                signature_count[signature] = signature_count.get(signature, 0) + 1
+            if tag == "article":
+                marks.articles += 1
+            elif tag == "pre" or tag == "code":
+                marks.code += 1
+            div_group = parent[4]
+            td_group = parent[5]
+            if tag == "div":
+                group_seq += 1
+                div_group = group_seq
+            elif tag == "td" or tag == "th":
+                group_seq += 1
+                td_group = group_seq
+            containers = parent[1] + (tag,)
+            if len(containers) > MAX_CONTAINERS:
+                containers = containers[-MAX_CONTAINERS:]
+            ancestors = parent[2]
+            if tag not in ancestors:
+                ancestors = ancestors | {tag}
+            in_itemscope = parent[8]
+            if attrs.any:
+                if HIDDEN not in ancestors and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style):
+                    ancestors = ancestors | {HIDDEN}
+                itemprop = attrs.itemprop
+                if itemprop:
+                    if MAIN not in ancestors and itemprop == "articleBody":
+                        ancestors = ancestors | {MAIN}
+                    itemprop = itemprop.lower()
+                    itemprops[itemprop] = itemprops.get(itemprop, 0) + 1
+                    if itemprop == "datepublished" and not marks.date_published:
+                        marks.date_published = attrs.content or attrs.datetime or ""
+                if MAIN not in ancestors and attrs.role == "main":
+                    ancestors = ancestors | {MAIN}
+                if not in_itemscope and attrs.has_itemscope:
+                    in_itemscope = True
+                    add_itemtypes(attrs.itemtype, marks.itemtypes)
+            stack.append((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre",
+                          element, in_itemscope))
+            _count(w.opened, tag)
+            if len(stack) > max_depth:
+                max_depth = len(stack)
+            if tag in line_tags:
+                w.line_break = True
+            elif tag == "img":
+                # An image stands between the words on either side (its alt text, a block of its own, too).
+                w.space = True
+                alt = attrs.alt if attrs.any else None
+                if alt:
+                    alt = normalise_space(alt)
+                    if len(alt) >= alt_min and len(blocks) < max_blocks:
+                        w.emit(alt, "img-alt")
+                        w.space = True
+            # (the drawn copy of a formula read from its source shows as an empty element)
+            child = node.first_child if not rendered_copy else NULL
+            if child != NULL:
+                node = child
+                continue
+            tag = (<tuple> stack.pop())[0]  # an empty element: opened and closed at once
+            _count(w.closed, tag)
+        elif tag and tag in drop:
+            # a formula (MathML, MathJax's TeX source) is read as TeX, a block of its own in its place in the line
+            formula = None
+            kind = None
+            if tag == "math":
+                if by_address is None:
+                    by_address = _nodes_by_address(tree)
+                formula = math_block(by_address[<uintptr_t> node])
+            elif tag == "script":
+                attrs.read(node)
+                kind = attrs.kind
+                if attrs.any and is_tex_script((kind or "").lower()):
+                    formula = tex_script_block(kind.lower(), _deep_text(node))
+            if formula is not None and len(blocks) < max_blocks:
+                text, display = formula
+                if display:
+                    w.line_break = True
+                w.emit(text, "math")
+                if display:
+                    w.line_break = True
+            elif tag not in UNDISPLAYED:
+                # a box (a button, an iframe, an svg icon) between its neighbours' words
+                w.space = w.space or BOX_ONLY
+            if tag == "script" and attrs.any and is_json_ld(kind):
+                marks.json_ld.append(_deep_text(node))
+        # Climb until a next sibling exists, closing elements on the way.
+        while node != NULL:
+            if node == root:
+                node = NULL
+                break
+            if node.next != NULL:
+                node = node.next
+                break
+            node = node.parent
+            if node == NULL:
+                break
+            tag = (<tuple> stack.pop())[0]
+            _count(w.closed, tag)
+            if tag in line_tags:
+                w.line_break = True
+            if node == root:
+                node = NULL
+    truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
+    mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
+    marks.element_parent = element_parent
+    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
+
+
+cdef dict _nodes_by_address(tree):
+    """Every element of the page as a selectolax node, by its address."""
+    root = tree.root
+    out = {}
+    if root is not None:
+        out[root.mem_id] = root
+        for node in root.traverse():
+            out[node.mem_id] = node
+    return out
+
+
+def _check_layout():
+    """Read a probe page both ways -- through the structs above, and through Lexbor's accessor functions and
+    selectolax's nodes -- and refuse to load (ImportError) when they disagree: a selectolax whose Lexbor lays
+    its nodes out otherwise than the structs above, or that does not export the functions read here."""
+    try:
+        lib = _load_functions()
+    except (AttributeError, OSError) as exc:
+        raise ImportError(f"selectolax {selectolax.__version__}: Lexbor's functions not found in its extension "
+                          f"({exc}); the segmenter's reference walk runs instead") from exc
+    tag_id = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p)(_function(lib, "lxb_dom_node_tag_id_noi"))
+    type_of = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_function(lib, "lxb_dom_node_type_noi"))
+    pointer = {name: ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(_function(lib, f"lxb_dom_node_{name}_noi"))
+               for name in ("next", "parent", "first_child")}
+    probe = LexborHTMLParser('<!doctype html><html><head><title>t</title></head><body><div id="a" class="b c" '
+                             'hidden><p>Hello <b>wörld</b>!</p><!-- c --><img alt="x"><svg><clipPath/></svg>'
+                             '<x-card data-x>\u00a0</x-card></div></body></html>')
+    cdef lxb_dom_node_t *node
+    for py_node in probe.root.traverse(include_text=True):
+        node = _node(py_node)
+        address = <uintptr_t> node
+        same = (node.type == type_of(address) and node.local_name == tag_id(address)
+                and <uintptr_t> node.next == (pointer["next"](address) or 0)
+                and <uintptr_t> node.parent == (pointer["parent"](address) or 0)
+                and <uintptr_t> node.first_child == (pointer["first_child"](address) or 0))
+        if same and node.type == TEXT_NODE:
+            same = _text_of(node) == py_node.text_content
+        elif same and node.type == ELEMENT_NODE:
+            same = _element_tag(node) == py_node.tag and _attributes(node) == py_node.attributes
+        if not same:
+            raise ImportError(f"selectolax {selectolax.__version__}: its Lexbor's node layout is not the one "
+                              "cleaner/page/compiled_walk.pyx reads (the segmenter's reference walk runs instead)")
+
+
+_check_layout()

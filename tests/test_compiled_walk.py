@@ -1,0 +1,115 @@
+"""The segmenter's compiled walk (cleaner/page/compiled_walk.pyx) against its readable reference
+(cleaner.page.segment._walk): what a user relies on is that the blocks, page marks and counters a page gives do not
+depend on which walk ran, on ordinary pages, on damaged ones and on the markup the walk treats specially."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+from conftest import sampled_pages
+
+import cleaner
+from cleaner.config import load_config
+from cleaner.page import segment
+from cleaner.page.decode import decode_html
+from cleaner.page.segment import parse_html
+
+if os.environ.get(cleaner.PURE_PYTHON_ENV, "") not in ("", "0"):
+    pytest.skip("pure Python asked for", allow_module_level=True)
+compiled_walk = pytest.importorskip("cleaner.page.compiled_walk", reason="not built (scripts/build_native.py)")
+
+CONFIG = load_config()
+
+# Markup the walk reads specially, one case each.
+CASES = {
+    "plain": "<p>Hello <b>world</b>, a page.</p>",
+    "head": ("<html><head><title> A  title </title><meta property='og:type' content='Article'>"
+             "<link rel=canonical href='/x'><script type='application/ld+json'>{\"@type\": \"NewsArticle\"}"
+             "</script></head><body><p>text</p></body></html>"),
+    "json-ld in the body": "<p>a</p><script type='application/ld+json'>[{\"a\": \"ü\"}]</script><p>b</p>",
+    "pre": "<pre>  def f():\n\n      return 1\n  x = <b>2</b>  \n</pre><p>after</p>",
+    "anchors": "<a name=top>x</a><a href=''>y</a><a href='/z'>z</a><a>w",
+    "hidden": ("<div hidden>a</div><div aria-hidden=true>b</div><div style='Display : None'>c</div>"
+               "<div style='visibility:hidden'>d</div><div aria-hidden=false>e</div>"),
+    "main": "<div role=main><p>a</p></div><div itemprop=articleBody>b</div>",
+    "microdata": ("<div itemscope itemtype='https://schema.org/Product http://schema.org/Thing/'>"
+                  "<span itemprop=name>n</span><time itemprop=datePublished datetime=2024-01-02>d</time>"
+                  "<meta itemprop=datePublished content=2023><div itemscope itemtype=x/Inner>i</div></div>"),
+    "duplicate attributes": "<div class=a class=b id=x id=y><p class='c  D-e'>t</p></div>",
+    "images": "<p>a<img alt=' the  alt '>b<img alt=''>c<img>d</p>",
+    "boxes and closing punctuation": "<p><a href=/w>word</a><button></button>, next<iframe></iframe>x</p>",
+    "mathml": ("<p>Both cost <math><semantics><mi>O</mi><annotation encoding='application/x-tex'>O(n \\log n)"
+               "</annotation></semantics></math> comparisons; <math display=block><mi>x</mi><mo>=</mo>"
+               "<mn>1</mn></math> and <math alttext='a^2'><mi>a</mi></math>.</p>"),
+    "mathjax": ("<p>Let <span class=MathJax_Preview>x</span><span class=MathJax id=MathJax-Element-1-Frame>"
+                "<span>x</span></span><script type='math/tex'>x</script> and "
+                "<script type='math/tex; mode=display'>\\sum_i i</script><span class='katex-html'>k</span>.</p>"),
+    "svg and custom elements": ("<svg><clipPath><text>s</text></clipPath></svg><x-card data-a>c</x-card>"
+                                "<my-el><p>p</p></my-el><foreignObject>f</foreignObject>"),
+    "comments and doctype": "<!doctype html><!-- a --><p>a<!-- b -->b</p><?pi x?>",
+    "tables": "<table><tr><td>a</td><th>b</th></tr><tr><td><div>c</div></td></tr></table>",
+    "repeated items": "<ul>" + "".join(f"<li class=item>item {i}</li>" for i in range(6)) + "</ul>",
+    "invalid text": "<p>\udcff a \x00 b &#xD800; c &#0; d</p>",
+    "empty": "",
+    "no body text": "<html><head><title>t</title></head><body></body></html>",
+    "deep": "<div>" * 3000 + "deep" + "</div>" * 3000,
+    "long block": "<p>" + "word " * 30000 + "</p>",
+}
+
+
+def _both(html: str, config=CONFIG):
+    parsed = parse_html(html, config)
+    return segment._walk(parsed, config), compiled_walk.walk(parsed, config)
+
+
+def test_the_compiled_walk_is_the_one_that_runs():
+    segment.segment_blocks("<p>a</p>", CONFIG)
+    assert segment._walker() is compiled_walk.walk
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_compiled_walk_gives_the_references_segmentation(name):
+    reference, compiled = _both(CASES[name])
+    assert compiled == reference
+    assert compiled.page == reference.page  # (the element tree, JSON-LD, itemtypes and counts too)
+
+
+def test_the_limits_cut_both_walks_at_the_same_place():
+    config = load_config()
+    config["limits"]["max_blocks"] = 7
+    html = "".join(f"<p>block {i}<img alt='alt {i}'></p>" for i in range(20))
+    reference, compiled = _both(html, config)
+    assert compiled == reference and compiled.truncated and len(compiled.blocks) == 7
+    config["limits"]["max_blocks"] = 20_000
+    config["limits"]["max_nodes"] = 15
+    reference, compiled = _both(html, config)
+    assert compiled == reference and compiled.truncated and compiled.n_nodes == 15
+
+
+def test_the_formula_in_the_text_is_read_by_both():
+    _, compiled = _both(CASES["mathml"])
+    texts = [b.text for b in compiled.blocks]
+    assert "$O(n \\log n)$" in texts and "$a^2$" in texts
+
+
+def _variants(data: bytes):
+    # the page, and damaged copies: cut mid-tag, nesting spliced in, invalid bytes and odd attributes
+    half = len(data) // 2
+    yield data
+    yield data[:half]
+    yield data[:half] + b"<div><span>" * 3000 + data[half:]
+    yield data[:half] + b"\xed\xa0\x80\xff\xfe&#xD800;&#0;&#x110000;" + data[half:]
+    yield data[:half] + b'<p id="' + b"x " * 300 + b'" class hidden style="display: none">t</p>' + data[half:]
+
+
+def test_shared_pages_and_their_damaged_copies_walk_alike(data_dir):
+    pages = sampled_pages(data_dir, 25)
+    assert len(pages) > 100
+    for page in pages:
+        raw = page.html_path.read_bytes()
+        raw = gzip.decompress(raw) if page.html_path.name.endswith(".gz") else raw
+        for data in _variants(raw):
+            reference, compiled = _both(decode_html(data).text)
+            assert compiled == reference, page.html_path

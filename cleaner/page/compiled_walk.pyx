@@ -258,8 +258,9 @@ cdef class _Walk:
             gap = ""
         else:
             gap = " "
+        # (every field positional, repeat and repeat_item at their defaults: a call without keywords)
         self.blocks.append(Block(text, top[1], top[2], self.opened, self.closed, top[4], top[5], top[3],
-                                 "a" in top[2], len(self.stack) - 1, artificial, gap, shown, element=top[7]))
+                                 "a" in top[2], len(self.stack) - 1, artificial, gap, shown, 0, -1, top[7]))
         self.opened = {}
         self.closed = {}
         self.space = False
@@ -305,6 +306,7 @@ def walk(parsed, config):
     w.closed = {}
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
     cdef dict token_cache = TOKEN_CACHE
+    cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass) -> its idclass
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
     w.space = False
@@ -318,7 +320,7 @@ def walk(parsed, config):
     cdef frozenset ancestors
     cdef str tag, raw, text, line, shown
     cdef bint rendered_copy, in_itemscope
-    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, kind
+    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, kind, key, merged
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
     while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
@@ -382,7 +384,12 @@ def walk(parsed, config):
                             cached = token_cache[value] = idclass_tokens(value)
                         tokens += cached
                 if tokens:
-                    idclass = tuple(dict.fromkeys(tokens + idclass))[:24]
+                    # (siblings of one template repeat their tokens under one parent: merged once per page)
+                    key = (tokens, idclass)
+                    merged = idclass_seen.get(key)
+                    if merged is None:
+                        merged = idclass_seen[key] = tuple(dict.fromkeys(tokens + idclass))[:24]
+                    idclass = merged
             element = len(element_parent)
             element_parent.append(parent[7])
             if tag in repeat_skip:
@@ -411,7 +418,8 @@ def walk(parsed, config):
                 ancestors = ancestors | {tag}
             in_itemscope = parent[8]
             if attrs.any:
-                if HIDDEN not in ancestors and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style):
+                if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.aria_hidden is not None or attrs.style)
+                        and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style)):
                     ancestors = ancestors | {HIDDEN}
                 itemprop = attrs.itemprop
                 if itemprop:

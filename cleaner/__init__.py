@@ -24,9 +24,10 @@ Pipeline (one module per stage, plain dataclasses between them):
 Compiled modules. The per-block stages (`NATIVE_MODULES`, named within this package) are plain,
 type-annotated Python that `scripts/build_native.py` can compile with mypyc into `cleaner/_native/`
 (the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
-same results, 20-30 % less CPU in segmentation and features (docs/speed.md). The CRF's inference
-(`label.compiled_chain`, `CYTHON_MODULES`) is Cython, built by the same script into `_native/label/`, with its
-readable reference (`cleaner/label/chain.py`) giving the same floats to the last bit. They are used only while
+same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Two stages are Cython
+(`CYTHON_MODULES`), built by the same script, each with a readable reference that gives the same results: the
+segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference `cleaner.page.segment._walk`) and the CRF's
+inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit). They are used only while
 they match the sources they were built from, so an edited module is never shadowed by a stale build;
 `WEBCLEANER_PURE_PYTHON=1` turns them off.
 """

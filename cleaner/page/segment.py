@@ -20,10 +20,12 @@ per-ancestor state is kept on explicit stacks with running counters, so that a p
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from .. import NATIVE_BUILD
 from ..config import Config, load_config
 from .hidden_text import fallback_html, parse_json_ld
 from .markup_guard import MarkupLimits, guard_markup
@@ -217,7 +219,9 @@ def _walker():
             from . import compiled_walk  # type: ignore[attr-defined]
 
             _WALK.append(compiled_walk.walk)
-        except ImportError:
+        except ImportError as exc:
+            if NATIVE_BUILD is not None:  # built, yet it does not load (selectolax's Lexbor changed): say so once
+                print(f"[webcleaner] the compiled walk is not used ({exc})", file=sys.stderr)
             _WALK.append(_walk)
     return _WALK[0]
 

@@ -27,8 +27,8 @@ type-annotated Python that `scripts/build_native.py` can compile with mypyc into
 same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Two stages are Cython
 (`CYTHON_MODULES`), built by the same script, each with a readable reference that gives the same results: the
 segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference `cleaner.page.segment._walk`) and the CRF's
-inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit). They are used only while
-they match the sources they were built from, so an edited module is never shadowed by a stale build;
+inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit). They are used
+only while they match the sources they were built from, so an edited module is never shadowed by a stale build;
 `WEBCLEANER_PURE_PYTHON=1` turns them off.
 """
 

@@ -152,3 +152,9 @@ class AttributeNames:
                              table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
         # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
         self.text_cache: dict[str, tuple[list, list, int]] = {}
+        # The attributes of a block's markup context, cached by the context (FeatureExtractor._block_own): the
+        # walk gives every block of an element, and of its like siblings, the same ancestors and id/class
+        # tokens. ancestors -> the `container` attributes; id/class tokens -> the `idclass` and `cue.idclass`
+        # attributes.
+        self.container_cache: dict[frozenset, list] = {}
+        self.idclass_cache: dict[tuple, tuple[list, list]] = {}

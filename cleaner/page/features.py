@@ -50,6 +50,7 @@ FAMILIES = (
 DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f != "cue")
 FEATURE_VERSION = "1"
 TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
+CONTEXT_CACHE_ENTRIES = 20_000  # AttributeNames.container_cache and idclass_cache, each
 
 
 @dataclass(slots=True)
@@ -134,12 +135,14 @@ class FeatureExtractor:
         if "container" in fam:
             out = shared if "container" in wf else private
             anc = b.ancestors
-            for tag, name in v.containers:
-                if tag in anc:
-                    out.append(name)
-            for name, tags in v.classes:
-                if not anc.isdisjoint(tags):
-                    out.append(name)
+            names = v.container_cache.get(anc)
+            if names is None:
+                names = [name for tag, name in v.containers if tag in anc]
+                names += [name for name, tags in v.classes if not anc.isdisjoint(tags)]
+                if len(v.container_cache) >= CONTEXT_CACHE_ENTRIES:
+                    v.container_cache.clear()
+                v.container_cache[anc] = names
+            out.extend(names)
         if "split" in fam:
             out = shared if "split" in wf else private
             p = br = hr = inline = block = 0
@@ -182,14 +185,21 @@ class FeatureExtractor:
                 out.append(v.tag_artificial[b.artificial])
         if "density" in fam and b.in_link:
             (shared if "density" in wf else private).append(v.in_link)
-        if "idclass" in fam and b.idclass:
-            out = shared if "idclass" in wf else private
+        if b.idclass and ("idclass" in fam or "cue" in fam):
             tokens = b.idclass
             if len(tokens) > self.max_idclass:
                 tokens = tokens[: self.max_idclass]
-            out.extend(map(v.idclass.__getitem__, tokens))
-        if "cue" in fam and b.idclass:
-            (shared if "cue" in wf else private).extend(idclass_cues(v.cues, b.idclass[: self.max_idclass]))
+            named = v.idclass_cache.get(tokens)
+            if named is None:
+                named = (list(map(v.idclass.__getitem__, tokens)) if "idclass" in fam else [],
+                         idclass_cues(v.cues, tokens) if "cue" in fam else [])
+                if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
+                    v.idclass_cache.clear()
+                v.idclass_cache[tokens] = named
+            if named[0]:
+                (shared if "idclass" in wf else private).extend(named[0])
+            if named[1]:
+                (shared if "cue" in wf else private).extend(named[1])
         return cached[2]
 
     def _may_hold_url(self, text: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pycrfsuite
 import pytest
 
 from cleaner.api import clean_html
@@ -13,6 +14,7 @@ from cleaner.label.markers import (
     MarkerTyper,
     block_attributes,
     gold_markers,
+    segment_features,
     segment_spans,
     train_typer,
     training_sequence,
@@ -105,3 +107,37 @@ def test_a_typer_file_that_does_not_match_its_sidecar_is_refused(small_model, tm
     typer.unlink()
     with pytest.raises(ModelError, match="cannot read the marker typer"):
         load_model(path)
+
+
+class _CheckedTyper(MarkerTyper):
+    """The shipped typer, which also tags each page's segments with CRFsuite's own tagger, to compare."""
+
+    def __init__(self, data: bytes, settings):
+        super().__init__(data, settings)
+        self.reference = pycrfsuite.Tagger()
+        self.reference.open_inmemory(data)
+        self.segments = 0
+
+    def retype(self, labels, marginal, block_attrs, texts, word_counts):
+        retyped = super().retype(labels, marginal, block_attrs, texts, word_counts)
+        spans = segment_spans(labels)
+        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings)
+        expected = list(labels)
+        for (s, _), marker in zip(spans, self.reference.tag(x) if spans else []):
+            expected[s] = marker
+        assert retyped == expected
+        self.segments += len(spans)
+        return retyped
+
+
+def test_the_typer_tags_every_segment_as_crfsuite_does(data_dir):
+    # The typer's tagging moved from CRFsuite's tagger to the block CRF's (scores from the weights, the compiled
+    # chain): on the shared pages it must give CRFsuite's markers, segment for segment.
+    from conftest import sampled_pages
+
+    model = load_model()
+    typer = _CheckedTyper(model.typer.data, model.typer.settings)
+    model.__dict__["typer"] = typer  # (a cached property: this model's typer is the checked one)
+    for page in sampled_pages(data_dir, 30):
+        clean_html(page.read_html(), model=model)
+    assert typer.segments > 3000  # (4,693 segments of 151 pages)

@@ -93,3 +93,24 @@ def test_shared_pages_chain_alike_compiled_and_in_the_reference(data_dir):
         assert path == ref_path and table == ref_table, page.key
         checked += 1
     assert checked >= 40
+
+
+def _reference_sums(rows: crf.FlatRows, state: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """FlatRows.sum as NumPy computes it (the reference of compiled_chain.row_sums): gather, then reduceat."""
+    out = np.zeros((rows.n, state.shape[1]))
+    full = np.flatnonzero(np.diff(rows.starts, append=len(flat)))
+    if len(full):
+        out[full] = np.add.reduceat(state[flat], rows.starts[full])
+    return out
+
+
+def test_block_scores_are_summed_as_the_reference_sums_them_to_the_last_bit():
+    rng = np.random.default_rng(7)
+    state = rng.normal(size=(400, 5)) * 10.0 ** rng.integers(-12, 12, size=(400, 1))
+    state[0] = 0.0
+    for lens in ([3, 0, 5, 1, 0, 0, 7], [0, 0, 0, 4], [1] * 50, list(rng.integers(0, 90, size=300)), [129, 0, 1000, 8]):
+        flat = rng.integers(0, 400, size=int(sum(lens)))
+        rows = crf.FlatRows(flat=flat.astype(np.intp), lens=list(lens))
+        got = rows.sum(state)
+        assert crf.compiled_chain is None or np.array_equal(got, _reference_sums(rows, state, rows.flat))
+        assert got.tobytes() == _reference_sums(rows, state, rows.flat).tobytes()  # (the sign of a zero too)

@@ -7,7 +7,7 @@ by scripts/build_native.py into cleaner/_native/label/ (with Cython and a C comp
 the arrays come in as typed memoryviews that the caller allocated).
 """
 
-from libc.math cimport exp, INFINITY
+from libc.math cimport copysign, exp, INFINITY
 from libc.stdlib cimport malloc, free
 
 
@@ -136,3 +136,66 @@ cdef inline void _write_marginals(double[:, ::1] out, double *alpha, double *bet
     cdef Py_ssize_t y
     for y in range(labels):
         out[t, y] = alpha[t * labels + y] * beta[y] / scale[t]
+
+
+
+cdef double _pairwise(const double[:, :] state, const Py_ssize_t[:] flat, Py_ssize_t lo, Py_ssize_t n,
+                      Py_ssize_t k) noexcept nogil:
+    """NumPy's pairwise summation (its `pairwise_sum`, which np.add.reduce and reduceat use) of state[flat[lo + i], k]
+    for i < n: in order below 8 terms (from a negative zero, as NumPy starts), with 8 running sums up to 128, halved
+    (at a multiple of 8) above."""
+    cdef double res, r0, r1, r2, r3, r4, r5, r6, r7
+    cdef Py_ssize_t i, n2
+    if n < 8:
+        res = copysign(0.0, -1.0)
+        for i in range(lo, lo + n):
+            res += state[flat[i], k]
+        return res
+    if n <= 128:
+        r0 = state[flat[lo], k]
+        r1 = state[flat[lo + 1], k]
+        r2 = state[flat[lo + 2], k]
+        r3 = state[flat[lo + 3], k]
+        r4 = state[flat[lo + 4], k]
+        r5 = state[flat[lo + 5], k]
+        r6 = state[flat[lo + 6], k]
+        r7 = state[flat[lo + 7], k]
+        i = 8
+        while i < n - n % 8:
+            r0 += state[flat[lo + i], k]
+            r1 += state[flat[lo + i + 1], k]
+            r2 += state[flat[lo + i + 2], k]
+            r3 += state[flat[lo + i + 3], k]
+            r4 += state[flat[lo + i + 4], k]
+            r5 += state[flat[lo + i + 5], k]
+            r6 += state[flat[lo + i + 6], k]
+            r7 += state[flat[lo + i + 7], k]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += state[flat[lo + i], k]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(state, flat, lo, n2, k) + _pairwise(state, flat, lo + n2, n - n2, k)
+
+
+def row_sums(const double[:, :] state, const Py_ssize_t[:] flat, const Py_ssize_t[:] starts, double[:, ::1] out):
+    """Write into `out` (rows, labels), zeros when called, per row i the sum of the rows of `state` (ids, labels) of
+    the ids `flat[starts[i]:starts[i + 1]]` (the last row's to the end of `flat`): the blocks' state scores. Added
+    as the reference (`FlatRows.sum`: np.add.reduceat over the gathered rows) adds them -- the first term, plus
+    NumPy's pairwise sum of the others -- without gathering them; a row without ids stays zero."""
+    cdef Py_ssize_t rows = starts.shape[0], labels = state.shape[1], end = flat.shape[0], i, k, s, e
+    if out.shape[0] != rows or out.shape[1] != labels:
+        raise ValueError("row_sums: out must be (rows, labels)")
+    with nogil:
+        for i in range(rows):
+            s = starts[i]
+            e = starts[i + 1] if i + 1 < rows else end
+            if s >= e:
+                continue
+            for k in range(labels):
+                out[i, k] = state[flat[s], k]
+                if e - s > 1:
+                    out[i, k] = out[i, k] + _pairwise(state, flat, s + 1, e - s - 1, k)

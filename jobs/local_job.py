@@ -6,7 +6,7 @@
 The same run as `jobs/clean_warc.py` (the class below is that job with another engine): the same
 checks before any work, the same plan of pieces and tasks (jobs/plan.py), the same per-record worker
 (jobs/worker.py's `process_partition_arrow`, fed one task at a time), the same output directory with
-its staging, publish, `_run.json` and `--skip-done` (jobs/runs.py), the same summary table. What
+its staging, publish, `.run.json` and `--skip-done` (jobs/runs.py), the same summary table. What
 differs is only who runs the tasks: a pool of `--jobs` Python processes instead of Spark executors,
 each writing its task's rows as Hive-partitioned Parquet files into the run's staging directory,
 as a Spark task does. The output is local (a folder); inputs are local files, or s3:// and https://
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
         "clean-warc", help="clean the HTML records of WARC files into Parquet on this machine (no Spark)",
         description="Clean the HTML records of WARC/ARC files (plain, .gz, .zst) with a pool of processes and "
         "write what the Spark job (jobs/clean_warc.py) writes: OUT/run=<id>/[crawl=<c>/]part-*.parquet with the "
-        "same columns, OUT/_run.json (every file's counts, errors with offsets, what was left out) and the "
+        "same columns, OUT/.run.json (every file's counts, errors with offsets, what was left out) and the "
         "summary table. A run is published whole or not at all; --skip-done adds only the files no published "
         "run has done.", epilog=EPILOG)
     p.add_argument("input", nargs="*", metavar="PATH",
@@ -103,5 +103,5 @@ def cmd_clean_warc(args) -> int:
         job.release()
         return 130
     if (record.get("totals") or {}).get("failed_files"):
-        return 1  # published without them; they are not done (listed in _run.json)
+        return 1  # published without them; they are not done (listed in .run.json)
     return 0

@@ -103,7 +103,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         name = r[0] if len(r[0]) <= 48 else "..." + r[0][-45:]
         w(fmt.format(name, *r[1:]) + "\n")
     if len(rows) > max_files:
-        w(f"... {len(rows) - max_files} more files (see _run.json)\n")
+        w(f"... {len(rows) - max_files} more files (see .run.json)\n")
     w(fmt.format("TOTAL", t["records_read"], t["html_records"], t["cleaned"],
                  sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"] + t["failed_files"],
                  f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
@@ -119,7 +119,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
     left = record.get("inputs_skipped") or []
     if left:
-        w(f"inputs left out: {len(left)} (each with its reason in _run.json inputs_skipped)\n")
+        w(f"inputs left out: {len(left)} (each with its reason in .run.json inputs_skipped)\n")
         for s in left[:10]:
             w(f"  {s['path']}: {s['reason']}\n")
         if len(left) > 10:
@@ -130,5 +130,5 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
       f"errors: {t['errors'] + t['failed_files']} in {t['damaged_files'] + t['failed_files']} files "
       f"({f'{failed} not read at all, open_error; ' if (failed := t['failed_files']) else ''}"
-      "file + offset in _run.json)\n")
+      "file + offset in .run.json)\n")
     stream.flush()

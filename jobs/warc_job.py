@@ -238,7 +238,7 @@ class WarcJob:
             for s in left:
                 log.warning("input left out: %s: %s", s["path"], s["reason"])
         files = list({f.uri: f for f in files}.values())  # canonical uris (realpath): one file by two paths once
-        self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
+        self.skipped_inputs = skipped_inputs  # recorded in .run.json and the summary
 
         # output directory: take it (the lease), recover, decide what is to do
         fs: LocalFS | HadoopFS
@@ -428,6 +428,15 @@ class WarcJob:
             raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
         if note:
             log.warning("%s", note)
+        if self.superseded and out.fs.kind != "local":
+            log.warning("%d files cleaned again: their older rows stay in the earlier runs of this output (not a local "
+                        "folder); read the newest rows of each file (docs/faults.md, \"Reading the newest rows\")",
+                        len(self.superseded))
+        try:  # after the commit: the older rows of the files cleaned again out of plain readers' way (jobs/runs.py)
+            out.prune_superseded(run_id, record)
+        except Exception as exc:  # the run is published; the next run's recovery finishes this
+            log.warning("run %s is published, but the rows it superseded are still in the older runs (%s); the "
+                        "next run takes them out", run_id, short_error(exc))
         print_summary(record, sys.stdout)
         if failed:
             log.warning("%d files could not be opened and are not marked done (a --skip-done run "

@@ -77,6 +77,13 @@ def add_parser(sub) -> None:
     p.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
                    help="when another run holds OUT, wait for it (at most SECONDS; no number: as long as it runs) "
                         "instead of refusing with exit 5")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress line on stderr while the files are cleaned: records and MB of pages so far, their "
+                   "rates, the files done (default: on a terminal only, rewritten in place; --progress elsewhere: a "
+                   "line every 10 s). Ctrl-C stops at once: the files finished are published (--skip-done cleans the "
+                   "rest), exit 130")
+    p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
+                   help="with --progress off a terminal: seconds between two progress lines (default: 10)")
     p.add_argument("--target-file-mb", type=float, help=argparse.SUPPRESS)  # the Spark job's; no effect here
     p.set_defaults(func=cmd_clean_warc)
 
@@ -96,10 +103,15 @@ def cmd_clean_warc(args) -> int:
         job.prepare()
         record = job.run()
     except JobError as exc:
-        log.error("error: %s", exc)
+        if exc.code == 130:  # Ctrl-C while cleaning: what was kept, in one line
+            log.warning("%s", exc)
+        else:
+            log.error("error: %s", exc)
         job.release()
         return exc.code
     except KeyboardInterrupt:
+        log.warning("interrupted: no run published by this command (stopped before any file was cleaned, or "
+                    "while publishing: see the output's .run.json)")
         job.release()
         return 130
     if (record.get("totals") or {}).get("failed_files"):

@@ -4,8 +4,10 @@ while the job runs) and the summary table of a run record."""
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import threading
+import time
 
 from . import formats
 from .outcomes import Outcome, PieceOutcome
@@ -80,6 +82,53 @@ class ProgressLogger(threading.Thread):
                      "%d errors, %.1f s%s", len(self.logged), len(self.parts), base_name(uri), extra,
                      f.records_read, f.cleaned, sum(f.rejected.values()),
                      sum(f.skipped.values()), len(f.errors), f.seconds, err)
+
+
+class StatusLine:
+    """`cleaner clean-warc`'s progress inside the files: records and MB of pages cleaned so far, their rates and the
+    files done. On a terminal one line rewritten in place; elsewhere nothing, unless asked (`wanted`: --progress),
+    then a log line every `every` seconds. `seen`: {worker pid: (records, payload bytes)} so far."""
+
+    interval = 0.5  # how often the driver looks
+
+    def __init__(self, stream, wanted: bool | None, pieces: list[dict], every: float = 10.0):
+        self.stream = stream
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.on = tty if wanted is None else wanted
+        self.tty = tty and self.on
+        self.every = every
+        self.parts: dict[str, set[str]] = {}
+        for p in pieces:
+            self.parts.setdefault(p["uri"], set()).add(p["key"])
+        self.t0 = self.last = time.monotonic()
+        self.drawn = False
+
+    def text(self, seen: dict, counters: dict) -> str:
+        records = sum(r for r, _ in seen.values())
+        mb = sum(b for _, b in seen.values()) / 1e6
+        done = sum(1 for keys in self.parts.values() if keys <= counters.keys())
+        took = max(time.monotonic() - self.t0, 1e-9)
+        return (f"{records:,} records, {mb:,.1f} MB of pages cleaned ({records / took:,.1f} records/s, "
+                f"{mb / took:,.2f} MB/s); {done} of {len(self.parts)} files done; {took:,.0f} s")
+
+    def show(self, seen: dict, counters: dict) -> None:
+        if not self.on:
+            return
+        now = time.monotonic()
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r" + self.text(seen, counters)[:width] + "\x1b[K")
+            self.stream.flush()
+            self.drawn = True
+        elif now - self.last >= self.every:
+            self.last = now
+            log.info("progress: %s", self.text(seen, counters))
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False
 
 
 def print_summary(record: dict, stream, max_files: int = 40) -> None:

@@ -308,7 +308,7 @@ def _prune_run(root: str, run_dir: str, by_run: str, uris: set[str]) -> list[dic
     removed when none is left. Doing it again does nothing more."""
     done = []
     for path in _data_files(run_dir):
-        kept, removed = _without_files(path, uris)
+        kept, removed = without_files(path, uris)
         if removed == 0:
             continue
         rel = os.path.relpath(path, root)
@@ -343,7 +343,7 @@ class _Rewrite:
         self.write(path)
 
 
-def _without_files(path: str, uris: set[str]) -> tuple[_Rewrite | None, int]:
+def without_files(path: str, uris: set[str]) -> tuple[_Rewrite | None, int]:
     """(a writer of the rows of `path` whose warc_file is not in `uris`, or None when none is left; rows taken out)."""
     if path.endswith(".parquet"):
         import pyarrow as pa

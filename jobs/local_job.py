@@ -77,6 +77,9 @@ def add_parser(sub) -> None:
     p.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
                    help="when another run holds OUT, wait for it (at most SECONDS; no number: as long as it runs) "
                         "instead of refusing with exit 5")
+    p.add_argument("--format", choices=("parquet", "jsonl"),
+                   help="output files: parquet, or jsonl (JSON Lines, gzip or zstd as [job] jsonl_compression says), "
+                   "the same fields, as the Spark job's --format (default: [job] format)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress line on stderr while the files are cleaned: records and MB of pages so far, their "
                    "rates, the files done (default: on a terminal only, rewritten in place; --progress elsewhere: a "

@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from . import tempdirs
+from . import formats, tempdirs
 from . import worker as worker_module
 from .arguments import JobError, build_parser
 from .report import ProgressLogger, StatusLine
@@ -90,8 +90,8 @@ def _start_worker(payload: dict, channel=None) -> None:
 
 
 def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], compression: str,
-             level: int) -> dict[str, dict]:
-    """Clean one task's pieces into Parquet files under `staging`; its counters by piece."""
+             level: int, fmt_name: str = "parquet", jsonl_compression: str = "gzip") -> dict[str, dict]:
+    """Clean one task's pieces into Parquet (or JSON Lines) files under `staging`; its counters by piece."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
@@ -100,6 +100,11 @@ def run_task(task: dict, settings: dict, staging: str, part_cols: list[str], com
     counters = PieceCounters()
     ids = pa.record_batch([pa.array([task["task"]], pa.int32())], names=["task"])
     batches = process_partition_arrow([ids], _MODEL, counters, settings, Shared({task["task"]: task}))
+    if fmt_name == "jsonl":
+        formats.write_jsonl_batches(batches, staging, part_cols, f"part-{task['task']:05d}-0", jsonl_compression)
+        if _REPORTER is not None:
+            _REPORTER.send()
+        return counters.value
     fmt = ds.ParquetFileFormat()
     ds.write_dataset(
         pa.RecordBatchReader.from_batches(SCHEMA, batches), staging, format=fmt,
@@ -130,7 +135,7 @@ def _command_line(a: argparse.Namespace) -> list[str]:
     argv = [*a.input, "--out", a.output, "--jobs", str(a.jobs)]
     for lst in a.input_list:
         argv += ["--input-list", lst]
-    for flag in ("input_base", "config", "model", "convention", "crawl", "partition_by"):
+    for flag in ("input_base", "config", "model", "convention", "crawl", "partition_by", "format"):
         if getattr(a, flag) is not None:
             argv += ["--" + flag.replace("_", "-"), getattr(a, flag)]
     return argv + (["--skip-done"] if a.skip_done else []) + (["--overwrite"] if a.overwrite else [])
@@ -153,9 +158,6 @@ class PoolCleanWarcJob(WarcJob):
 
     def prepare(self) -> None:
         super().prepare()
-        if self.job["format"] != "parquet":
-            raise JobError(4, f"[job] format = {self.job['format']!r} in {self.config.source}: clean-warc writes "
-                              "Parquet only; JSON Lines are the Spark job's (--format jsonl)")
         if not self.output_local:
             raise JobError(2, f"--out {self.args.output}: clean-warc writes to a local folder; the Spark job "
                               "(jobs/clean_warc.py, cleaner-spark-job) writes to other file systems")
@@ -231,7 +233,8 @@ class PoolCleanWarcJob(WarcJob):
         # tasks come planned largest first (jobs/plan.py): submitted in that order, as Spark launches them
         assert self.pool is not None  # started by _start_engine before the pieces are cleaned
         running = {self.pool.submit(run_task, task, settings, staging, list(j["partition_by"]), j["compression"],
-                                    int(j["compression_level"])): task["task"] for task in task_specs}
+                                    int(j["compression_level"]), j["format"],
+                                    j["jsonl_compression"]): task["task"] for task in task_specs}
         finished: set[int] = set()
         status = StatusLine(sys.stderr, getattr(self.args, "progress", None), pieces,
                             every=getattr(self.args, "progress_every", 10.0))

@@ -317,3 +317,45 @@ def test_clean_warc_takes_the_spark_jobs_input_and_output_flags(warcs, no_spark,
     assert r.returncode == 0, r.stderr[-3000:]
     assert {row["warc_file"].rsplit("/", 1)[-1] for row in rows_of(out)} == {"b.warc", "c.warc.gz"}
 
+
+def _jsonl_lines(path: Path) -> list[dict]:
+    import gzip
+
+    if path.suffix == ".gz":
+        data = gzip.decompress(path.read_bytes())
+    else:
+        import zstandard
+
+        with open(path, "rb") as fh:
+            data = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read()
+    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("compression, suffix", [("gzip", ".json.gz"), ("zstd", ".json.zst")])
+def test_clean_warc_writes_json_lines_as_the_spark_job_does(warcs, no_spark, tmp_path, compression, suffix):
+    """`clean-warc --format jsonl` (issue 44: the Spark job had it): the same rows and fields as its Parquet, every
+    field but the partition columns, nulls written, timestamps as Spark's JSON writer writes them."""
+    from cleaner.output.schema import SCHEMA
+
+    conf = tmp_path / "jsonl.toml"
+    conf.write_text(f'[job]\njsonl_compression = "{compression}"\n')
+    parquet, jsonl = tmp_path / "parquet", tmp_path / "jsonl"
+    for out, more in ((parquet, []), (jsonl, ["--format", "jsonl", "--conf", conf])):
+        r = clean_warc(warcs["a"], warcs["c"], "--out", out, "--jobs", "2", *more, env=no_spark)
+        assert r.returncode == 0, r.stderr[-3000:]
+    files = sorted(jsonl.glob(f"run=*/crawl=*/*{suffix}"))
+    record = json.loads((jsonl / ".run.json").read_text())
+    assert files and record["output"]["format"] == "jsonl" and record["output"]["parquet_files"] == len(files)
+    assert not list(jsonl.glob("run=*/crawl=*/*.json"))  # zstd: no plain file left beside the compressed one
+    lines = [r for f in files for r in _jsonl_lines(f)]
+    assert all(list(r) == [n for n in SCHEMA.names if n != "crawl"] for r in lines)  # crawl: the folder's name
+    assert len(lines) == record["output"]["rows_written"] == 25 + 8
+    rows = {r["id"]: r for r in pq.read_table(parquet).to_pylist()}
+    assert sorted(rows) == sorted(r["id"] for r in lines)
+    for r in lines:
+        p = rows[r["id"]]
+        for key in ("url", "status", "reason", "text", "language", "text_hash", "minhash_bands", "label_stats",
+                    "title", "published", "warc_offset", "reader_notes", "expected_f1"):
+            assert r[key] == p[key], key
+        assert r["fetch_time"] == "2024-05-06T07:08:09.000000Z"
+    assert "run=*/**/*.json.gz" in (jsonl / ".huggingface.yaml").read_text()  # the card names the JSON files

@@ -13,7 +13,7 @@ output is published atomically with a run record (jobs/runs.py).
 
 This module is the entry point and the Spark engine (`CleanWarcJob`: session, code shipped to the executors,
 the tasks as one mapInArrow). The driver's flow whatever the engine is `jobs.warc_job.WarcJob`; the flags are
-in jobs/arguments.py, the outcome counters in jobs/outcomes.py, `_run.json` in jobs/run_record.py, the progress
+in jobs/arguments.py, the outcome counters in jobs/outcomes.py, `.run.json` in jobs/run_record.py, the progress
 lines and the summary table in jobs/report.py.
 
 Exit codes: 0 ok (damaged input files are recorded, not fatal), 1 the Spark job failed, the run was
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         job.release()
         return exc.code
     if (record.get("totals") or {}).get("failed_files"):
-        return 1  # published without them; they are not done (logged by run, listed in _run.json)
+        return 1  # published without them; they are not done (logged by run, listed in .run.json)
     return 0
 
 

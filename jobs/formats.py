@@ -37,6 +37,49 @@ def write(df, path: str, fmt: str, job: dict, part_cols: list[str]) -> None:
         writer.option("compression", job["compression"]).parquet(path)
 
 
+def write_jsonl_batches(batches, folder: str, part_cols: list[str], stem: str, compression: str) -> None:
+    """`cleaner clean-warc --format jsonl` (jobs/pool.py): the rows of Arrow `batches` as Spark's JSON writer writes
+    them (above): one object a line with every field but the partition columns (in the Hive folder names), nulls
+    written, timestamps ISO 8601 UTC with microseconds, into `folder/[col=value/]<stem>.json.gz` (gzip) or `.json`
+    (zstd: compressed by `finish`, as for Spark)."""
+    import json
+    import os
+
+    handles: dict[tuple, io.BufferedIOBase] = {}
+    suffix = ".json.gz" if compression == "gzip" else ".json"
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                key = tuple(row.pop(c) for c in part_cols)
+                fh = handles.get(key)
+                if fh is None:
+                    sub = os.path.join(folder, *(f"{c}={_hive_value(v)}" for c, v in zip(part_cols, key)))
+                    os.makedirs(sub, exist_ok=True)
+                    path = os.path.join(sub, stem + suffix)
+                    fh = handles[key] = gzip.open(path, "wb") if suffix == ".json.gz" else open(path, "wb")
+                fh.write(json.dumps(row, default=_json_value, ensure_ascii=False).encode("utf-8") + b"\n")
+    finally:
+        for fh in handles.values():
+            fh.close()
+
+
+def _json_value(value):
+    import datetime
+
+    if isinstance(value, datetime.datetime):  # Spark's timestampFormat above, in UTC
+        utc = value.astimezone(datetime.UTC) if value.tzinfo else value
+        return utc.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _hive_value(value) -> str:
+    import urllib.parse
+
+    return "__HIVE_DEFAULT_PARTITION__" if value is None else urllib.parse.quote(str(value), safe=" -_.")
+
+
 def needs_local_output(job: dict) -> bool:
     """Whether the output settings can only be written to a local directory (zstd JSON Lines: see finish)."""
     return job["format"] == "jsonl" and job["jsonl_compression"] == "zstd"

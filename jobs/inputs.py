@@ -10,7 +10,7 @@ The shapes Common Crawl users give (cc-pyspark's conventions):
   that are absolute paths or URIs are left as they are;
 * a directory: its WARC/ARC files (`.warc`, `.arc`, either with `.gz` or `.zst`), recursively. Nothing else
   is taken, and nothing is left out silently: every file or directory not taken is listed with its reason
-  (`_run.json` `inputs_skipped`, the summary), e.g. a `_old/` directory (names starting with `_` or `.` are
+  (`.run.json` `inputs_skipped`, the summary), e.g. a `_old/` directory (names starting with `_` or `.` are
   not data to Hadoop and Spark), a `.part` download, a WET file, `notes.txt`.
 
 `s3://` and `http(s)://` entries are read by the Python workers (pyarrow's S3 filesystem, fsspec) and are

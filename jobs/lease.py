@@ -3,7 +3,7 @@
 A run takes the lease before it plans (before it looks at what is done), keeps it while it runs and
 gives it back at the end:
 
-* **take**: an exclusive create of `OUT/_lease.json` (`O_CREAT | O_EXCL` on a local disk; on HDFS
+* **take**: an exclusive create of `OUT/.lease.json` (`O_CREAT | O_EXCL` on a local disk; on HDFS
   `create(overwrite=false)`, which the name node makes atomic). The file names the holder: host, pid,
   run id, when it started; its modification time is the last renewal.
 * **renew**: a heartbeat thread touches the file every `[job] lease_renew_s` seconds after checking that
@@ -15,7 +15,7 @@ A second run finds the file: it waits (`--wait [SECONDS]`) or refuses with exit 
 lease is **stale** when it was not renewed for `[job] lease_stale_s` seconds, or at once when its holder
 ran on this host and that process (pid + start time, so a reused pid does not count) or that run (a
 run of this very process that is gone) no longer exists. A stale lease is taken over under a
-take-over lock (`OUT/_lease.takeover`, itself an exclusive create), which makes "check it is still the
+take-over lock (`OUT/.lease.takeover`, itself an exclusive create), which makes "check it is still the
 same stale lease, delete it, create ours" one step for every run that wants to take over; only the
 holder of the lease then removes the staging directories of dead runs (jobs/runs.py `recover`).
 
@@ -42,8 +42,8 @@ from datetime import UTC, datetime
 
 log = logging.getLogger("clean_warc")
 
-LEASE = "_lease.json"
-TAKEOVER = "_lease.takeover"
+LEASE = ".lease.json"
+TAKEOVER = ".lease.takeover"
 
 # Tokens of the leases this process holds right now: a lease of this pid whose token is not here
 # belonged to a run of this process that is gone (a test that simulated a crash).

@@ -6,7 +6,7 @@
 The same run as `jobs/clean_warc.py` (the class below is that job with another engine): the same
 checks before any work, the same plan of pieces and tasks (jobs/plan.py), the same per-record worker
 (jobs/worker.py's `process_partition_arrow`, fed one task at a time), the same output directory with
-its staging, publish, `_run.json` and `--skip-done` (jobs/runs.py), the same summary table. What
+its staging, publish, `.run.json` and `--skip-done` (jobs/runs.py), the same summary table. What
 differs is only who runs the tasks: a pool of `--jobs` Python processes instead of Spark executors,
 each writing its task's rows as Hive-partitioned Parquet files into the run's staging directory,
 as a Spark task does. The output is local (a folder); inputs are local files, or s3:// and https://
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
         "clean-warc", help="clean the HTML records of WARC files into Parquet on this machine (no Spark)",
         description="Clean the HTML records of WARC/ARC files (plain, .gz, .zst) with a pool of processes and "
         "write what the Spark job (jobs/clean_warc.py) writes: OUT/run=<id>/[crawl=<c>/]part-*.parquet with the "
-        "same columns, OUT/_run.json (every file's counts, errors with offsets, what was left out) and the "
+        "same columns, OUT/.run.json (every file's counts, errors with offsets, what was left out) and the "
         "summary table. A run is published whole or not at all; --skip-done adds only the files no published "
         "run has done.", epilog=EPILOG)
     p.add_argument("input", nargs="*", metavar="PATH",
@@ -77,6 +77,16 @@ def add_parser(sub) -> None:
     p.add_argument("--wait", nargs="?", type=float, const=float("inf"), default=None, metavar="SECONDS",
                    help="when another run holds OUT, wait for it (at most SECONDS; no number: as long as it runs) "
                         "instead of refusing with exit 5")
+    p.add_argument("--format", choices=("parquet", "jsonl"),
+                   help="output files: parquet, or jsonl (JSON Lines, gzip or zstd as [job] jsonl_compression says), "
+                   "the same fields, as the Spark job's --format (default: [job] format)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress line on stderr while the files are cleaned: records and MB of pages so far, their "
+                   "rates, the files done (default: on a terminal only, rewritten in place; --progress elsewhere: a "
+                   "line every 10 s). Ctrl-C stops at once: the files finished are published (--skip-done cleans the "
+                   "rest), exit 130")
+    p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
+                   help="with --progress off a terminal: seconds between two progress lines (default: 10)")
     p.add_argument("--target-file-mb", type=float, help=argparse.SUPPRESS)  # the Spark job's; no effect here
     p.set_defaults(func=cmd_clean_warc)
 
@@ -96,12 +106,17 @@ def cmd_clean_warc(args) -> int:
         job.prepare()
         record = job.run()
     except JobError as exc:
-        log.error("error: %s", exc)
+        if exc.code == 130:  # Ctrl-C while cleaning: what was kept, in one line
+            log.warning("%s", exc)
+        else:
+            log.error("error: %s", exc)
         job.release()
         return exc.code
     except KeyboardInterrupt:
+        log.warning("interrupted: no run published by this command (stopped before any file was cleaned, or "
+                    "while publishing: see the output's .run.json)")
         job.release()
         return 130
     if (record.get("totals") or {}).get("failed_files"):
-        return 1  # published without them; they are not done (listed in _run.json)
+        return 1  # published without them; they are not done (listed in .run.json)
     return 0

@@ -3,7 +3,7 @@
 The worker (jobs/worker.py) fills one `Outcome` per piece (a whole file or a record range of it) and sends it,
 with where and how the piece ran (`PieceOutcome`), as a plain dict: the value of a Spark accumulator, or of a
 process pool's future (`cleaner clean-warc`). The driver reads it back with `from_dict` and adds the pieces of
-a file (`Outcome.total`), then the files of the run; `file_entry` and `totals_entry` are the `_run.json` forms
+a file (`Outcome.total`), then the files of the run; `file_entry` and `totals_entry` are the `.run.json` forms
 of both, which the progress lines and the summary table read too. Each field says how it merges, so a counter
 added here is merged, sent and read back everywhere at once.
 """
@@ -151,7 +151,7 @@ class Outcome:
         return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
 
     def file_entry(self) -> dict[str, Any]:
-        """The counts of a file's entry in `_run.json` (after its name, size, mtime and crawl)."""
+        """The counts of a file's entry in `.run.json` (after its name, size, mtime and crawl)."""
         entry: dict[str, Any] = {
             "status": self.status, "open_error": self.open_error, "incomplete_at": self.ended_at(),
             "records_read": self.records_read, "html_records": self.html_records, "cleaned": self.cleaned,
@@ -170,7 +170,7 @@ class Outcome:
 
     @staticmethod
     def totals_entry(files: list[Outcome]) -> dict[str, Any]:
-        """The run's `totals` in `_run.json` from the outcomes of its files (whole_file)."""
+        """The run's `totals` in `.run.json` from the outcomes of its files (whole_file)."""
         t = Outcome.total(files)
         return {
             "files": len(files), "records_read": t.records_read, "html_records": t.html_records,

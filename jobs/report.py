@@ -4,8 +4,10 @@ while the job runs) and the summary table of a run record."""
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import threading
+import time
 
 from . import formats
 from .outcomes import Outcome, PieceOutcome
@@ -82,6 +84,53 @@ class ProgressLogger(threading.Thread):
                      sum(f.skipped.values()), len(f.errors), f.seconds, err)
 
 
+class StatusLine:
+    """`cleaner clean-warc`'s progress inside the files: records and MB of pages cleaned so far, their rates and the
+    files done. On a terminal one line rewritten in place; elsewhere nothing, unless asked (`wanted`: --progress),
+    then a log line every `every` seconds. `seen`: {worker pid: (records, payload bytes)} so far."""
+
+    interval = 0.5  # how often the driver looks
+
+    def __init__(self, stream, wanted: bool | None, pieces: list[dict], every: float = 10.0):
+        self.stream = stream
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.on = tty if wanted is None else wanted
+        self.tty = tty and self.on
+        self.every = every
+        self.parts: dict[str, set[str]] = {}
+        for p in pieces:
+            self.parts.setdefault(p["uri"], set()).add(p["key"])
+        self.t0 = self.last = time.monotonic()
+        self.drawn = False
+
+    def text(self, seen: dict, counters: dict) -> str:
+        records = sum(r for r, _ in seen.values())
+        mb = sum(b for _, b in seen.values()) / 1e6
+        done = sum(1 for keys in self.parts.values() if keys <= counters.keys())
+        took = max(time.monotonic() - self.t0, 1e-9)
+        return (f"{records:,} records, {mb:,.1f} MB of pages cleaned ({records / took:,.1f} records/s, "
+                f"{mb / took:,.2f} MB/s); {done} of {len(self.parts)} files done; {took:,.0f} s")
+
+    def show(self, seen: dict, counters: dict) -> None:
+        if not self.on:
+            return
+        now = time.monotonic()
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r" + self.text(seen, counters)[:width] + "\x1b[K")
+            self.stream.flush()
+            self.drawn = True
+        elif now - self.last >= self.every:
+            self.last = now
+            log.info("progress: %s", self.text(seen, counters))
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False
+
+
 def print_summary(record: dict, stream, max_files: int = 40) -> None:
     t = record["totals"]
     rows = []
@@ -103,7 +152,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         name = r[0] if len(r[0]) <= 48 else "..." + r[0][-45:]
         w(fmt.format(name, *r[1:]) + "\n")
     if len(rows) > max_files:
-        w(f"... {len(rows) - max_files} more files (see _run.json)\n")
+        w(f"... {len(rows) - max_files} more files (see .run.json)\n")
     w(fmt.format("TOTAL", t["records_read"], t["html_records"], t["cleaned"],
                  sum(t["rejected"].values()), sum(t["skipped"].values()), t["errors"] + t["failed_files"],
                  f"{record['elapsed_s']:.1f}", f"{t['failed_files']} failed") + "\n")
@@ -119,7 +168,7 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
         w("skipped:  " + ", ".join(f"{k} {v}" for k, v in t["skipped"].items()) + "\n")
     left = record.get("inputs_skipped") or []
     if left:
-        w(f"inputs left out: {len(left)} (each with its reason in _run.json inputs_skipped)\n")
+        w(f"inputs left out: {len(left)} (each with its reason in .run.json inputs_skipped)\n")
         for s in left[:10]:
             w(f"  {s['path']}: {s['reason']}\n")
         if len(left) > 10:
@@ -130,5 +179,5 @@ def print_summary(record: dict, stream, max_files: int = 40) -> None:
     w(f"elapsed {record['elapsed_s']:.1f} s, {record['docs_per_s']} documents/s; "
       f"errors: {t['errors'] + t['failed_files']} in {t['damaged_files'] + t['failed_files']} files "
       f"({f'{failed} not read at all, open_error; ' if (failed := t['failed_files']) else ''}"
-      "file + offset in _run.json)\n")
+      "file + offset in .run.json)\n")
     stream.flush()

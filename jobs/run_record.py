@@ -1,4 +1,4 @@
-"""The run record (`_run.json`): what a published run did, file by file, from the outcomes of its pieces."""
+"""The run record (`.run.json`): what a published run did, file by file, from the outcomes of its pieces."""
 
 from __future__ import annotations
 

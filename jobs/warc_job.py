@@ -39,6 +39,15 @@ from .runs import (
 from .storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local
 
 
+class Interrupted(Exception):
+    """Ctrl-C while the pieces were cleaned (jobs/pool.py): the counters of the pieces of the files kept whole
+    (`files`, their rows alone left in the staging), of `of` files planned; `records` cleaned in all."""
+
+    def __init__(self, counters: dict[str, dict], files: set[str], of: int, records: int):
+        super().__init__("interrupted")
+        self.counters, self.files, self.of, self.records = counters, files, of, records
+
+
 class WarcJob:
     """cc-pyspark-style job: parse arguments, validate, plan, run the tasks on an engine, publish."""
 
@@ -238,7 +247,7 @@ class WarcJob:
             for s in left:
                 log.warning("input left out: %s: %s", s["path"], s["reason"])
         files = list({f.uri: f for f in files}.values())  # canonical uris (realpath): one file by two paths once
-        self.skipped_inputs = skipped_inputs  # recorded in _run.json and the summary
+        self.skipped_inputs = skipped_inputs  # recorded in .run.json and the summary
 
         # output directory: take it (the lease), recover, decide what is to do
         fs: LocalFS | HadoopFS
@@ -347,8 +356,22 @@ class WarcJob:
 
         # run
         staging = out.staging_dir(run_id)
+        stopped: Interrupted | None = None
         try:
             cleaned = self._clean_pieces(spark, run_id, pieces, task_specs, fs, staging, len(todo))
+        except Interrupted as stop:  # Ctrl-C: publish the files cleaned whole, leave the rest to --skip-done
+            stopped, cleaned = stop, stop.counters
+            if not stop.files:
+                try:
+                    out.fs.delete(staging)
+                except Exception:
+                    pass
+                raise JobError(130, f"interrupted: nothing kept, no file was finished ({stop.records:,} records "
+                                    f"cleaned in {stop.of} files dropped); run {run_id} not published, --skip-done "
+                                    "or a new run cleans them") from None
+            pieces = [p for p in pieces if p["uri"] in stop.files]
+            todo = [f for f in todo if f.uri in stop.files]
+            self.superseded = {u: v for u, v in self.superseded.items() if u in stop.files}
         except JobError:
             # Not published (a failed task, a full disk, the lease lost): its staging is nobody's, gone now rather
             # than at the next run. A simulated crash leaves it, as a kill would.
@@ -428,7 +451,21 @@ class WarcJob:
             raise JobError(5, f"run {run_id} not published in {root} (no file marked done): {exc}") from exc
         if note:
             log.warning("%s", note)
+        if self.superseded and out.fs.kind != "local":
+            log.warning("%d files cleaned again: their older rows stay in the earlier runs of this output (not a local "
+                        "folder); read the newest rows of each file (docs/faults.md, \"Reading the newest rows\")",
+                        len(self.superseded))
+        try:  # after the commit: the older rows of the files cleaned again out of plain readers' way (jobs/runs.py)
+            out.prune_superseded(run_id, record)
+        except Exception as exc:  # the run is published; the next run's recovery finishes this
+            log.warning("run %s is published, but the rows it superseded are still in the older runs (%s); the "
+                        "next run takes them out", run_id, short_error(exc))
         print_summary(record, sys.stdout)
+        if stopped is not None:
+            rest = stopped.of - len(stopped.files)
+            raise JobError(130, f"interrupted: kept {len(stopped.files)} of {stopped.of} files whole "
+                                f"({rows_written:,} rows) in run {run_id}; not kept: {rest} files stopped midway, "
+                                "which --skip-done cleans")
         if failed:
             log.warning("%d files could not be opened and are not marked done (a --skip-done run "
                         "retries them): %s", len(failed), ", ".join(list(failed)[:5]))

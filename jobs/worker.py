@@ -34,7 +34,7 @@ import os
 import resource
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING
 
 import cleaner
@@ -233,6 +233,11 @@ def corpus_columns(config: Config) -> CorpusColumns:
     return hit
 
 
+# Called after each record with (piece key, payload bytes): the progress of `cleaner clean-warc` inside a file
+# (jobs/pool.py sets it in its worker processes; Spark's workers leave it None).
+RECORD_HOOK: Callable[[str, int], None] | None = None
+
+
 def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                   ) -> Generator[tuple, None, PieceOutcome]:
     """Yield the row tuples of one piece; return its outcome (jobs/outcomes.py) when done."""
@@ -292,6 +297,8 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                     counts.count_rejected(reason)
                     if reason == "internal_error" and counts.first_internal_error is None:
                         counts.first_internal_error = {"offset": rec.offset, "error": row["error"]}
+                if RECORD_HOOK is not None:
+                    RECORD_HOOK(piece["key"], len(rec.payload or b""))
                 yield row_values(row)
             completed = True
         finally:

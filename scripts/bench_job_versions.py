@@ -3,7 +3,7 @@
 `git archive` of it in a temporary directory, with this checkout's compiled stages when their sources are the
 same) and of this checkout, run alternately on the same WARC, pairs of runs, medians.
 
-Each run is its own process (its own JVM); what is compared is the job's own `elapsed_s` of `_run.json` (from
+Each run is its own process (its own JVM); what is compared is the job's own `elapsed_s` of `.run.json` (from
 the start of the run to the published record: planning, cleaning, writing, checks, publish), so the JVM's
 start, which varies most on a shared machine, is left out. Wall time of the whole process is reported too.
 
@@ -50,7 +50,7 @@ def run(tree: Path, warc: Path, out: Path, master: str) -> dict:
                     "--master", master, "--no-progress", "--partition-by", ""], env=env, check=True,
                    capture_output=True, cwd=tree)
     wall = time.perf_counter() - t
-    rec = json.loads((out / "_run.json").read_text())
+    rec = json.loads((out / ".run.json").read_text())
     return {"elapsed_s": rec["elapsed_s"], "wall_s": round(wall, 2), "docs": rec["totals"]["html_records"],
             "master": rec["spark"]["master"]}
 

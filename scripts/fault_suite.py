@@ -96,7 +96,7 @@ def check(out: Path, paths) -> dict:
     keys = collections.Counter(rows)
     expected = response_ids(paths)
     leftovers = [str(p) for p in out.rglob(".*") if ".json." in p.name]
-    staging = list((out / "_staging").iterdir()) if (out / "_staging").is_dir() else []
+    staging = list((out / ".staging").iterdir()) if (out / ".staging").is_dir() else []
     return {"expected": len(expected), "distinct": len(keys), "duplicates": sum(n - 1 for n in keys.values()),
             "missing": len(expected - set(keys)), "extra": len(set(keys) - expected),
             "temp_files": len(leftovers), "staging_left": len(staging),
@@ -129,7 +129,7 @@ def python_workers(root_pid: int) -> list[int]:
 
 
 def staged_files(out: Path) -> bool:
-    return any(f for _, _, f in os.walk(out / "_staging"))
+    return any(f for _, _, f in os.walk(out / ".staging"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ class Suite:
         return [c1, c2], [a, b], "killed" if hit else "ended before the kill point"
 
     def kill_driver_planning(self):
-        return self._kill_driver("kill_driver_planning", lambda o: (o / "_lease.json").exists())
+        return self._kill_driver("kill_driver_planning", lambda o: (o / ".lease.json").exists())
 
     def kill_driver_write(self):
         return self._kill_driver("kill_driver_write", staged_files)
@@ -191,7 +191,7 @@ class Suite:
         run = self.run("kill_worker", out, a, b)
         killed = []
         if wait_until(lambda: bool(python_workers(run.proc.pid)) and staged_files(out) is False
-                      and (out / "_lease.json").exists(), 900, run):
+                      and (out / ".lease.json").exists(), 900, run):
             time.sleep(3)  # into the cleaning
             for pid in python_workers(run.proc.pid):
                 try:
@@ -212,7 +212,7 @@ class Suite:
         out = self.out("overlap_wait")
         a, b, c = self.w["a"], self.w["b"], self.w["c"]
         r1 = self.run("overlap_wait", out, a, b)
-        wait_until(lambda: (out / "_lease.json").exists(), 300, r1)
+        wait_until(lambda: (out / ".lease.json").exists(), 300, r1)
         r2 = self.run("overlap_wait", out, b, c, extra=["--wait"])
         return [r1.wait(), r2.wait()], [a, b, c], ""
 
@@ -227,18 +227,18 @@ class Suite:
     def stale_lease(self):  # a dead run's lease (not renewed for long) and its staging
         out = self.out("stale_lease")
         a = self.w["a"]
-        (out / "_staging" / "20200101T000000Z-dead00").mkdir(parents=True)
-        (out / "_staging" / "20200101T000000Z-dead00" / "part-0.parquet").write_bytes(b"PAR1")
-        (out / "_lease.json").write_text(json.dumps({"run_id": "20200101T000000Z-dead00", "host": "gone.example",
+        (out / ".staging" / "20200101T000000Z-dead00").mkdir(parents=True)
+        (out / ".staging" / "20200101T000000Z-dead00" / "part-0.parquet").write_bytes(b"PAR1")
+        (out / ".lease.json").write_text(json.dumps({"run_id": "20200101T000000Z-dead00", "host": "gone.example",
                                                      "pid": 1, "token": "x"}))
         old = time.time() - 3600
-        os.utime(out / "_lease.json", (old, old))
+        os.utime(out / ".lease.json", (old, old))
         return [self.run("stale_lease", out, a).wait()], [a], ""
 
     def disk_full_publish(self):  # ENOSPC injected while writing the index after the commit rename
         out = self.out("disk_full_publish")
         a = self.w["a"]
-        c1 = self.run("disk_full_publish", out, a, CLEAN_WARC_FAULT="write:_runs").wait()
+        c1 = self.run("disk_full_publish", out, a, CLEAN_WARC_FAULT="write:.runs").wait()
         c2 = self.run("disk_full_publish", out, a).wait()
         return [c1, c2], [a], ""
 

@@ -5,7 +5,7 @@
 
 The inputs are generated into a temporary directory (large ones on the fly, never committed)
 plus the damaged sample files of ../shared/data/warc. Every input is its own WARC file, so
-the per-file counters of the run record (`_run.json`) and the rows of that file give each
+the per-file counters of the run record (`.run.json`) and the rows of that file give each
 input's outcome: records read, rows written, rejected by reason, skipped, errors. Each input
 has an expected outcome; the exit code is 1 when any input FAILs.
 
@@ -419,7 +419,7 @@ def markdown(table: list[dict], record: dict) -> str:
              "run through `jobs/clean_warc.py` in one job on `local[2,3]`; large inputs are "
              "generated in a temporary directory. `shared/` files are the samples of "
              "`../shared/data/warc`. read / written / rejected / skipped are the per-file "
-             "counters of `_run.json` and the rows of the Parquet output.",
+             "counters of `.run.json` and the rows of the Parquet output.",
              "",
              "| input | hazard | expected | outcome | read | written | rejected | skipped | result |",
              "|---|---|---|---|---|---|---|---|---|"]

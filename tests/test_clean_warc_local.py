@@ -50,7 +50,7 @@ def clean_warc(*args, env) -> subprocess.CompletedProcess:
 
 def rows_of(out: Path) -> list[dict]:
     """Every published row, partition columns back from the folder names; timing and run aside."""
-    rows = pq.read_table(out).to_pylist()  # pyarrow leaves out _staging and _runs
+    rows = pq.read_table(out).to_pylist()  # pyarrow leaves out .staging and .runs
     for r in rows:
         r.pop("processing_ms")
         r.pop("run")
@@ -84,8 +84,8 @@ def test_the_same_rows_and_counts_as_the_spark_job_without_java_or_spark(warcs, 
     assert "a.warc.gz" in r.stdout and "TOTAL" in r.stdout and "rows written:" in r.stdout
     assert "WARC 3/3 done" in r.stderr
     (run_dir,) = published(local)
-    record = json.loads((run_dir / "_run.json").read_text())
-    assert record == json.loads((local / "_run.json").read_text())
+    record = json.loads((run_dir / ".run.json").read_text())
+    assert record == json.loads((local / ".run.json").read_text())
     assert record["status"] == "published" and record["spark"] is None
     assert record["processes"]["workers"] == 2
     assert record["command"][:2] == ["cleaner clean-warc", str(warcs["a"])]
@@ -103,7 +103,7 @@ def test_the_same_rows_and_counts_as_the_spark_job_without_java_or_spark(warcs, 
     spark_out = tmp_path / "spark"
     assert main(["--input", *map(str, inputs), "--output", str(spark_out), "--crawl", "CC-TEST",
                  "--master", "local[2]", "--no-progress"]) == 0
-    spark_record = json.loads((spark_out / "_run.json").read_text())
+    spark_record = json.loads((spark_out / ".run.json").read_text())
     assert counts(record) == counts(spark_record)
     assert record["totals"]["html_records"] == 41 and record["totals"]["errors"] == 1  # 25 + 15 + the damaged one's
     local_rows, spark_rows = rows_of(local), rows_of(spark_out)
@@ -126,7 +126,7 @@ def test_clean_warc_cleans_by_the_convention_asked(data_dir, no_spark, tmp_path)
         r = clean_warc(warc, "--out", out, "--jobs", "1", *(["--convention", convention] if convention else []),
                        env=no_spark)
         assert r.returncode == 0, r.stderr[-3000:]
-        model = json.loads((out / "_run.json").read_text())["model"]
+        model = json.loads((out / ".run.json").read_text())["model"]
         assert model["convention"] == (convention or "main")
         # dragnet is cleaned by the model [model.by_convention] names for it, in the worker processes too
         assert model["path"].endswith("cleaneval-2012.crfsuite" if convention else "default.crfsuite")
@@ -155,7 +155,7 @@ def test_skip_done_overwrite_and_refusals_work_as_in_the_job(warcs, no_spark, tm
     assert "1 of 2 input files already done" in more.stderr
     runs = published(out)
     assert len(runs) == 2
-    second = json.loads((runs[1] / "_run.json").read_text())
+    second = json.loads((runs[1] / ".run.json").read_text())
     assert list(second["skipped_done"]) == [str(warcs["a"])]
     assert [f["name"] for f in second["files"].values()] == ["c.warc.gz"]
     rows = rows_of(out)  # every record once over both runs
@@ -227,7 +227,7 @@ def test_skip_done_with_another_convention_is_refused_naming_the_difference(data
     out = tmp_path / "out"
     r = clean_warc(a, "--out", out, "--jobs", "1", env=no_spark)
     assert r.returncode == 0, r.stderr[-3000:]
-    first = json.loads((out / "_run.json").read_text())
+    first = json.loads((out / ".run.json").read_text())
     assert first["output_settings"]["convention"] == "main" and first["output_settings"]["format"] == "parquet"
     r = clean_warc(a, b, "--out", out, "--jobs", "1", "--skip-done", "--convention", "cleaneval", env=no_spark)
     assert r.returncode == 5, r.stderr[-3000:]
@@ -253,8 +253,8 @@ def test_nothing_publishable_publishes_no_run_and_says_so(data_dir, no_spark, tm
     assert r.returncode == 1, r.stderr[-3000:]
     (line,) = [x for x in r.stderr.splitlines() if "error:" in x]
     assert "nothing to publish: 1 of 1 input files could not be read (a.html: no WARC/ARC record" in line
-    assert published(out) == [] and not (out / "_run.json").exists()
-    assert list((out / "_staging").iterdir()) == []
+    assert published(out) == [] and not (out / ".run.json").exists()
+    assert list((out / ".staging").iterdir()) == []
     warc = make_warc(tmp_path / "ok.warc.gz", data_dir / "dragnet" / "html" / "42.html")
     r = clean_warc(warc, page, "--out", out, "--jobs", "1", env=no_spark)  # the next try is not refused
     assert r.returncode == 1, r.stderr[-3000:]  # published; exit 1 for the file not read (README)
@@ -274,7 +274,7 @@ def test_a_run_that_lost_its_lease_stops_between_tasks(data_dir, no_spark, tmp_p
     proc = subprocess.Popen([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", *map(str, warcs), "--out",
                              str(out), "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=no_spark, cwd=ROOT)
-    lease = out / "_lease.json"
+    lease = out / ".lease.json"
     planned = []
     for line in proc.stderr:  # until the run has planned its tasks and starts cleaning them
         planned.append(line)
@@ -290,11 +290,11 @@ def test_a_run_that_lost_its_lease_stops_between_tasks(data_dir, no_spark, tmp_p
     done, total = line.split("stopped after ")[1].split(" tasks")[0].split(" of ")
     assert int(done) < int(total)
     assert sum(" done: " in x for x in stderr.splitlines()) < 8  # it did not clean every file first
-    assert published(out) == [] and list((out / "_staging").iterdir()) == []
+    assert published(out) == [] and list((out / ".staging").iterdir()) == []
 
 
 def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
-    """After a disk-full failure an empty `_staging/<run>` stayed until the next run: the failed run removes it."""
+    """After a disk-full failure an empty `.staging/<run>` stayed until the next run: the failed run removes it."""
     mnt = tmp_path / "small"
     mnt.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)], capture_output=True).returncode:
@@ -304,7 +304,7 @@ def test_a_full_disk_leaves_no_staging_behind(data_dir, no_spark, tmp_path):
         r = clean_warc(warc, "--out", mnt / "out", "--jobs", "1", env=no_spark)
         assert r.returncode == 1, r.stderr[-3000:]
         assert "No space left on device" in r.stderr or "Errno 28" in r.stderr, r.stderr[-3000:]
-        assert published(mnt / "out") == [] and list((mnt / "out" / "_staging").iterdir()) == []
+        assert published(mnt / "out") == [] and list((mnt / "out" / ".staging").iterdir()) == []
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
@@ -316,3 +316,46 @@ def test_clean_warc_takes_the_spark_jobs_input_and_output_flags(warcs, no_spark,
     r = clean_warc(warcs["c"], "--input", warcs["b"], "--output", out, "--jobs", "1", env=no_spark)
     assert r.returncode == 0, r.stderr[-3000:]
     assert {row["warc_file"].rsplit("/", 1)[-1] for row in rows_of(out)} == {"b.warc", "c.warc.gz"}
+
+
+def _jsonl_lines(path: Path) -> list[dict]:
+    import gzip
+
+    if path.suffix == ".gz":
+        data = gzip.decompress(path.read_bytes())
+    else:
+        import zstandard
+
+        with open(path, "rb") as fh:
+            data = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read()
+    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("compression, suffix", [("gzip", ".json.gz"), ("zstd", ".json.zst")])
+def test_clean_warc_writes_json_lines_as_the_spark_job_does(warcs, no_spark, tmp_path, compression, suffix):
+    """`clean-warc --format jsonl` (issue 44: the Spark job had it): the same rows and fields as its Parquet, every
+    field but the partition columns, nulls written, timestamps as Spark's JSON writer writes them."""
+    from cleaner.output.schema import SCHEMA
+
+    conf = tmp_path / "jsonl.toml"
+    conf.write_text(f'[job]\njsonl_compression = "{compression}"\n')
+    parquet, jsonl = tmp_path / "parquet", tmp_path / "jsonl"
+    for out, more in ((parquet, []), (jsonl, ["--format", "jsonl", "--conf", conf])):
+        r = clean_warc(warcs["a"], warcs["c"], "--out", out, "--jobs", "2", *more, env=no_spark)
+        assert r.returncode == 0, r.stderr[-3000:]
+    files = sorted(jsonl.glob(f"run=*/crawl=*/*{suffix}"))
+    record = json.loads((jsonl / ".run.json").read_text())
+    assert files and record["output"]["format"] == "jsonl" and record["output"]["parquet_files"] == len(files)
+    assert not list(jsonl.glob("run=*/crawl=*/*.json"))  # zstd: no plain file left beside the compressed one
+    lines = [r for f in files for r in _jsonl_lines(f)]
+    assert all(list(r) == [n for n in SCHEMA.names if n != "crawl"] for r in lines)  # crawl: the folder's name
+    assert len(lines) == record["output"]["rows_written"] == 25 + 8
+    rows = {r["id"]: r for r in pq.read_table(parquet).to_pylist()}
+    assert sorted(rows) == sorted(r["id"] for r in lines)
+    for r in lines:
+        p = rows[r["id"]]
+        for key in ("url", "status", "reason", "text", "language", "text_hash", "minhash_bands", "label_stats",
+                    "title", "published", "warc_offset", "reader_notes", "expected_f1"):
+            assert r[key] == p[key], key
+        assert r["fetch_time"] == "2024-05-06T07:08:09.000000Z"
+    assert "run=*/**/*.json.gz" in (jsonl / ".huggingface.yaml").read_text()  # the card names the JSON files

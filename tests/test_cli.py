@@ -673,3 +673,31 @@ def test_a_page_piped_in_needs_no_dash(data_dir, small_model):
     dashed = run("clean", "-", "--format", "txt", "--model", small_model, input=page)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == dashed.stdout and len(piped.stdout) > 100
+
+
+@pytest.mark.parametrize("fmt, out", [("jsonl", "all.jsonl"), ("cleaneval", "folder")])
+def test_jobs_writes_what_one_process_writes_in_the_same_order(tmp_path, data_dir, small_model, fmt, out):
+    """`cleaner clean --jobs N` (issue 44): a process pool over the pages, the same bytes in the same order as --jobs 1,
+    the same messages (a rejected page, a missing one) in the same order."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in range(1, 13):
+        (pages / f"p{i:02d}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+    (pages / "p05b.html").write_bytes(b"")  # rejected (empty), in the middle
+    results = {}
+    for jobs in ("1", "3"):
+        target = tmp_path / jobs / out
+        r = run("clean", pages, tmp_path / "missing.html", "--out", target, "--format", fmt, "--model", small_model,
+                "--jobs", jobs)
+        assert r.returncode == 1, r.stderr  # one page rejected, one missing
+        files = sorted(target.rglob("*")) if target.is_dir() else [target]
+        results[jobs] = ([(f.name, f.read_bytes()) for f in files if f.is_file()], r.stderr.replace(str(target), "OUT"))
+    assert results["1"] == results["3"]
+    written, stderr = results["3"]
+    assert "p05b.html: rejected (empty)" in stderr and "cleaned 12/14 pages" in stderr
+    if fmt == "jsonl":
+        names = [json.loads(line)["file"] for line in written[0][1].decode().splitlines()]
+        assert names == sorted(names) and len(names) == 13  # the pages' order, kept
+    else:
+        assert len(written) == 14  # 13 pages and the folder's settings file
+    assert run("clean", pages, "--jobs", "0").returncode == 2

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT
@@ -81,7 +82,7 @@ def test_poison_record_is_rejected_and_the_task_carries_on(tmp_path, data_dir, s
         r.stderr[-4000:]
     assert "poison record in poison.warc.gz" in r.stderr
 
-    record = json.loads((out / "_run.json").read_text())
+    record = json.loads((out / ".run.json").read_text())
     assert_accounted(record)
     f = record["files"][str(warc)]
     assert f["rejected"].get("poison") == 1 and f["html_records"] == 14
@@ -177,7 +178,7 @@ def test_killed_python_workers_on_the_standalone_cluster_lose_nothing(tmp_path, 
             stderr = err_path.read_text(errors="replace") + (logs / "submit.out").read_text()
             assert "Lost task" in stderr or "exited unexpectedly" in stderr, stderr[-4000:]
 
-            record = json.loads((out / "_run.json").read_text())
+            record = json.loads((out / ".run.json").read_text())
             assert record["spark"]["master"] == url
             assert_accounted(record)
             rows = read_rows(out)
@@ -240,7 +241,7 @@ def assert_exact(out: Path, *paths: Path) -> None:
     dupes = sum(n - 1 for n in keys.values())
     assert dupes == 0, f"{dupes} duplicated rows"
     assert set(keys) == _response_ids(*paths)
-    assert not (out / "_staging").exists() or not list((out / "_staging").iterdir())
+    assert not (out / ".staging").exists() or not list((out / ".staging").iterdir())
     assert not [p for p in out.rglob(".*") if ".json." in p.name], "a temporary file survived"
 
 
@@ -342,7 +343,7 @@ def test_two_jobs_at_once_and_a_killed_worker(tmp_path, fault_warcs, small_model
     victim = recs[len(recs) // 2].url  # the Python worker cleaning this page is killed (first attempt only)
     first = _start(["--input", a, b, *common], CLEANER_FAULT_INJECT=f"kill:{victim}")
     try:
-        lease = out / "_lease.json"
+        lease = out / ".lease.json"
         _wait_for(lease.exists, 240, first)
         holder = json.loads(lease.read_text())
         assert holder["pid"] == first.pid
@@ -363,7 +364,7 @@ def test_two_jobs_at_once_and_a_killed_worker(tmp_path, fault_warcs, small_model
             first.wait(timeout=10)
     assert_exact(out, a, b, c)  # ... and the retry lost nothing, duplicated nothing
     assert not [r for r in read_rows(out) if r["reason"] == "poison"]  # one kill is not poison
-    assert not (out / "_lease.json").exists()
+    assert not (out / ".lease.json").exists()
 
 
 @pytest.mark.spark
@@ -381,19 +382,19 @@ def test_driver_killed_at_each_stage_leaves_every_record_once(tmp_path, fault_wa
     # scripts/fault_suite.py SIGKILLs real drivers there)
     with pytest.raises(SimulatedCrash):
         run_job(spark, "--input", a, b, *common, "--simulate-crash", "during_write")
-    assert (out / "_lease.json").exists() and list((out / "_staging").iterdir())
+    assert (out / ".lease.json").exists() and list((out / ".staging").iterdir())
 
     for stage in ("before_staging", "before_publish", "after_publish"):
         with pytest.raises(SimulatedCrash):
             run_job(spark, "--input", a, b, c, *common, "--simulate-crash", stage)
-        assert (out / "_lease.json").exists()  # left behind, as by a kill
+        assert (out / ".lease.json").exists()  # left behind, as by a kill
         if stage == "before_publish":
-            assert list((out / "_staging").iterdir())
+            assert list((out / ".staging").iterdir())
     # the dead runs' leases were taken over, their staging removed; everything exactly once
     last = run_job(spark, "--input", a, b, c, *common)
     assert last["status"] == "nothing_to_do"  # after_publish had published b and c
     assert_exact(out, a, b, c)
-    assert not (out / "_lease.json").exists()
+    assert not (out / ".lease.json").exists()
 
 
 @pytest.mark.spark
@@ -403,10 +404,10 @@ def test_a_live_lease_is_respected_and_a_stale_one_taken_over(tmp_path, fault_wa
     out = tmp_path / "out"
     conf = tmp_path / "job.toml"
     conf.write_text("[job]\nlease_renew_s = 1\nlease_stale_s = 30\n")
-    (out / "_staging" / "20240101T000000Z-aaaaaa").mkdir(parents=True)
-    staged = out / "_staging" / "20240101T000000Z-aaaaaa" / "part-0.parquet"
+    (out / ".staging" / "20240101T000000Z-aaaaaa").mkdir(parents=True)
+    staged = out / ".staging" / "20240101T000000Z-aaaaaa" / "part-0.parquet"
     staged.write_bytes(b"PAR1")
-    lease = out / "_lease.json"
+    lease = out / ".lease.json"
     lease.write_text(json.dumps({"run_id": "20240101T000000Z-aaaaaa", "host": "elsewhere.example",
                                  "pid": 4242, "started_at": "2024-01-01T00:00:00+00:00", "token": "t"}))
     common = ["--input", a, "--output", out, "--model", small_model, "--partition-by", "", "--conf", conf]
@@ -436,21 +437,21 @@ def test_disk_full_at_publish_tells_the_truth(tmp_path, fault_warcs, small_model
     common = ["--output", str(out), "--model", str(small_model), "--partition-by", "", "--skip-done",
               "--no-progress"]
     # full while writing the run record into the staged run: not published, exit 5, nothing left
-    monkeypatch.setenv("CLEAN_WARC_FAULT", "write:_staging")
+    monkeypatch.setenv("CLEAN_WARC_FAULT", "write:.staging")
     assert main(["--input", str(a), *common], spark=spark) == 5
-    assert not list(out.glob("run=*")) and not list((out / "_staging").iterdir())
+    assert not list(out.glob("run=*")) and not list((out / ".staging").iterdir())
     assert not [p for p in out.rglob(".*") if ".json." in p.name]
     # full while writing the index after the rename: the run IS published, exit 0, the next run indexes it
-    monkeypatch.setenv("CLEAN_WARC_FAULT", "write:_runs")
+    monkeypatch.setenv("CLEAN_WARC_FAULT", "write:.runs")
     assert main(["--input", str(a), *common], spark=spark) == 0
     (published,) = out.glob("run=*")
-    assert not (out / "_runs" / f"{published.name[4:]}.json").exists()
+    assert not (out / ".runs" / f"{published.name[4:]}.json").exists()
     monkeypatch.delenv("CLEAN_WARC_FAULT")
     assert main(["--input", str(a), str(b), *common], spark=spark) == 0
-    assert len(list((out / "_runs").glob("*.json"))) == 2
+    assert len(list((out / ".runs").glob("*.json"))) == 2
     assert_exact(out, a, b)
-    assert oct(os.stat(out / "_run.json").st_mode & 0o777) == oct(0o666 & ~_umask())
-    assert oct(os.stat(published / "_run.json").st_mode & 0o777) == \
+    assert oct(os.stat(out / ".run.json").st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert oct(os.stat(published / ".run.json").st_mode & 0o777) == \
         oct(os.stat(next(published.rglob("*.parquet"))).st_mode & 0o777)
 
 
@@ -481,9 +482,11 @@ def test_a_file_that_ended_early_is_cleaned_again_once_complete(tmp_path, fault_
     assert r2["files"][str(growing)]["status"] == "done"
     assert r2["supersedes"] == {str(growing): r1["run_id"]}
     assert run_job(spark, *common)["status"] == "nothing_to_do"
-    plain = read_rows(out)
-    assert len(plain) == f1["html_records"] + r2["files"][str(growing)]["html_records"]  # both runs' rows...
-    assert_exact(out, growing)  # ... and readers of the newest rows see every record once
+    plain = read_rows(out)  # the partial rows were taken out of the first run once the second was published...
+    assert len(plain) == r2["files"][str(growing)]["html_records"]
+    aside = [pq.read_table(p).num_rows for p in (out / ".superseded").rglob("*.superseded")]
+    assert sum(aside) == f1["html_records"]  # ... and kept aside, where no reader looks
+    assert_exact(out, growing)  # readers of the newest rows see every record once
 
 
 @pytest.mark.spark

@@ -109,7 +109,7 @@ def run_job(spark, *args) -> dict:
 
 
 def read_rows(out: Path) -> list[dict]:
-    """Every published row (pyarrow skips _staging and _runs; partition columns come back)."""
+    """Every published row (pyarrow skips .staging and .runs; partition columns come back)."""
     table = pq.read_table(out)
     return table.to_pylist()
 
@@ -233,7 +233,7 @@ def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
     job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "cleaneval-2012"])
     job.prepare()
     packaged = DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite").resolve()
-    assert job.model_path == str(packaged)  # what _run.json records
+    assert job.model_path == str(packaged)  # what .run.json records
     assert job.model.hash == load_model(packaged).hash
 
 
@@ -292,11 +292,11 @@ def test_local_run_matches_clean_html(spark, warcs, small_model, split_conf, mod
     inputs = [warcs["a"], warcs["b"], warcs["c"]]
     record = run_job(spark, "--input", *inputs, "--output", out, "--model", small_model,
                      "--conf", split_conf, "--crawl", "testcrawl")
-    run_json = json.loads((out / "_run.json").read_text())
+    run_json = json.loads((out / ".run.json").read_text())
     assert run_json == json.loads(json.dumps(record, default=str))
-    assert (out / f"run={record['run_id']}" / "_run.json").exists()
-    assert (out / "_runs" / f"{record['run_id']}.json").exists()
-    assert not list((out / "_staging").glob("*"))
+    assert (out / f"run={record['run_id']}" / ".run.json").exists()
+    assert (out / ".runs" / f"{record['run_id']}.json").exists()
+    assert not list((out / ".staging").glob("*"))
     assert_accounted(record)
     assert record["distribution"]["split_files"] >= 1  # record ranges were exercised
     assert record["distribution"]["tasks"] >= 3
@@ -415,7 +415,7 @@ def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, smal
     # crash after staging, before the publishing rename: nothing of d is visible
     with pytest.raises(SimulatedCrash):
         run_job(spark, "--input", a, b, d, *common, "--skip-done", "--simulate-crash", "before_publish")
-    staged = list((out / "_staging").iterdir())
+    staged = list((out / ".staging").iterdir())
     assert len(staged) == 1 and list(staged[0].rglob("*.parquet"))
     assert len(_published_ids(out)) == 2
     assert {r["warc_file"] for r in read_rows(out)} == {str(a), str(b)}
@@ -423,15 +423,15 @@ def test_skip_done_and_crash_recovery_leave_every_record_once(spark, warcs, smal
     # re-run: the staged run is discarded, d is processed; crash right after the rename
     with pytest.raises(SimulatedCrash):
         run_job(spark, "--input", a, b, d, *common, "--skip-done", "--simulate-crash", "after_publish")
-    assert not list((out / "_staging").iterdir())
+    assert not list((out / ".staging").iterdir())
     ids = _published_ids(out)
-    assert len(ids) == 3 and not (out / "_runs" / f"{ids[-1]}.json").exists()
+    assert len(ids) == 3 and not (out / ".runs" / f"{ids[-1]}.json").exists()
 
     # re-run: d is already done (its run was published); the index is rolled forward
     r4 = run_job(spark, "--input", a, b, d, *common, "--skip-done")
     assert r4["status"] == "nothing_to_do" and set(r4["skipped_done"]) == {str(a), str(b), str(d)}
-    assert sorted(p.stem for p in (out / "_runs").glob("*.json")) == ids
-    assert json.loads((out / "_run.json").read_text())["run_id"] == ids[-1]
+    assert sorted(p.stem for p in (out / ".runs").glob("*.json")) == ids
+    assert json.loads((out / ".run.json").read_text())["run_id"] == ids[-1]
 
     rows = read_rows(out)
     keys = collections.Counter(tuple(r[k] for k in KEY) for r in rows)
@@ -467,13 +467,13 @@ def test_hadoop_filesystem_backends(spark, warcs, tmp_path):
     out = OutputDir(fs, root)
     fs.mkdirs(out.staging_dir("r1"))
     fs.write_text(fs.join(out.staging_dir("r1"), "part-0.parquet"), "x")
-    assert out.recover() == {} and fs.listdir(fs.join(root, "_staging")) == []
+    assert out.recover() == {} and fs.listdir(fs.join(root, ".staging")) == []
     fs.mkdirs(out.staging_dir("r2"))
     fs.write_text(fs.join(out.staging_dir("r2"), "part-0.parquet"), "data")
     record = {"run_id": "r2", "files": {"/w/x.warc.gz": {"status": "done"}}}
     out.publish("r2", record)
     assert out.published_ids() == ["r2"] and out.is_ours()
-    assert json.loads(fs.read_text(fs.join(root, "_run.json")))["run_id"] == "r2"
+    assert json.loads(fs.read_text(fs.join(root, ".run.json")))["run_id"] == "r2"
     assert [Path(p).name for p, n in fs.files(root)] == ["part-0.parquet"]
     assert out.recover()["r2"] == record
     out.clear()
@@ -539,10 +539,10 @@ def cli_output(tmp_path_factory, warcs, small_model, spark) -> Path:
     assert "simulated crash before_publish" in crashed.stderr
     assert re.search(r"WARC \d/2 done: a\.warc\.gz: \d+ records, \d+ cleaned, \d+ rejected",
                      crashed.stderr)
-    assert list((out / "_staging").iterdir()) and not list(out.glob("run=*"))
+    assert list((out / ".staging").iterdir()) and not list(out.glob("run=*"))
     # the re-run (in-process, on the test session, to save a JVM start)
     assert main([str(a) for a in args], spark=spark) == 0
-    assert not list((out / "_staging").iterdir())
+    assert not list((out / ".staging").iterdir())
     return out
 
 
@@ -559,7 +559,7 @@ def test_summary_table(spark, warcs, small_model, tmp_path, capsys):
     assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "o"),
                  "--model", str(small_model)], spark=spark) == 5  # already published
     assert "truncated:" not in text
-    # pages over [limits] max_blocks are cleaned up to it: the summary and _run.json say how many
+    # pages over [limits] max_blocks are cleaned up to it: the summary and .run.json say how many
     conf = tmp_path / "limit.toml"
     conf.write_text("[limits]\nmax_blocks = 60\n")
     assert main(["--input", str(warcs["d"]), "--output", str(tmp_path / "t"), "--model", str(small_model),
@@ -568,7 +568,7 @@ def test_summary_table(spark, warcs, small_model, tmp_path, capsys):
     cut = sum(r["blocks_truncated"] for r in read_rows(tmp_path / "t"))
     assert 0 < cut < 12
     assert f"truncated: {cut} pages had more than 60 blocks ([limits] max_blocks)" in text, text
-    run = json.loads((tmp_path / "t/_run.json").read_text())
+    run = json.loads((tmp_path / "t/.run.json").read_text())
     assert run["totals"]["blocks_truncated"] == cut
     assert sum(f["blocks_truncated"] for f in run["files"].values()) == cut
 
@@ -646,7 +646,7 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
     import pyspark
 
     # the local-mode output, after the crash and the re-run
-    local = json.loads((cli_output / "_run.json").read_text())
+    local = json.loads((cli_output / ".run.json").read_text())
     assert_accounted(local)
     assert local["spark"]["master"] == "local[2]"
     local_rows = read_rows(cli_output)
@@ -671,7 +671,7 @@ def test_standalone_cluster_output_equals_local_output(tmp_path, warcs, small_mo
                "--model", str(small_model), "--crawl", "cli", "--no-progress"],
             env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert submit.returncode == 0, submit.stderr[-4000:] + (logs / "worker.log").read_text()[-2000:]
-        record = json.loads((out / "_run.json").read_text())
+        record = json.loads((out / ".run.json").read_text())
         assert record["spark"]["master"] == url
         assert_accounted(record)
         assert record["totals"] == local["totals"]
@@ -763,7 +763,7 @@ def test_directory_zstd_and_path_list_inputs(spark, warcs, small_model, tmp_path
     assert main(["--input", str(d), "--output", str(out), "--model", str(small_model), "--partition-by", ""],
                 spark=spark) == 1  # published, but one input failed
     text = capsys.readouterr().out
-    record = json.loads((out / "_run.json").read_text())
+    record = json.loads((out / ".run.json").read_text())
     left = {s["path"]: s["reason"] for s in record["inputs_skipped"]}
     assert set(left) == {f"{d}/_old/", f"{d}/notes.txt", str(part)}
     assert "starts with '_'" in left[f"{d}/_old/"] and "unfinished download" in left[str(part)]
@@ -813,7 +813,7 @@ def test_a_run_whose_every_page_failed_for_one_reason_is_not_published(spark, wa
         run_job(spark, "--input", warcs["d"], "--output", out, "--model", small_model, "--conf", conf)
     assert info.value.code == 1
     assert "every one of the 12 HTML records was rejected as timeout" in str(info.value)
-    assert not list(out.glob("run=*")) and not list(out.glob("_staging/*"))
+    assert not list(out.glob("run=*")) and not list(out.glob(".staging/*"))
     assert done_files(OutputDir(LocalFS(), str(out)).recover()) == {}
 
 

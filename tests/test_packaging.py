@@ -161,7 +161,7 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
                     "--out", str(warc)], check=True, capture_output=True, timeout=120)
     local = run(str(venv / "bin" / "cleaner"), "clean-warc", str(warc), "--out", str(away / "out"), "--jobs", "1")
     assert local.returncode == 0, local.stderr.decode()[-2000:]
-    record = json.loads((away / "out" / "_run.json").read_text())
+    record = json.loads((away / "out" / ".run.json").read_text())
     assert record["totals"]["cleaned"] == 3 and record["output"]["rows_written"] == 3
 
     job = run(str(venv / "bin" / "cleaner-spark-job"), "--help")

@@ -20,7 +20,7 @@ from conftest import ROOT
 
 BLOCK = re.compile(r"<!-- quickstart: ([\w-]+) -->\n```(sh|python)\n(.*?)```", re.S)
 PAGES = 8  # HTML records of the sample WARC
-EXPECTED = ("library", "metadata", "cli", "one-machine", "spark-local", "cluster", "datatrove")
+EXPECTED = ("library", "metadata", "cli", "one-machine", "loaders", "spark-local", "cluster", "datatrove")
 
 
 def quickstarts() -> dict[str, tuple[str, str]]:
@@ -39,9 +39,9 @@ def workdir(tmp_path_factory, data_dir) -> Path:
     return d
 
 
-def run_block(name: str, cwd: Path) -> subprocess.CompletedProcess:
+def run_block(name: str, cwd: Path, **env_more: str) -> subprocess.CompletedProcess:
     lang, code = quickstarts()[name]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **env_more)
     env.pop("MASTER", None)
     cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "sh" else [sys.executable, "-c", code]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
@@ -80,6 +80,13 @@ def test_warc_quickstarts_write_a_row_for_every_record(workdir, name, out):
     assert sum(row["status"] == "cleaned" for row in rows) >= PAGES - 1
     if name == "one-machine":  # its DuckDB query printed rows with a language
         assert "en" in r.stdout
+
+
+def test_loaders_quickstart_reads_each_document_once(workdir, tmp_path):
+    if not (workdir / "cleaned-local").exists():
+        run_block("one-machine", workdir)
+    out = run_block("loaders", workdir, HF_HOME=str(tmp_path / "hf")).stdout
+    assert out.startswith(f"{PAGES} documents;") and f" {PAGES} │" in out  # datasets' rows, then DuckDB's count
 
 
 def test_datatrove_quickstart_writes_json_lines(workdir):

@@ -41,7 +41,7 @@ def test_the_clean_warc_quickstart(reader_folder):
     run = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=reader_folder, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    record = json.loads((reader_folder / "cleaned" / "_run.json").read_text())
+    record = json.loads((reader_folder / "cleaned" / ".run.json").read_text())
     assert record["output"]["rows_written"] == 12 and record["totals"]["cleaned"] == 12
     # the second line found the path list's one file done by the first
     assert "nothing to do" in run.stderr

@@ -3,7 +3,7 @@ another kind of output in silently: the format, the convention, the model (its h
 the sections that shape a page's output, cleaner.config.OUTPUT_SECTIONS).
 
 `cleaner clean` keeps them in `OUT/.cleaner-settings.json` (a hidden file: never taken as a page), the WARC jobs
-in each run's `_run.json` (`output_settings`). A run into an output recorded with other settings is refused with
+in each run's `.run.json` (`output_settings`). A run into an output recorded with other settings is refused with
 one line naming each difference (exit 5), unless `--overwrite`.
 """
 

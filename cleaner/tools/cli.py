@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "written with another format, convention, model or config (DIR/.cleaner-settings.json)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: only when stderr is a terminal)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="clean with N processes (forked); the output is the same, in the same order, as with 1 "
+                   "(default: 1)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "
                    "`cleaner models`) or a model file (default: the packaged model of the convention, "
                    "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet)")

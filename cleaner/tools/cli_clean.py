@@ -17,6 +17,8 @@ def cmd_clean(args) -> int:
                                      "piped in (- for standard input)")
         args.paths = ["-"]
     fmt = args.format
+    if getattr(args, "jobs", 1) < 1:
+        return _fail(EXIT_USAGE, "--jobs must be at least 1")
     to_stdout = args.out in (None, "-")
     if to_stdout and getattr(args, "model_kind", "crf") == "all":
         return _fail(EXIT_USAGE, "--model-kind all writes one folder per system: give --out DIR")
@@ -43,7 +45,7 @@ def cmd_clean(args) -> int:
         lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
         max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
-        settings=settings,
+        settings=settings, jobs=getattr(args, "jobs", 1),
     )
 
 

@@ -60,9 +60,62 @@ def report_skipped(skipped, *, quiet: bool) -> None:
             print(f"cleaner: {s.shown}: skipped ({s.reason})", file=sys.stderr)
 
 
+class _Cleaned:
+    """What the writing loop needs of a page's cleaning (`CleanResult` is not sent back from a worker)."""
+
+    __slots__ = ("ok", "reason", "error", "blocks_truncated", "text", "unreadable")
+
+    def __init__(self, ok=False, reason=None, error=None, blocks_truncated=False, text="", unreadable=None):
+        self.ok, self.reason, self.error, self.blocks_truncated = ok, reason, error, blocks_truncated
+        self.text, self.unreadable = text, unreadable
+
+
+# The work of one page in the pool's workers: (clean_one, fmt, corpus), set before the pool forks (a closure over
+# the model is not picklable; forked workers inherit it).
+_WORK: tuple | None = None
+
+
+def _clean_page(page) -> _Cleaned:
+    """Read, clean and render one page (in the command's process, or in a worker of --jobs)."""
+    from .outputs import render
+
+    assert _WORK is not None
+    clean_one, fmt, corpus = _WORK
+    try:
+        data = page.read()
+    except OSError as exc:
+        return _Cleaned(unreadable=str(exc.strerror or exc))
+    res = clean_one(data)
+    return _Cleaned(res.ok, res.reason, res.error, bool(res.blocks_truncated), render(res, page, fmt, corpus))
+
+
+def _ignore_ctrl_c() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's to handle: it stops the pool itself
+
+
+def _cleaned_pages(pages, jobs: int):
+    """Each page's _Cleaned, in the order of `pages`: here, or with `jobs` forked processes (the same code on the same
+    bytes: the output is the same byte for byte). Yields (page, cleaned); the pool is stopped on every way out."""
+    if jobs <= 1 or len(pages) < 2:
+        for page in pages:
+            yield page, _clean_page(page)
+        return
+    import multiprocessing
+
+    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(pages)), initializer=_ignore_ctrl_c)
+    try:
+        yield from zip(pages, pool.imap(_clean_page, pages, chunksize=1))
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: bool, progress: bool | None,
                 overwrite: bool, max_blocks: int | None = None, label: str = "", config=None,
-                skip_done: bool = False, settings: dict | None = None) -> int:
+                skip_done: bool = False, settings: dict | None = None, jobs: int = 1) -> int:
     """Clean each page with `clean_one(bytes) -> CleanResult` and write its output (cleaner.tools.outputs);
     report rejected, truncated and skipped pages. The exit code: 0 when every page given was cleaned
     whole, 1 when some were rejected, truncated or not found (the rest is cleaned), 5 when the output
@@ -70,7 +123,9 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
     (disk full: one line), 130 when interrupted (one line: what was written)."""
     from tqdm import tqdm
 
-    from .outputs import OutputRefused, output_for, render
+    from .outputs import OutputRefused, output_for
+
+    global _WORK
 
     try:
         sink = output_for(out, fmt, overwrite=overwrite, skip_done=skip_done, settings=settings)
@@ -98,15 +153,15 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
     truncated = 0
     prefix = f"{label}: " if label else ""
     show_bar = (sys.stderr.isatty() if progress is None else progress) and not quiet and len(pages) > 1
+    _WORK = (clean_one, fmt, corpus)
+    cleaned = _cleaned_pages(pages, jobs)
     try:
-        for page in tqdm(pages, desc=f"clean {label}".strip(), unit="page", disable=not show_bar, file=sys.stderr):
-            try:
-                data = page.read()
-            except OSError as exc:
-                print(f"cleaner: {page.shown}: not cleaned (cannot read: {exc.strerror or exc})", file=sys.stderr)
+        for page, res in tqdm(cleaned, total=len(pages), desc=f"clean {label}".strip(), unit="page",
+                              disable=not show_bar, file=sys.stderr):
+            if res.unreadable is not None:
+                print(f"cleaner: {page.shown}: not cleaned (cannot read: {res.unreadable})", file=sys.stderr)
                 rejected["unreadable"] = rejected.get("unreadable", 0) + 1
                 continue
-            res = clean_one(data)
             if not res.ok:
                 rejected[res.reason] = rejected.get(res.reason, 0) + 1
                 if not quiet:
@@ -117,7 +172,7 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
                 limit = f"first {max_blocks} " if max_blocks else "first "
                 print(f"cleaner: warning: {prefix}{page.shown}: truncated: only its {limit}blocks were cleaned "
                       f"(raise [limits] max_blocks with --config)", file=sys.stderr)
-            sink.write(page, render(res, page, fmt, corpus))
+            sink.write(page, res.text)
         sink.finish()
     except OutputRefused as exc:  # disk full: one line, and what is left (never a file cut mid-page)
         return fail(EXIT_OUTPUT, f"{exc}; {sink.abandon(interrupted=False)}")
@@ -126,8 +181,12 @@ def clean_files(pages, skipped, out: str | None, fmt: str, clean_one, *, quiet: 
         sink.abandon(interrupted=False)
         return EXIT_OUTPUT
     except KeyboardInterrupt:  # Ctrl-C: what was written, and under which name
+        cleaned.close()  # --jobs: the workers stopped
         print(f"cleaner: interrupted: {sink.abandon(interrupted=True)}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        cleaned.close()
+        _WORK = None
     n_bad = sum(rejected.values())
     failed: dict[str, int] = {}
     for s in skipped:

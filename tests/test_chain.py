@@ -114,3 +114,25 @@ def test_block_scores_are_summed_as_the_reference_sums_them_to_the_last_bit():
         got = rows.sum(state)
         assert crf.compiled_chain is None or np.array_equal(got, _reference_sums(rows, state, rows.flat))
         assert got.tobytes() == _reference_sums(rows, state, rows.flat).tobytes()  # (the sign of a zero too)
+
+
+def test_rows_are_flattened_and_names_looked_up_as_the_reference_does():
+    compiled = _compiled()
+    rows = [[3, 1, 4], [], [1, 5, 9, 2, 6], [5]]
+    out = np.empty(9, np.intp)
+    compiled.flatten_rows(rows, out)
+    assert out.tolist() == [3, 1, 4, 1, 5, 9, 2, 6, 5]
+    with pytest.raises(ValueError):
+        compiled.flatten_rows(rows, np.empty(8, np.intp))
+
+    class Dealt(dict):  # (as WindowIds deals an id to a name it has not seen)
+        def __missing__(self, name):
+            i = self[name] = len(self)
+            return i
+
+    names = ["b", "a", "b", "c", "a", "d"]
+    reference, mapping = Dealt(a=7), Dealt(a=7)
+    expected = np.fromiter(map(reference.__getitem__, names), np.intp, len(names))
+    got = np.empty(len(names), np.intp)
+    compiled.ids_of(mapping, names, got)
+    assert got.tolist() == expected.tolist() and mapping == reference

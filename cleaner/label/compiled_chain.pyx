@@ -9,6 +9,8 @@ the arrays come in as typed memoryviews that the caller allocated).
 
 from libc.math cimport copysign, exp, INFINITY
 from libc.stdlib cimport malloc, free
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 
 
 def viterbi(const double[:, ::1] state, const double[:, ::1] trans, Py_ssize_t[::1] path):
@@ -199,3 +201,35 @@ def row_sums(const double[:, :] state, const Py_ssize_t[:] flat, const Py_ssize_
                 out[i, k] = state[flat[s], k]
                 if e - s > 1:
                     out[i, k] = out[i, k] + _pairwise(state, flat, s + 1, e - s - 1, k)
+
+
+def flatten_rows(rows, Py_ssize_t[::1] out):
+    """Write the ids of `rows` (lists of ints), row after row, into `out` (as long as all of them): what the
+    reference gives with np.fromiter(chain.from_iterable(rows)), without packing each int through NumPy's generic
+    path."""
+    cdef Py_ssize_t k = 0, n = out.shape[0]
+    cdef list row
+    for item in rows:
+        row = item if type(item) is list else list(item)
+        if k + len(row) > n:
+            raise ValueError("flatten_rows: more ids than `out` holds")
+        for x in row:
+            out[k] = x
+            k += 1
+    if k != n:
+        raise ValueError("flatten_rows: fewer ids than `out` holds")
+
+
+def ids_of(mapping, list names, Py_ssize_t[::1] out):
+    """Write `mapping[name]` of each of `names`, in order, into `out`: the reference's
+    np.fromiter(map(mapping.__getitem__, names)). A name the mapping lacks goes through its own `__getitem__`
+    (a dict subclass's `__missing__` deals the next id), in the same order as the reference asks."""
+    cdef Py_ssize_t k
+    cdef PyObject *found
+    cdef dict known = <dict> mapping  # (a dict or a subclass: read directly while the name is there)
+    if out.shape[0] != len(names):
+        raise ValueError("ids_of: `out` must hold one id per name")
+    for k in range(len(names)):
+        name = names[k]
+        found = PyDict_GetItem(known, name)
+        out[k] = <object> found if found != NULL else mapping[name]

@@ -190,7 +190,11 @@ class FlatRows:
                  lens: list[int] | None = None):
         if rows is not None:
             lens = list(map(len, rows))
-            flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
+            if compiled_chain is not None and isinstance(rows, list):
+                flat = np.empty(sum(lens), np.intp)
+                compiled_chain.flatten_rows(rows, flat)
+            else:
+                flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
         if lens is None or flat is None:
             raise TypeError("FlatRows needs rows, or flat ids with their row lengths")
         self.n = len(lens)
@@ -256,7 +260,11 @@ class WindowIds(dict):
         with self._lock:
             if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
                 self._reset()
-            local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+            if compiled_chain is not None:
+                local = np.empty(len(names), np.intp)
+                compiled_chain.ids_of(self, names, local)
+            else:
+                local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
             if self.pending:
                 new = [list(map(self.codec.__getitem__, self.pending))]
                 for offset in self.offsets:

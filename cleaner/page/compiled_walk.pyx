@@ -40,7 +40,6 @@ from .segment import (
     BOX_ONLY, CLOSING_PUNCTUATION, HIDDEN, MAIN, MAX_CONTAINERS, ROOT_FRAME, TOKEN_CACHE, TOKEN_CACHE_ENTRIES,
     UNDISPLAYED, Block, Segmentation, hides, idclass_tokens, mark_repeats,
 )
-from .text import normalise_space
 
 ctypedef unsigned char lxb_char_t
 
@@ -267,6 +266,11 @@ cdef class _Walk:
         self.line_break = False
 
 
+cdef inline str _normalised(str text):
+    # cleaner.page.text.normalise_space, the same expression, without a call into another module per block
+    return " ".join(text.split())
+
+
 cdef inline void _count(dict counts, str tag):
     counts[tag] = counts.get(tag, 0) + 1
 
@@ -333,7 +337,7 @@ def walk(parsed, config):
                 for k, line in enumerate(raw.split("\n")):
                     if k:
                         w.line_break = True
-                    text = normalise_space(line)
+                    text = _normalised(line)
                     if not text:
                         if line:
                             w.space = True
@@ -351,7 +355,7 @@ def walk(parsed, config):
             else:
                 if raw[0].isspace():
                     w.space = True
-                w.emit(normalise_space(raw))
+                w.emit(_normalised(raw))
                 w.space = raw[-1].isspace()
             tag = None
         elif node.type == ELEMENT_NODE:
@@ -446,7 +450,7 @@ def walk(parsed, config):
                 w.space = True
                 alt = attrs.alt if attrs.any else None
                 if alt:
-                    alt = normalise_space(alt)
+                    alt = _normalised(alt)
                     if len(alt) >= alt_min and len(blocks) < max_blocks:
                         w.emit(alt, "img-alt")
                         w.space = True

@@ -116,6 +116,7 @@ class FeatureExtractor:
         self.cues = CueSettings(self.config)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
+        self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
 
     def _naming(self, codec) -> AttributeNames:
         key = id(codec)  # (the names hold the codec, so its id is not reused meanwhile)
@@ -279,9 +280,15 @@ class FeatureExtractor:
 
     def stats(self, blocks: list[Block]) -> list[BlockStats]:
         out = []
+        known = self._word_counts  # (boilerplate texts repeat across blocks and pages, as for the text cache)
+        if len(known) >= TEXT_CACHE_ENTRIES:
+            known.clear()
         for b in blocks:
-            n = count_words(b.text)
-            out.append(BlockStats(n, len(b.text), n if b.in_link else 0))
+            text = b.text
+            n = known.get(text, -1)
+            if n < 0:
+                n = known[text] = count_words(text)
+            out.append(BlockStats(n, len(text), n if b.in_link else 0))
         return out
 
     def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:

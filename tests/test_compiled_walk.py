@@ -77,13 +77,12 @@ def test_the_compiled_walk_gives_the_references_segmentation(name):
 
 
 def test_the_limits_cut_both_walks_at_the_same_place():
-    config = load_config()
-    config["limits"]["max_blocks"] = 7
+    # (overlay: a copy; the loaded configuration is shared by every caller in the process)
+    config = load_config().overlay({"limits": {"max_blocks": 7}})
     html = "".join(f"<p>block {i}<img alt='alt {i}'></p>" for i in range(20))
     reference, compiled = _both(html, config)
     assert compiled == reference and compiled.truncated and len(compiled.blocks) == 7
-    config["limits"]["max_blocks"] = 20_000
-    config["limits"]["max_nodes"] = 15
+    config = load_config().overlay({"limits": {"max_nodes": 15}})
     reference, compiled = _both(html, config)
     assert compiled == reference and compiled.truncated and compiled.n_nodes == 15
 

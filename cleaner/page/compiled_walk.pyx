@@ -155,8 +155,7 @@ cdef dict _attributes(lxb_dom_node_t *element):
 # Lexbor gives now, so a tag id whose name differs (a custom element, another namespace) is never misnamed.
 cdef enum:
     NAME_CACHE = 4096
-cdef list _name_bytes = [None] * NAME_CACHE
-cdef list _name_str = [None] * NAME_CACHE
+cdef list _names = [None] * NAME_CACHE  # tag id -> (the name's bytes, the name): one object, replaced whole
 
 
 cdef str _element_tag(lxb_dom_node_t *node):
@@ -168,14 +167,13 @@ cdef str _element_tag(lxb_dom_node_t *node):
     if name == NULL:
         return None
     if slot < NAME_CACHE:
-        cached = _name_bytes[slot]
-        if cached is not None:
-            known = <bytes> cached
+        entry = _names[slot]
+        if entry is not None:
+            known = <bytes> (<tuple> entry)[0]
             if <size_t> PyBytes_GET_SIZE(known) == length and memcmp(PyBytes_AS_STRING(known), name, length) == 0:
-                return <str> _name_str[slot]
+                return <str> (<tuple> entry)[1]
         tag = _decode(name, length)
-        _name_bytes[slot] = PyBytes_FromStringAndSize(<const char *> name, length)
-        _name_str[slot] = tag
+        _names[slot] = (PyBytes_FromStringAndSize(<const char *> name, length), tag)
         return tag
     return _decode(name, length)
 

@@ -1,0 +1,226 @@
+"""The page's elements read again for a rendering that needs more than the blocks: what cleaner.output.markdown
+asks of the tree (a table's rows and cells, a `<pre>` as a browser shows it, a link's address).
+
+The segmenter (cleaner.page.segment) gives every block the number of the element its text sits in, in document
+order, and every element its parent's number (`PageMarks.element_parent`); it keeps no tree. When Markdown is
+asked for, the page's tree (the one the blocks were cut from, `PageBlocks.parsed`) is walked a second time here,
+numbering elements exactly as the segmenter's walk does: from `<body>` (or the root when there is none), every
+element node whose tag is not in [segment] drop_tags counts, the content of a dropped element is not entered, nor
+that of a formula's drawn copy (cleaner.page.math.is_rendered_copy). The walk stops once it has passed the last
+element asked for, and it checks its numbering against `element_parent` on the way: on any disagreement (a page
+the segmenter read through its fallback, cleaner.page.hidden_text, whose tree is another) it gives the fallback's
+tree a try and then gives up (None), and the renderer falls back to the blocks alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from .hidden_text import fallback_html, parse_json_ld
+from .math import is_rendered_copy
+from .page_marks import PageMarks
+from .segment import ParsedHtml
+
+
+@dataclass(slots=True)
+class Element:
+    """An element of the page, as the walk found it: its tag, its parent's number, its attributes, its node."""
+
+    tag: str
+    parent: int
+    attrs: dict
+    node: LexborNode
+
+
+def subtree_end(element_parent: list[int], element: int) -> int:
+    """The number after the last element inside `element` (elements are numbered in document order, so an
+    element's subtree is the run of numbers after it whose parents are at least its own number)."""
+    end = element + 1
+    n = len(element_parent)
+    while end < n and element_parent[end] >= element:
+        end += 1
+    return end
+
+
+def read_elements(parsed: ParsedHtml, page: PageMarks, targets: Iterable[int], drop: frozenset[str],
+                  formulas: bool = True) -> dict[int, Element] | None:
+    """The elements `targets` and every element inside them, by number; None when this walk's numbering does not
+    agree with the segmenter's (module docstring). `formulas`: whether the page may hold a formula's drawn copy
+    (False when its text names neither MathJax nor KaTeX: then no element's attributes need reading to count)."""
+    element_parent = page.element_parent
+    ranges = sorted((t, subtree_end(element_parent, t)) for t in set(targets) if 0 < t < len(element_parent))
+    if not ranges:
+        return {}
+    found = _walk(parsed.tree, element_parent, ranges, drop, formulas)
+    if found is not None:
+        return found
+    if page.json_ld_objects is None:
+        page.json_ld_objects = parse_json_ld(page.json_ld)
+    alt = fallback_html(parsed.tree, page.json_ld_objects)  # the page the segmenter may have read instead
+    if alt is None:
+        return None
+    return _walk(LexborHTMLParser(alt), element_parent, ranges, drop, formulas)
+
+
+def _walk(tree: LexborHTMLParser, element_parent: list[int], ranges: list[tuple[int, int]], drop: frozenset[str],
+          formulas: bool) -> dict[int, Element] | None:
+    root = tree.body or tree.root
+    if root is None:
+        return None
+    stop = max(end for _, end in ranges)
+    found: dict[int, Element] = {}
+    stack = [0]  # the numbers of the open elements (0: above the root)
+    n = 0  # the last element numbered
+    r = 0  # the first range not yet passed
+    start, end = ranges[0]
+    node: LexborNode | None = root
+    root_id = root.mem_id
+    while node is not None:
+        tag = node.tag
+        if tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
+            n += 1
+            parent = stack[-1]
+            if n >= len(element_parent):  # (past a truncated segmentation: nothing to check against)
+                return found
+            if element_parent[n] != parent:
+                return None
+            if n == stop:  # the first element past the last one asked for, and its parent agrees
+                return found
+            while n >= end and r + 1 < len(ranges):
+                r += 1
+                start, end = ranges[r]
+            attrs = None
+            if start <= n < end:
+                attrs = node.attributes
+                found[n] = Element(tag, parent, attrs, node)
+            child = node.child
+            if child is not None and formulas:
+                if attrs is None:
+                    attrs = node.attributes
+                if attrs and is_rendered_copy(attrs):
+                    child = None
+            if child is not None:
+                stack.append(n)
+                node = child
+                continue
+        while node is not None:
+            if node.mem_id == root_id:
+                node = None
+                break
+            nxt = node.next
+            if nxt is not None:
+                node = nxt
+                break
+            node = node.parent
+            if node is None:
+                break
+            stack.pop()
+            if node.mem_id == root_id:
+                node = None
+    # the tree ended before the last element asked for was passed: every number seen agreed
+    return found if n + 1 >= stop else None
+
+
+# What a browser lays out as a block inside a <pre> (a highlighter's line <div>s): a line break before and after.
+_BLOCK_IN_PRE = frozenset((
+    "address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt", "figure",
+    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
+    "section", "table", "tr", "ul",
+))
+_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+def pre_text(node: LexborNode, drop: frozenset[str]) -> str:
+    """The text of a `<pre>` as a browser's `innerText` gives it: every character of its text nodes (the
+    newline right after `<pre>` the parser already dropped), `<br>` a line break, a block element inside it
+    (a highlighter's line `<div>`) on lines of its own, elements not displayed left out; newlines at the end
+    removed (a fenced code block ends its last line itself)."""
+    items: list[str | int] = []  # texts, and required line breaks (counts) between them
+    stack: list[tuple[int, LexborNode | None]] = []
+    child = node.child
+    while True:
+        while child is None:
+            if not stack:
+                return _joined(items).rstrip("\n")
+            brk, child = stack.pop()
+            if brk:
+                items.append(brk)
+        tag = child.tag
+        if tag == "-text":
+            text = child.text_content
+            if text:
+                items.append(text)
+            child = child.next
+        elif tag == "br":
+            items.append("\n")
+            child = child.next
+        elif not tag or tag[0] in "-!" or tag in drop or _hidden(child):
+            child = child.next
+        else:
+            brk = 2 if tag == "p" else 1 if tag in _BLOCK_IN_PRE else 0
+            if brk:
+                items.append(brk)
+            stack.append((brk, child.next))
+            child = child.child
+
+
+def _hidden(node: LexborNode) -> bool:
+    attrs = node.attributes
+    if not attrs:
+        return False
+    if "hidden" in attrs:
+        return True
+    style = attrs.get("style")
+    return isinstance(style, str) and _HIDING.search(style) is not None
+
+
+def _joined(items: list[str | int]) -> str:
+    """innerText's last step: runs of required line breaks become the most newlines any of them asks for, and
+    none at either end."""
+    out: list[str] = []
+    pending = 0
+    for item in items:
+        if isinstance(item, int):
+            pending = max(pending, item)
+        else:
+            if pending and out:
+                out.append("\n" * pending)
+            pending = 0
+            out.append(item)
+    return "".join(out)
+
+
+_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([A-Za-z0-9_+#.-]+)")
+_NO_LANGUAGE = frozenset(("none", "nohighlight", "plain", "plaintext", "default", "notranslate"))
+
+
+def code_language(node: LexborNode) -> str:
+    """The language a `<pre>` names for its code, from a `language-*`, `lang-*` or `highlight-*` class of its
+    own, of the `<code>` inside it, or of the two elements around it (Sphinx's `highlight-python`, GitHub's
+    `highlight-source-js`); '' when none does."""
+    candidates: list[LexborNode] = [node]
+    child = node.child
+    while child is not None:
+        if child.tag == "code":
+            candidates.append(child)
+            break
+        child = child.next
+    up = node.parent
+    for _ in range(2):
+        if up is None:
+            break
+        candidates.append(up)
+        up = up.parent
+    for candidate in candidates:
+        attrs = candidate.attributes
+        value = attrs.get("class") if attrs else None
+        if value:
+            for match in _LANGUAGE.finditer(value):
+                name = match.group(1).lower()
+                if name not in _NO_LANGUAGE:
+                    return name
+    return ""

@@ -15,8 +15,9 @@ not touched. What the Markdown adds comes from where each kept block sits in the
   kept lines, a table's cells are lines.
 
 Rules:
-* A segment of the text is a Markdown block of its own; a heading, a list item, a block quote, a `<pre>` or a
-  table starts one too. Blocks are separated by a blank line, list items by a line break (a tight list).
+* A segment of the text is a Markdown block of its own (a heading's segments are one heading, a `<pre>`'s one
+  code block); a heading, a list item, a block quote, a `<pre>` or a table starts one too. Blocks are separated
+  by a blank line, list items by a line break (a tight list).
 * A data table is a GFM pipe table, written whole where its first kept block is, when at least a third of its
   words are kept; its first row is the header when it is made of `<th>` cells (or sits in `<thead>`), else the
   header row is empty. A colspan leaves the cells it spans empty; a rowspan repeats the cell in each row it
@@ -204,7 +205,8 @@ class _Renderer:
             else:
                 key = ("flow", f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
             if (not units or display or units[-1].key != key or units[-1].key[0] == "math"
-                    or not continues_segment(label, gap, previous == i - 1)):
+                    or not (continues_segment(label, gap, previous == i - 1) or f[_HEAD] is not None
+                            or f[_PRE] >= 0)):
                 units.append(_Unit(("math", i) if display else key, f))
                 gap = ""
             units[-1].pieces.append((gap, b.shown if b.shown is not None else b.text, f, b, i))

@@ -222,3 +222,39 @@ def test_cli_format_markdown(tmp_path):
     run = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean", str(page), "--links"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "--format markdown" in run.stderr
+
+
+def test_job_markdown_column_opt_in(data_dir, tmp_path):
+    """`cleaner clean-warc` (the job on local processes) fills the markdown column with [corpus] markdown = true,
+    the same Markdown clean_html gives, and leaves it null otherwise; the text column is the same either way."""
+    import os
+
+    import pyarrow.parquet as pq
+    from conftest import make_warc
+
+    page = data_dir / "wcxb" / "html" / "0435.html.gz"
+    warc = make_warc(tmp_path / "page.warc.gz", page)
+    overlay = tmp_path / "markdown.toml"
+    overlay.write_text("[corpus]\nmarkdown = true\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    rows = {}
+    for name, extra in (("plain", []), ("markdown", ["--config", str(overlay)])):
+        run = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", str(warc), "--out",
+                              str(tmp_path / name), "--jobs", "1", *extra], capture_output=True, text=True,
+                             timeout=600, env=env)
+        assert run.returncode == 0, run.stderr[-3000:]
+        (rows[name],) = pq.read_table(tmp_path / name).to_pylist()
+    assert rows["plain"]["markdown"] is None
+    assert rows["markdown"]["text"] == rows["plain"]["text"]
+    assert rows["markdown"]["markdown"] == clean_html(read_html_file(page), markdown=True).markdown
+    assert "\n```\n" in rows["markdown"]["markdown"]
+
+
+def test_datatrove_step_markdown(data_dir):
+    pytest.importorskip("datatrove")
+    from cleaner.tools.datatrove import WebCleanerExtractor
+
+    data = read_html_file(data_dir / "wcxb" / "html" / "0435.html.gz")
+    text, meta = WebCleanerExtractor(output="markdown").clean(data.decode("utf-8"))
+    assert meta["cleaner_status"] == "cleaned"
+    assert text == clean_html(data, http_charset="utf-8", markdown=True).markdown and "\n```\n" in text

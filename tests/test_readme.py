@@ -20,7 +20,7 @@ from conftest import ROOT
 
 BLOCK = re.compile(r"<!-- quickstart: ([\w-]+) -->\n```(sh|python)\n(.*?)```", re.S)
 PAGES = 8  # HTML records of the sample WARC
-EXPECTED = ("library", "metadata", "cli", "one-machine", "spark-local", "cluster", "datatrove")
+EXPECTED = ("library", "metadata", "cli", "markdown", "one-machine", "spark-local", "cluster", "datatrove")
 
 
 def quickstarts() -> dict[str, tuple[str, str]]:
@@ -64,6 +64,13 @@ def test_library_and_cli_quickstarts_print_the_page_text(workdir):
     cli = run_block("cli", workdir).stdout
     assert len(lib.split()) > 20 and not lib.startswith("rejected")
     assert "<p>" not in cli and lib.split() == cli.split()  # the same text by both ways in
+
+
+def test_markdown_quickstart_prints_the_same_words(workdir):
+    markdown = run_block("markdown", workdir).stdout
+    text = run_block("cli", workdir).stdout
+    words = [w for w in (w.strip("#*`>|-") for w in markdown.split()) if w]
+    assert len(words) > 20 and sum(w in set(text.split()) for w in words) >= 0.9 * len(words)  # (the same text)
 
 
 def test_metadata_quickstart_prints_the_columns(workdir):

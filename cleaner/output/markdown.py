@@ -215,29 +215,29 @@ class _Renderer:
 
     # -- the tree, read once for every element that needs it ----------------------------------------------------
     def read(self, units: list[_Unit]) -> None:
-        targets: set[int] = set()
+        targets: dict[int, str] = {}  # element -> the tag its blocks say it has
         for unit in units:
             if unit.key[0] == "pre":
-                targets.add(unit.key[1])
+                targets[unit.key[1]] = "pre"
             elif unit.key[0] == "cells" and unit.key[1] not in self.tables_checked:
                 t = unit.key[1]
                 self.tables_checked.add(t)
                 if self.table_candidate(t):
-                    targets.add(t)
+                    targets[t] = "table"
                     self.candidates.add(t)
             if self.options.links or self.options.images:
                 for _, _, f, b, _ in unit.pieces:
                     if self.options.links and f[_LINK] >= 0:
-                        targets.add(f[_LINK])
+                        targets[f[_LINK]] = "a"
                     if b.artificial == "img-alt":
-                        targets.add(b.element)
+                        targets[b.element] = "img"
         if not targets or self.read_tree is None:
             if targets:
                 self.out.fallback = "no tree"
             return
         self.out.walked = True
-        found = self.read_tree(targets)
-        if found is None:
+        found = self.read_tree(set(targets))
+        if found is None or any(found[e].tag != tag for e, tag in targets.items()):
             self.out.fallback = "numbering"
             return
         self.tree = found
@@ -303,8 +303,10 @@ class _Renderer:
                 if table_key in done:
                     continue
                 table = self.table(unit.key[1])
-                if table is None:
+                if table is None:  # a layout table after all
                     self.candidates.discard(unit.key[1])
+                    done.add(("layout", unit.key[1]))
+                    self.out.layout_tables += 1
                     text, is_list = self.flow(unit)
                 else:
                     done.add(table_key)
@@ -376,11 +378,11 @@ class _Renderer:
             return "", False
         if head is not None:
             line = "#" * head[1] + " " + text.strip()
-            return self.prefixed([line], f, first_item=False)[0], False
+            return self.prefixed([line], f)[0], False
         lines = [_escape_line(line) for line in text.split("\n")]
-        return self.prefixed(lines, f, first_item=True)
+        return self.prefixed(lines, f)
 
-    def prefixed(self, lines: list[str], f: tuple, first_item: bool) -> tuple[str, bool]:
+    def prefixed(self, lines: list[str], f: tuple) -> tuple[str, bool]:
         """Lines with their block quote's `>` and their list item's marker or indentation."""
         items = f[_LIST]
         indent = ""

@@ -6,10 +6,11 @@ order, and every element its parent's number (`PageMarks.element_parent`); it ke
 asked for, the page's tree (the one the blocks were cut from, `PageBlocks.parsed`) is walked a second time here,
 numbering elements exactly as the segmenter's walk does: from `<body>` (or the root when there is none), every
 element node whose tag is not in [segment] drop_tags counts, the content of a dropped element is not entered, nor
-that of a formula's drawn copy (cleaner.page.math.is_rendered_copy). The walk stops once it has passed the last
-element asked for, and it checks its numbering against `element_parent` on the way: on any disagreement (a page
-the segmenter read through its fallback, cleaner.page.hidden_text, whose tree is another) it gives the fallback's
-tree a try and then gives up (None), and the renderer falls back to the blocks alone.
+that of a formula's drawn copy (cleaner.page.math.is_rendered_copy). It goes only into the elements that hold
+one asked for, stepping over the others by the segmenter's count of their elements, and it checks its numbering
+against `element_parent` on the way: on any disagreement (a page the segmenter read through its fallback,
+cleaner.page.hidden_text, whose tree is another) it gives the fallback's tree a try and then gives up (None), and
+the renderer falls back to the blocks alone.
 """
 
 from __future__ import annotations
@@ -68,61 +69,70 @@ def read_elements(parsed: ParsedHtml, page: PageMarks, targets: Iterable[int], d
 
 def _walk(tree: LexborHTMLParser, element_parent: list[int], ranges: list[tuple[int, int]], drop: frozenset[str],
           formulas: bool) -> dict[int, Element] | None:
+    """The elements inside `ranges`, or None when the tree's numbering disagrees with `element_parent`.
+
+    Only the elements on the way to the ranges are visited, with their siblings: an element with nothing asked
+    for inside it is stepped over, its number of elements (known from `element_parent`) added at once. Every
+    element visited is checked (its parent's number, and that its parent has as many children as the
+    segmenter's walk counted, up to the root: the walk goes on past the last range, stepping over what follows),
+    so a tree that differs where the walk goes is found out; one that differs inside an element stepped over is
+    numbered alike around it, by the segmenter's own count."""
     root = tree.body or tree.root
-    if root is None:
+    n_elements = len(element_parent)
+    if root is None or n_elements < 2:
         return None
-    stop = max(end for _, end in ranges)
+    on_the_way: set[int] = set()  # the ancestors of the ranges' elements: the walk goes into them
+    for start, _ in ranges:
+        e = element_parent[start]
+        while e > 0 and e not in on_the_way:
+            on_the_way.add(e)
+            e = element_parent[e]
     found: dict[int, Element] = {}
-    stack = [0]  # the numbers of the open elements (0: above the root)
-    n = 0  # the last element numbered
-    r = 0  # the first range not yet passed
+    r = 0
     start, end = ranges[0]
+    # [the parent's number, the next child's number, the parent's node]; the first is above the root (number 0)
+    frames: list[list] = [[0, 1, None]]
     node: LexborNode | None = root
-    root_id = root.mem_id
-    while node is not None:
+    while True:
+        if node is None:  # the children of frames[-1] are all seen
+            parent, following, parent_node = frames.pop()
+            if following < n_elements and element_parent[following] >= parent:
+                return None  # the segmenter counted more elements in it
+            frames[-1][1] = following
+            if len(frames) == 1:
+                break
+            node = parent_node.next
+            continue
         tag = node.tag
         if tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
-            n += 1
-            parent = stack[-1]
-            if n >= len(element_parent):  # (past a truncated segmentation: nothing to check against)
-                return found
-            if element_parent[n] != parent:
+            frame = frames[-1]
+            n = frame[1]
+            if n >= n_elements:  # past where the segmenter stopped (a truncated page): nothing more to check
+                break
+            if element_parent[n] != frame[0]:
                 return None
-            if n == stop:  # the first element past the last one asked for, and its parent agrees
-                return found
             while n >= end and r + 1 < len(ranges):
                 r += 1
                 start, end = ranges[r]
+            inside = start <= n < end
             attrs = None
-            if start <= n < end:
+            if inside:
                 attrs = node.attributes
-                found[n] = Element(tag, parent, attrs, node)
-            child = node.child
-            if child is not None and formulas:
+                found[n] = Element(tag, frame[0], attrs, node)
+            descend = (inside or n in on_the_way) and node.child is not None
+            if descend and formulas:
                 if attrs is None:
                     attrs = node.attributes
-                if attrs and is_rendered_copy(attrs):
-                    child = None
-            if child is not None:
-                stack.append(n)
-                node = child
+                descend = not (attrs and is_rendered_copy(attrs))
+            if descend:
+                frames.append([n, n + 1, node])
+                node = node.child
                 continue
-        while node is not None:
-            if node.mem_id == root_id:
-                node = None
-                break
-            nxt = node.next
-            if nxt is not None:
-                node = nxt
-                break
-            node = node.parent
-            if node is None:
-                break
-            stack.pop()
-            if node.mem_id == root_id:
-                node = None
-    # the tree ended before the last element asked for was passed: every number seen agreed
-    return found if n + 1 >= stop else None
+            frame[1] = subtree_end(element_parent, n)  # (stepped over: its elements counted at once)
+        if len(frames) == 1:  # (the root's siblings are not the page's)
+            break
+        node = node.next
+    return found if all(start in found for start, _ in ranges) else None
 
 
 # What a browser lays out as a block inside a <pre> (a highlighter's line <div>s): a line break before and after.

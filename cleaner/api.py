@@ -322,10 +322,10 @@ def markdown_of(seg: Segmentation, labels: list[str], parsed: ParsedHtml | None,
     """The kept blocks of a labelled page as Markdown (cleaner.output.markdown), the page's tree (`parsed`, the
     one the blocks were cut from) read again only where a kept block needs it (cleaner.page.structure)."""
     drop = frozenset(segment_config["segment"]["drop_tags"])
-    formulas = "MathJax" in html or "katex-html" in html  # (a drawn copy's content is not numbered)
 
-    def read_tree(targets: set[int]):
-        return read_elements(parsed, seg.page, targets, drop, formulas) if parsed is not None else None
+    def read_tree(targets: set[int], alone: set[int]):
+        formulas = "MathJax" in html or "katex-html" in html  # (a drawn copy's content is not numbered)
+        return read_elements(parsed, seg.page, targets, drop, formulas, alone) if parsed is not None else None
 
     return render_markdown(seg.blocks, labels, seg.page.element_parent, read_tree if parsed is not None else None,
                            options)

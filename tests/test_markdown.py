@@ -39,7 +39,7 @@ def _markdown(body: str, options: MarkdownOptions | None = None, keep=None, tree
     labels = [OTHER if keep is not None and not keep(b) else PARAGRAPH if b.gap == "\n" else CONTINUATION
               for b in seg.blocks]
     return render_markdown(seg.blocks, labels, seg.page.element_parent,
-                           lambda targets: read_elements(tree, seg.page, targets, DROP), options)
+                           lambda targets, alone: read_elements(tree, seg.page, targets, DROP, alone=alone), options)
 
 
 def md(body: str, **kw) -> str:
@@ -163,7 +163,7 @@ def test_the_segmenters_fallback_tree_is_read_too():
     assert any(b.text == "post 3" for b in seg.blocks)  # (the fallback was taken)
     labels = [PARAGRAPH] * len(seg.blocks)
     out = render_markdown(seg.blocks, labels, seg.page.element_parent,
-                          lambda targets: read_elements(read.parsed, seg.page, targets, DROP))
+                          lambda targets, alone: read_elements(read.parsed, seg.page, targets, DROP, alone=alone))
     assert out.fallback is None and out.tables == 1 and "| post 3 | 3 replies |" in out.text
 
 

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..labels import OTHER, continues_segment
+from ..labels import CONTINUATION, OTHER
 from ..page.segment import Block
 from ..page.structure import Element, code_language, pre_text, subtree_end
 from .assemble import keep_touching
@@ -70,8 +70,9 @@ class MarkdownOut:
     walked: bool = False  # whether the tree was walked again
 
 
-# A read of the page's tree: element numbers asked for -> those elements and everything inside them, or None.
-TreeReader = Callable[[set[int]], "dict[int, Element] | None"]
+# A read of the page's tree: element numbers asked for, those of them asked for alone -> those elements and
+# everything inside them (but those alone), or None (cleaner.page.structure.read_elements).
+TreeReader = Callable[[set[int], set[int]], "dict[int, Element] | None"]
 
 # The frame of an element: what its ancestors (and itself) make of the text inside it.
 _HEAD, _LIST, _CUR_LIST, _QUOTE, _PRE, _TABLES, _ROW, _CELL, _CODE, _LINK = range(10)
@@ -204,12 +205,12 @@ class _Renderer:
                 key = ("cells", f[_TABLES][-1], f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
             else:
                 key = ("flow", f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
-            if (not units or display or units[-1].key != key or units[-1].key[0] == "math"
-                    or not (continues_segment(label, gap, previous == i - 1) or f[_HEAD] is not None
-                            or f[_PRE] >= 0)):
+            if (not units or display or units[-1].key != key
+                    or not (label == CONTINUATION or (gap == "" and previous == i - 1)  # (continues_segment)
+                            or f[_HEAD] is not None or f[_PRE] >= 0)):
                 units.append(_Unit(("math", i) if display else key, f))
                 gap = ""
-            units[-1].pieces.append((gap, b.shown if b.shown is not None else b.text, f, b, i))
+            units[-1].pieces.append((gap, b.text if b.shown is None else b.shown, f, b, i))
             previous = i
         return units
 
@@ -236,7 +237,7 @@ class _Renderer:
                 self.out.fallback = "no tree"
             return
         self.out.walked = True
-        found = self.read_tree(set(targets))
+        found = self.read_tree(set(targets), {e for e, tag in targets.items() if tag != "table"})
         if found is None or any(found[e].tag != tag for e, tag in targets.items()):
             self.out.fallback = "numbering"
             return
@@ -341,7 +342,7 @@ class _Renderer:
             if open_link >= 0 and link != open_link:
                 inner = "".join(stack.pop())
                 element = tree.get(open_link)
-                href = element.attrs.get("href") if element is not None and element.attrs else None
+                href = element.attrs.get("href") if element is not None else None
                 stack[-1].append(f"[{inner.replace(chr(10), ' ')}]({_url(href)})" if href and inner.strip()
                                  else inner)
                 open_link = -1
@@ -354,7 +355,7 @@ class _Renderer:
                 open_code = code
             if b.artificial == "img-alt":
                 element = tree.get(b.element)
-                src = element.attrs.get("src") if element is not None and element.attrs else None
+                src = element.attrs.get("src") if element is not None else None
                 text = f"![{text}]({_url(src)})" if src else f"![{text}]()"
             stack[-1].append(text)
         if open_code >= 0:
@@ -363,7 +364,7 @@ class _Renderer:
         if open_link >= 0:
             inner = "".join(stack.pop())
             element = tree.get(open_link)
-            href = element.attrs.get("href") if element is not None and element.attrs else None
+            href = element.attrs.get("href") if element is not None else None
             stack[-1].append(f"[{inner.replace(chr(10), ' ')}]({_url(href)})" if href and inner.strip() else inner)
         text = "".join(stack[0])
         return text if lines else " ".join(text.split("\n"))
@@ -416,7 +417,7 @@ class _Renderer:
         pre = unit.key[1]
         element = self.tree.get(pre)
         if element is not None:
-            text = pre_text(element.node, _DROP_IN_PRE)
+            text = pre_text(element.node)
             language = code_language(element.node)
         else:  # the blocks alone: the kept lines, without the blank ones
             text = "".join(p[0] + p[1] for p in unit.pieces)
@@ -434,7 +435,7 @@ class _Renderer:
         table = tree.get(t)
         if table is None:
             return None
-        role = (table.attrs.get("role") or "").lower() if table.attrs else ""
+        role = (table.attrs.get("role") or "").lower()
         if role in ("presentation", "none"):
             return None
         rows: list[int] = []
@@ -525,13 +526,6 @@ class _Renderer:
     def cell_text(self, pieces: list) -> str:
         text = self.inline(pieces, lines=False) if pieces else ""
         return " ".join(text.split()).replace("|", "\\|")
-
-
-_DROP_IN_PRE = frozenset((
-    "script", "style", "noscript", "template", "object", "embed", "applet", "iframe", "svg", "math", "canvas",
-    "audio", "video", "map", "head", "select", "option", "datalist", "textarea", "frameset", "frame",
-    "noframes", "param", "source", "track",
-))
 
 
 def _span(attrs: dict | None, name: str, limit: int) -> int:

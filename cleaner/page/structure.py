@@ -29,12 +29,19 @@ from .segment import ParsedHtml
 
 @dataclass(slots=True)
 class Element:
-    """An element of the page, as the walk found it: its tag, its parent's number, its attributes, its node."""
+    """An element of the page, as the walk found it: its tag, its parent's number, its node."""
 
     tag: str
     parent: int
-    attrs: dict
     node: LexborNode
+    _attrs: dict | None = None
+
+    @property
+    def attrs(self) -> dict:
+        """Its attributes (read from the node when first asked for)."""
+        if self._attrs is None:
+            self._attrs = self.node.attributes or {}
+        return self._attrs
 
 
 def subtree_end(element_parent: list[int], element: int) -> int:
@@ -48,12 +55,15 @@ def subtree_end(element_parent: list[int], element: int) -> int:
 
 
 def read_elements(parsed: ParsedHtml, page: PageMarks, targets: Iterable[int], drop: frozenset[str],
-                  formulas: bool = True) -> dict[int, Element] | None:
-    """The elements `targets` and every element inside them, by number; None when this walk's numbering does not
-    agree with the segmenter's (module docstring). `formulas`: whether the page may hold a formula's drawn copy
-    (False when its text names neither MathJax nor KaTeX: then no element's attributes need reading to count)."""
+                  formulas: bool = True, alone: Iterable[int] = ()) -> dict[int, Element] | None:
+    """The elements `targets` and every element inside them (only themselves for those also in `alone`: a
+    `<pre>`, whose text is read from its node), by number; None when this walk's numbering does not agree with
+    the segmenter's (module docstring). `formulas`: whether the page may hold a formula's drawn copy (False when
+    its text names neither MathJax nor KaTeX: then no element's attributes need reading to count)."""
     element_parent = page.element_parent
-    ranges = sorted((t, subtree_end(element_parent, t)) for t in set(targets) if 0 < t < len(element_parent))
+    alone = set(alone)
+    ranges = sorted((t, t + 1 if t in alone else subtree_end(element_parent, t))
+                    for t in set(targets) if 0 < t < len(element_parent))
     if not ranges:
         return {}
     found = _walk(parsed.tree, element_parent, ranges, drop, formulas)
@@ -115,14 +125,11 @@ def _walk(tree: LexborHTMLParser, element_parent: list[int], ranges: list[tuple[
                 r += 1
                 start, end = ranges[r]
             inside = start <= n < end
-            attrs = None
             if inside:
-                attrs = node.attributes
-                found[n] = Element(tag, frame[0], attrs, node)
-            descend = (inside or n in on_the_way) and node.child is not None
+                found[n] = Element(tag, frame[0], node)
+            descend = (inside and end > n + 1 or n in on_the_way) and node.child is not None
             if descend and formulas:
-                if attrs is None:
-                    attrs = node.attributes
+                attrs = node.attributes
                 descend = not (attrs and is_rendered_copy(attrs))
             if descend:
                 frames.append([n, n + 1, node])
@@ -141,14 +148,25 @@ _BLOCK_IN_PRE = frozenset((
     "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
     "section", "table", "tr", "ul",
 ))
+# Elements inside a <pre> that a browser does not show (as [segment] drop_tags, but a <button>'s text is shown).
+DROP_IN_PRE = frozenset((
+    "script", "style", "noscript", "template", "object", "embed", "applet", "iframe", "svg", "math", "canvas",
+    "audio", "video", "map", "head", "select", "option", "datalist", "textarea", "frameset", "frame",
+    "noframes", "param", "source", "track",
+))
+# What inside a <pre> is not shown as the text of its nodes: line breaks, block elements, elements not shown and
+# any element hidden by an attribute.
+_NOT_PLAIN_IN_PRE = ", ".join(sorted(_BLOCK_IN_PRE | DROP_IN_PRE | {"br"})) + ", [hidden], [style]"
 _HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
-def pre_text(node: LexborNode, drop: frozenset[str]) -> str:
+def pre_text(node: LexborNode, drop: frozenset[str] = DROP_IN_PRE) -> str:
     """The text of a `<pre>` as a browser's `innerText` gives it: every character of its text nodes (the
     newline right after `<pre>` the parser already dropped), `<br>` a line break, a block element inside it
     (a highlighter's line `<div>`) on lines of its own, elements not displayed left out; newlines at the end
     removed (a fenced code block ends its last line itself)."""
+    if node.css_first(_NOT_PLAIN_IN_PRE) is None:  # (most: text and inline spans only, read at once)
+        return (node.text(deep=True) or "").rstrip("\n")
     items: list[str | int] = []  # texts, and required line breaks (counts) between them
     stack: list[tuple[int, LexborNode | None]] = []
     child = node.child

@@ -107,6 +107,9 @@ def test_table_without_th_has_an_empty_header_and_a_caption():
     # a long cell
     "<table><tr><td>" + "word " * 200 + "</td><td>menu</td></tr><tr><td>a</td><td>b</td></tr></table>",
     '<table role="presentation"><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',
+    # most rows hold one text (a banner row, a row of links beside an empty cell)
+    "<table><tr><td>Welcome to the site</td><td></td></tr><tr><td>News and more</td><td> </td></tr>"
+    "<tr><td>a</td><td>b</td></tr></table>",
 ])
 def test_layout_tables_are_not_tables(body):
     out = _markdown(body)

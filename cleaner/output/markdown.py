@@ -22,8 +22,9 @@ Rules:
   words are kept; its first row is the header when it is made of `<th>` cells (or sits in `<thead>`), else the
   header row is empty. A colspan leaves the cells it spans empty; a rowspan repeats the cell in each row it
   spans, so that every row reads whole. `|` in a cell is escaped, a cell's lines are joined by spaces. A layout
-  table (nested tables, a heading inside, one column or one row without `<th>`, a cell of more than
-  LAYOUT_CELL_WORDS words, `role="presentation"`) is not a table: its cells are read as paragraphs.
+  table (nested tables, a heading or a `<pre>` inside, one column, one row without `<th>`, most rows with one
+  text, a cell of more than LAYOUT_CELL_WORDS words, `role="presentation"`) is not a table: its cells are read
+  as paragraphs.
 * A `<pre>` with a kept line is a fenced code block holding every character of it, as `innerText` gives it.
 * Formulas are already TeX (cleaner.page.math): `$...$` inline, `$$...$$` a block of its own.
 * Image alt texts are left out unless `images` is asked for (`![alt](src)`), as trafilatura does.
@@ -508,6 +509,8 @@ class _Renderer:
         width = max((len(row) for row in grid), default=0)
         if width < 2 or (len(grid) < 2 and not header) or not any(any(row) for row in grid):
             return None
+        if sum(sum(1 for c in row if c) >= 2 for row in grid) * 2 < len(grid):
+            return None  # most rows hold one text: a column of the page's layout, not a row of data
         for row in grid:
             row.extend([""] * (width - len(row)))
         lines = []

@@ -81,6 +81,9 @@ _ROOT_FRAME: tuple = (None, (), None, 0, -1, (), -1, -1, -1, -1)
 _HEADINGS = {f"h{k}": k for k in range(1, 7)}
 _LISTS = {"ul": False, "ol": True, "menu": False, "dir": False}
 _INLINE_CODE = frozenset(("code", "kbd", "samp", "tt"))
+# The tags that change a frame (_combine); any other leaves it as it is.
+_STRUCTURAL = frozenset((*_HEADINGS, "li", *_LISTS, "blockquote", "pre", "table", "tr", "td", "th", *_INLINE_CODE,
+                         "a"))
 
 
 def _combine(f: tuple, tag: str, e: int) -> tuple:
@@ -115,6 +118,26 @@ class _Frames:
     def __init__(self, element_parent: list[int]):
         self.parent = element_parent
         self.memo: dict[int, tuple] = {}
+        # element -> (its frame, the key of the Markdown block its text is in); the same by the frame's id (the
+        # frames are held by `memo`, so their ids stay theirs)
+        self.keys: dict[int, tuple] = {}
+        self.frame_keys: dict[int, tuple] = {}
+
+    def keyed(self, b: Block) -> tuple[tuple, tuple]:
+        hit = self.keys.get(b.element)
+        if hit is None:
+            f = self.of(b)
+            hit = self.frame_keys.get(id(f))  # (the elements inside a <pre>, a cell, a paragraph share their frame)
+            if hit is None:
+                if f[_PRE] >= 0:
+                    key: tuple = ("pre", f[_PRE])
+                elif f[_TABLES]:
+                    key = ("cells", f[_TABLES][-1], f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
+                else:
+                    key = ("flow", f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
+                hit = self.frame_keys[id(f)] = (f, key)
+            self.keys[b.element] = hit
+        return hit
 
     def of(self, b: Block) -> tuple:
         e = b.element
@@ -134,7 +157,8 @@ class _Frames:
             k -= 1
         f = memo[x] if x > 0 else _ROOT_FRAME
         for x, tag in reversed(path):
-            f = _combine(f, tag, x)
+            if tag in _STRUCTURAL:
+                f = _combine(f, tag, x)
             memo[x] = f
         return f
 
@@ -186,32 +210,32 @@ class _Renderer:
     # -- which blocks belong together ---------------------------------------------------------------------------
     def units(self) -> list[_Unit]:
         blocks, kept, gaps = self.blocks, self.kept, self.gaps
-        frame_of = self.frames.of
+        keyed = self.frames.keyed
         images = self.options.images
         units: list[_Unit] = []
+        unit: _Unit | None = None
         previous = -1
-        for i, b in enumerate(blocks):
-            label = kept[i]
-            if label == OTHER or (b.artificial == "img-alt" and not images):
-                continue
+        for i in [i for i, label in enumerate(kept) if label != OTHER]:
+            b = blocks[i]
+            display = False
+            if b.artificial is not None:
+                if b.artificial == "img-alt" and not images:
+                    continue
+                display = b.artificial == "math" and b.text.startswith("$$")
             if previous == i - 1:
                 gap = gaps[i]
+                touching = gap == ""
             else:
                 gap = "\n" if previous < 0 or "\n" in gaps[previous + 1: i + 1] else " "
-            f = frame_of(b)
-            display = b.artificial == "math" and b.text.startswith("$$")
-            if f[_PRE] >= 0:
-                key: tuple = ("pre", f[_PRE])
-            elif f[_TABLES]:
-                key = ("cells", f[_TABLES][-1], f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
-            else:
-                key = ("flow", f[_HEAD], f[_LIST][-1][0] if f[_LIST] else -1, f[_QUOTE])
-            if (not units or display or units[-1].key != key
-                    or not (label == CONTINUATION or (gap == "" and previous == i - 1)  # (continues_segment)
+                touching = False
+            f, key = keyed(b)
+            if (unit is None or display or unit.key != key
+                    or not (kept[i] == CONTINUATION or touching  # (continues_segment)
                             or f[_HEAD] is not None or f[_PRE] >= 0)):
-                units.append(_Unit(("math", i) if display else key, f))
+                unit = _Unit(("math", i) if display else key, f)
+                units.append(unit)
                 gap = ""
-            units[-1].pieces.append((gap, b.text if b.shown is None else b.shown, f, b, i))
+            unit.pieces.append((gap, b.text if b.shown is None else b.shown, f, b, i))
             previous = i
         return units
 

@@ -9,8 +9,9 @@ off, every other request refused, `<noscript>` removed), which gives the gold:
 
 * code: the `innerText` of every `<pre>` shown (not inside another `<pre>`), newlines at its end removed;
 * tables: every table shown with no table inside it, of at least two rows and two columns, as its rows of cells
-  (`innerText`, whitespace collapsed, case-folded), a cell spanning rows repeated in each row it spans as a
-  browser lays it out; a row is its cells that are not empty, in order.
+  shown (`innerText`, whitespace collapsed, case-folded; a row or a cell the page's style sheet hides is left
+  out), a cell spanning rows repeated in each row it spans as a browser lays it out; a row is its cells that are
+  not empty, in order.
 
 Each system's Markdown (this project: `clean_html(markdown=True)`, the packaged default model; trafilatura 2.3:
 `extract(output_format="markdown", include_tables=True)`) is checked against each gold element it keeps:
@@ -52,7 +53,8 @@ _GOLD = """() => {
         .map(p => p.innerText);
     const tables = [...document.querySelectorAll('table')]
         .filter(t => shown(t) && !t.querySelector('table'))
-        .map(t => [...t.rows].map(r => [...r.cells].map(c => [c.innerText, c.rowSpan, c.colSpan])));
+        .map(t => [...t.rows].filter(shown)
+            .map(r => [...r.cells].filter(shown).map(c => [c.innerText, c.rowSpan, c.colSpan])));
     return {pres, tables};
 }"""
 
@@ -139,6 +141,60 @@ def pages_with_structure(data: str, sets: list[str]) -> list:
     return out
 
 
+SYSTEMS = ("webcleaner", "trafilatura")
+
+
+class Tally:
+    """What one system made of the gold elements it kept (module docstring)."""
+
+    def __init__(self) -> None:
+        self.code = [0, 0, 0]  # <pre>s kept, exact, exact but for trailing spaces
+        self.tables = [0, 0, 0, 0]  # tables kept, right, their rows, rows right
+        self.wrong: list[str] = []
+
+
+def gold_of(tab, html: str) -> dict:
+    """The browser's <pre>s and tables of a page (module docstring), from a tab of fidelity.open_page."""
+    tab.body = html.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+    tab.goto("http://fidelity.invalid/page", wait_until="domcontentloaded", timeout=20_000)
+    return tab.evaluate(_GOLD)
+
+
+def check_page(gold: dict, outputs: dict[str, str], tallies: dict[str, Tally], key: str) -> tuple[int, int]:
+    """Add what each system's Markdown (`outputs`) made of the page's gold to its tally; (<pre>s, tables) the
+    gold has."""
+    pres = [p.rstrip("\n") for p in gold["pres"] if p.strip()]
+    tables = [t for t in gold["tables"] if is_data_shaped(t)]
+    for system, output in outputs.items():
+        tally = tallies[system]
+        blocks = fenced_blocks(output)
+        stripped = {"\n".join(line.rstrip() for line in b.split("\n")) for b in blocks}
+        for pre in pres:
+            if not kept([line.strip() for line in pre.split("\n")], output):
+                continue
+            tally.code[0] += 1
+            exact = pre in blocks
+            tally.code[1] += exact
+            tally.code[2] += "\n".join(line.rstrip() for line in pre.split("\n")) in stripped
+            if not exact:
+                tally.wrong.append(f"code {key}: {pre[:60]!r}")
+        out_tables = pipe_tables(output)
+        out_rows = {row for t in out_tables for row in t}
+        flat = norm(_MARKS.sub("", output.replace("\\|", "|")))
+        for table in tables:
+            rows = gold_rows(table)
+            if not rows or not kept([c for row in rows for c in row], flat):
+                continue
+            tally.tables[0] += 1
+            right = any(t == rows for t in out_tables)
+            tally.tables[1] += right
+            tally.tables[2] += len(rows)
+            tally.tables[3] += sum(row in out_rows for row in rows)
+            if not right:
+                tally.wrong.append(f"table {key}: {' | '.join(rows[0])[:60]!r}")
+    return len(pres), len(tables)
+
+
 def main(argv=None) -> int:
     from browser_setup import LAUNCH_ARGS, ensure_chromium
     from fidelity import open_page
@@ -147,18 +203,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--sets", default="wcxb")
+    ap.add_argument("--ids", default="", help="only these pages (ids, comma-separated)")
     ap.add_argument("--limit", type=int, default=0, help="at most this many pages (every n-th), 0: all")
     ap.add_argument("--worst", type=int, default=10, help="list this many elements that are wrong, per system")
     args = ap.parse_args(argv)
     model = load_model()
     pages = pages_with_structure(args.data, args.sets.split(","))
+    if args.ids:
+        pages = [p for p in pages if p.id in args.ids.split(",")]
     if args.limit and len(pages) > args.limit:
         pages = pages[:: max(1, len(pages) // args.limit)][: args.limit]
-    systems = ("webcleaner", "trafilatura")
-    code = {s: [0, 0, 0] for s in systems}  # kept, exact, exact after trailing spaces
-    tabs = {s: [0, 0, 0, 0] for s in systems}  # kept, right, rows kept, rows right
+    tallies = {s: Tally() for s in SYSTEMS}
     shown = [0, 0]  # <pre>s, tables of the gold
-    wrong: dict[str, list[str]] = {s: [] for s in systems}
     fallbacks = 0
     t0 = time.monotonic()
     with sync_playwright() as pw:
@@ -168,61 +224,32 @@ def main(argv=None) -> int:
         for page in pages:
             data = page.read_html()
             html = decode_html(data).text
-            tab.body = html.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
             try:
-                tab.goto("http://fidelity.invalid/page", wait_until="domcontentloaded", timeout=20_000)
-                gold = tab.evaluate(_GOLD)
+                gold = gold_of(tab, html)
             except Exception as exc:  # a page the browser cannot load in time is left out, and said
                 print(f"{page.key}: browser: {type(exc).__name__}", file=sys.stderr)
                 continue
             result = clean_html(data, model=model, markdown=True)
             fallbacks += result.markdown_fallback is not None
             outputs = {"webcleaner": result.markdown or "", "trafilatura": trafilatura_markdown(html)}
-            pres = [p.rstrip("\n") for p in gold["pres"] if p.strip()]
-            tables = [t for t in gold["tables"] if is_data_shaped(t)]
-            shown[0] += len(pres)
-            shown[1] += len(tables)
-            for system, output in outputs.items():
-                blocks = fenced_blocks(output)
-                stripped = {"\n".join(line.rstrip() for line in b.split("\n")) for b in blocks}
-                for pre in pres:
-                    if not kept([line.strip() for line in pre.split("\n")], output):
-                        continue
-                    code[system][0] += 1
-                    exact = pre in blocks
-                    code[system][1] += exact
-                    code[system][2] += "\n".join(line.rstrip() for line in pre.split("\n")) in stripped
-                    if not exact:
-                        wrong[system].append(f"code {page.key}: {pre[:60]!r}")
-                out_tables = pipe_tables(output)
-                out_rows = {row for t in out_tables for row in t}
-                flat = norm(_MARKS.sub("", output.replace("\\|", "|")))
-                for table in tables:
-                    rows = gold_rows(table)
-                    if not rows or not kept([c for row in rows for c in row], flat):
-                        continue
-                    tabs[system][0] += 1
-                    right = any(t == rows for t in out_tables)
-                    tabs[system][1] += right
-                    tabs[system][2] += len(rows)
-                    tabs[system][3] += sum(row in out_rows for row in rows)
-                    if not right:
-                        wrong[system].append(f"table {page.key}: {' | '.join(rows[0])[:60]!r}")
+            n_pres, n_tables = check_page(gold, outputs, tallies, page.key)
+            shown[0] += n_pres
+            shown[1] += n_tables
         browser.close()
     print(f"{len(pages)} pages with <pre> or <table> ({args.sets}) in {time.monotonic() - t0:.0f} s; the browser "
           f"shows {shown[0]} <pre> and {shown[1]} tables of two rows and two columns or more (no table inside); "
           f"Markdown made from the blocks alone (tree numbering fallback): {fallbacks} pages\n")
     print("| system | <pre> kept | exact | exact but trailing spaces | tables kept | right | rows kept | rows right |")
     print("|---|---|---|---|---|---|---|---|")
-    for s in systems:
-        k, e, t = code[s]
-        tk, tr, rk, rr = tabs[s]
+    for s in SYSTEMS:
+        k, e, t = tallies[s].code
+        tk, tr, rk, rr = tallies[s].tables
         print(f"| {s} | {k} | {e} ({e / k if k else 0:.1%}) | {t} ({t / k if k else 0:.1%}) | {tk} | "
               f"{tr} ({tr / tk if tk else 0:.1%}) | {rk} | {rr} ({rr / rk if rk else 0:.1%}) |")
     if args.worst:
-        for s in systems:
+        for s in SYSTEMS:
             print(f"\n{s}: first {args.worst} elements kept but not right:")
-            for line in wrong[s][: args.worst]:
+            for line in tallies[s].wrong[: args.worst]:
                 print("  " + line)
     return 0
 

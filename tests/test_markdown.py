@@ -93,6 +93,12 @@ def test_data_table_header_escapes_and_spans():
                    "| quick | n log n | mean |\n| merge | `n log n` | all |")
 
 
+def test_a_heading_in_a_data_table_is_its_text():
+    out = md("<table><tr><td><h3>Undergraduate</h3></td><td>cost</td></tr><tr><td>Part-time</td><td>$455</td></tr>"
+             "</table>")
+    assert out == "|  |  |\n| --- | --- |\n| Undergraduate | cost |\n| Part-time | $455 |"
+
+
 def test_table_without_th_has_an_empty_header_and_a_caption():
     out = md("<table><caption>Prices</caption><tr><td>tea</td><td>2</td></tr><tr><td>coffee</td><td>3</td></tr>"
              "</table>")
@@ -102,8 +108,8 @@ def test_table_without_th_has_an_empty_header_and_a_caption():
 @pytest.mark.parametrize("body", [
     # one column
     "<table><tr><td>Intro text.</td></tr><tr><td>More text.</td></tr></table>",
-    # a heading inside
-    "<table><tr><td><h2>News</h2></td><td>Links</td></tr><tr><td>a</td><td>b</td></tr></table>",
+    # code inside
+    "<table><tr><td><pre>x = 1</pre></td><td>Links</td></tr><tr><td>a</td><td>b</td></tr></table>",
     # a long cell
     "<table><tr><td>" + "word " * 200 + "</td><td>menu</td></tr><tr><td>a</td><td>b</td></tr></table>",
     '<table role="presentation"><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',

@@ -22,7 +22,7 @@ Rules:
   words are kept; its first row is the header when it is made of `<th>` cells (or sits in `<thead>`), else the
   header row is empty. A colspan leaves the cells it spans empty; a rowspan repeats the cell in each row it
   spans, so that every row reads whole. `|` in a cell is escaped, a cell's lines are joined by spaces. A layout
-  table (nested tables, a heading or a `<pre>` inside, one column, one row without `<th>`, most rows with one
+  table (nested tables, a `<pre>` inside, one column, one row without `<th>`, most rows with one
   text, a cell of more than LAYOUT_CELL_WORDS words, `role="presentation"`) is not a table: its cells are read
   as paragraphs.
 * A `<pre>` with a kept line is a fenced code block holding every character of it, as `innerText` gives it.
@@ -284,15 +284,15 @@ class _Renderer:
         return range(lo, hi + 1)
 
     def table_candidate(self, t: int) -> bool:
-        """What the blocks say of table t: not a layout table as far as they show (no table or heading inside,
-        no long cell, at least two rows or two cells with text)."""
+        """What the blocks say of table t: not a layout table as far as they show (no table or <pre> inside, no
+        long cell, at least two cells with text)."""
         frame_of = self.frames.of
         words: dict[int, int] = {}
         for i in self.block_run(t):
             b = self.blocks[i]
             f = frame_of(b)
             tables = f[_TABLES]
-            if tables[-1] != t or f[_HEAD] is not None or f[_PRE] >= 0:
+            if tables[-1] != t or f[_PRE] >= 0:
                 return False
             if f[_CELL] >= 0:
                 n = words.get(f[_CELL], 0) + len(b.text.split())

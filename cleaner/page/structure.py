@@ -146,7 +146,7 @@ def _walk(tree: LexborHTMLParser, element_parent: list[int], ranges: list[tuple[
 _BLOCK_IN_PRE = frozenset((
     "address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt", "figure",
     "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
-    "section", "table", "tr", "ul",
+    "section", "table", "tr", "ul", "xmp", "listing", "plaintext",
 ))
 # Elements inside a <pre> that a browser does not show (as [segment] drop_tags, but a <button>'s text is shown).
 DROP_IN_PRE = frozenset((
@@ -222,8 +222,9 @@ def _joined(items: list[str | int]) -> str:
     return "".join(out)
 
 
-_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([A-Za-z0-9_+#.-]+)")
-_NO_LANGUAGE = frozenset(("none", "nohighlight", "plain", "plaintext", "default", "notranslate"))
+_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
+_HIGHLIGHT = re.compile(r"(?:^|\s)(?:highlight-source|highlight)-([A-Za-z0-9_+#.-]+)")
+_NO_LANGUAGE = frozenset(("none", "nohighlight", "plain", "plaintext", "default", "notranslate", "height"))
 
 
 def code_language(node: LexborNode) -> str:
@@ -243,11 +244,10 @@ def code_language(node: LexborNode) -> str:
             break
         candidates.append(up)
         up = up.parent
-    for candidate in candidates:
-        attrs = candidate.attributes
-        value = attrs.get("class") if attrs else None
-        if value:
-            for match in _LANGUAGE.finditer(value):
+    classes = [(candidate.attributes or {}).get("class") or "" for candidate in candidates]
+    for pattern in (_LANGUAGE, _HIGHLIGHT):  # (language-* first: "highlight-height language-typescript")
+        for value in classes:
+            for match in pattern.finditer(value):
                 name = match.group(1).lower()
                 if name not in _NO_LANGUAGE:
                     return name

@@ -21,7 +21,8 @@ Each system's Markdown (this project: `clean_html(markdown=True)`, the packaged 
   spaces);
 * a table is kept when at least half of its non-empty cells' texts are in the output; it is right when a pipe
   table of the output has exactly its rows (empty rows aside, inline code backticks and emphasis asterisks
-  aside); its rows are right one by one when they are rows of some pipe table of the output.
+  aside; the table's `<caption>` written as its first row, as trafilatura writes it, is taken as its caption);
+  its rows are right one by one when they are rows of some pipe table of the output.
 
 Which elements a system keeps is its extraction's business; what is measured is what it makes of those it keeps.
 """
@@ -55,7 +56,10 @@ _GOLD = """() => {
         .filter(t => shown(t) && !t.querySelector('table'))
         .map(t => [...t.rows].filter(shown)
             .map(r => [...r.cells].filter(shown).map(c => [c.innerText, c.rowSpan, c.colSpan])));
-    return {pres, tables};
+    const captions = [...document.querySelectorAll('table')]
+        .filter(t => shown(t) && !t.querySelector('table'))
+        .map(t => t.caption && shown(t.caption) ? t.caption.innerText : '');
+    return {pres, tables, captions};
 }"""
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})[^\n`]*\n(.*?)\n\1[ \t]*$", re.M | re.S)
@@ -164,7 +168,8 @@ def check_page(gold: dict, outputs: dict[str, str], tallies: dict[str, Tally], k
     """Add what each system's Markdown (`outputs`) made of the page's gold to its tally; (<pre>s, tables) the
     gold has."""
     pres = [p.rstrip("\n") for p in gold["pres"] if p.strip()]
-    tables = [t for t in gold["tables"] if is_data_shaped(t)]
+    captions = gold.get("captions") or [""] * len(gold["tables"])
+    tables = [(t, norm(c)) for t, c in zip(gold["tables"], captions) if is_data_shaped(t)]
     for system, output in outputs.items():
         tally = tallies[system]
         blocks = fenced_blocks(output)
@@ -181,12 +186,13 @@ def check_page(gold: dict, outputs: dict[str, str], tallies: dict[str, Tally], k
         out_tables = pipe_tables(output)
         out_rows = {row for t in out_tables for row in t}
         flat = norm(_MARKS.sub("", output.replace("\\|", "|")))
-        for table in tables:
+        for table, caption in tables:
             rows = gold_rows(table)
             if not rows or not kept([c for row in rows for c in row], flat):
                 continue
             tally.tables[0] += 1
-            right = any(t == rows for t in out_tables)
+            # (a caption written as the table's first row is taken as the caption it is)
+            right = any(t == rows or (caption and t[1:] == rows and t[0] == (caption,)) for t in out_tables)
             tally.tables[1] += right
             tally.tables[2] += len(rows)
             tally.tables[3] += sum(row in out_rows for row in rows)

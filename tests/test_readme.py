@@ -20,7 +20,7 @@ from conftest import ROOT
 
 BLOCK = re.compile(r"<!-- quickstart: ([\w-]+) -->\n```(sh|python)\n(.*?)```", re.S)
 PAGES = 8  # HTML records of the sample WARC
-EXPECTED = ("library", "metadata", "cli", "markdown", "one-machine", "spark-local", "cluster", "datatrove")
+EXPECTED = ("library", "metadata", "cli", "one-machine", "spark-local", "cluster", "datatrove")
 
 
 def quickstarts() -> dict[str, tuple[str, str]]:

@@ -30,6 +30,7 @@ from .label.crf_model import CrfModel
 from .label.decide import DecisionSettings, headline_block, settle
 from .label.model import model_for_convention
 from .output.assemble import LabelStats, assemble
+from .output.markdown import MarkdownOptions, MarkdownOut, render_markdown
 from .page.cues import main_container
 from .page.decode import DecodedPage
 from .page.metadata import FIELDS as METADATA_FIELDS
@@ -37,7 +38,8 @@ from .page.metadata import PageMetadata, read_metadata
 from .page.page_marks import PageMarks
 from .page.page_type import PageTyper
 from .page.pipeline import CpuBudget, PageBlocks, PageRejected, read_page
-from .page.segment import Block, Segmentation
+from .page.segment import Block, ParsedHtml, Segmentation
+from .page.structure import read_elements
 
 REJECTION_REASONS = (
     "empty", "too_large", "not_text", "decode_failed", "parse_error", "no_text", "no_content", "timeout",
@@ -82,6 +84,11 @@ class CleanResult:
     confidences: list[float] | None = None
     marginals: list[dict[str, float]] | None = None
     page: PageMarks | None = None  # what the page's markup says of it (the `cue` family's page type)
+    # The kept blocks as Markdown (cleaner.output.markdown): filled only with clean_html(markdown=...) on a
+    # cleaned page, None otherwise. markdown_fallback: why the page's tree could not be read again, the Markdown
+    # then made from the blocks alone (tables as lines, code without its blank lines); None when it was not so.
+    markdown: str | None = None
+    markdown_fallback: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -164,6 +171,7 @@ def clean_html(
     keep_blocks: bool = False,
     all_marginals: bool = False,
     convention: str | None = None,
+    markdown: bool | MarkdownOptions = False,
 ) -> CleanResult:
     """Clean one page (see module docstring). Never raises for a page.
 
@@ -172,7 +180,10 @@ def clean_html(
     convention also picks the model, the packaged one [model.by_convention] names for it (cleaneval-2012 for
     cleaneval and dragnet); a `model` given cleans by it if it is convention-aware. A convention the model does
     not know, or any convention for a model given that was trained without conventions, raises ConventionError
-    at once: a wrong argument, not a page's failure, so it is not turned into a rejection of every page."""
+    at once: a wrong argument, not a page's failure, so it is not turned into a rejection of every page.
+
+    `markdown`: also render the kept blocks as Markdown into `CleanResult.markdown` (cleaner.output.markdown;
+    True, or MarkdownOptions(links=..., images=...)); the text and the labels are the same either way."""
     serving = model_for_convention(config or load_config(), model, convention) if convention else None
     try:
         config = config or load_config()
@@ -180,8 +191,10 @@ def clean_html(
         budget = float(config["limits"]["time_budget_s"])
         try:
             with _deadline(budget):
+                options = (markdown if isinstance(markdown, MarkdownOptions)
+                           else MarkdownOptions() if markdown else None)
                 return _clean(data, http_charset, serving.model, config, keep_blocks, all_marginals,
-                              serving.convention)
+                              serving.convention, options)
         except _DeadlineExceeded:
             return CleanResult("rejected", "timeout", error=f"time budget of {budget:g} s exceeded",
                                model_hash=serving.model.hash, feature_version=serving.model.feature_version)
@@ -192,14 +205,14 @@ def clean_html(
 
 
 def read_into(result: CleanResult, data, http_charset, config: Config, segment_config: Config,
-              budget: CpuBudget) -> PageBlocks | None:
+              budget: CpuBudget, keep_tree: bool = False) -> PageBlocks | None:
     """`cleaner.page.pipeline.read_page` for a `CleanResult`: the page's blocks, or None with the result
     rejected for the reason read_page gave. Either way the result gets what was read (encoding,
     URL of a CleanEval wrapper, block count, title, truncation) and the stages' timings. Shared by
     clean_html and the seed systems' pipeline (cleaner.learn.systems_clean)."""
     try:
         read = read_page(data, config, http_charset=http_charset, segment_config=segment_config,
-                         budget=budget, timings=result.timings_ms)
+                         budget=budget, timings=result.timings_ms, keep_tree=keep_tree)
     except PageRejected as rejected:
         result.reason, result.error = rejected.reason, rejected.error
         _record_read(result, rejected.decoded, rejected.segmentation, config)
@@ -250,12 +263,13 @@ def _sanitized_metadata(metadata: PageMetadata) -> PageMetadata:
 
 
 def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all_marginals,
-           convention: str | None) -> CleanResult:
+           convention: str | None, markdown: MarkdownOptions | None = None) -> CleanResult:
     """clean_html for the model and the convention it tags with (model_for_convention resolved them)."""
     result = CleanResult("rejected", model_hash=model.hash, feature_version=model.feature_version)
     timings = result.timings_ms
     budget = CpuBudget(float(config["limits"]["time_budget_s"]))
-    read = read_into(result, data, http_charset, config, model.feature_config(config), budget)
+    segment_config = model.feature_config(config)
+    read = read_into(result, data, http_charset, config, segment_config, budget, keep_tree=markdown is not None)
     if read is None:
         return result
     seg = read.segmentation
@@ -288,7 +302,33 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
         result.blocks, result.labels, result.confidences = seg.blocks, labels, conf
         result.marginals = labelling.marginals
         result.page = seg.page
-    return finish(result, seg.blocks, labels, conf, words, labelling.p_content)
+    finish(result, seg.blocks, labels, conf, words, labelling.p_content)
+    if markdown is not None and result.ok:
+        t = time.perf_counter()
+        try:
+            out = markdown_of(seg, labels, read.parsed, read.decoded.text, segment_config, markdown)
+            result.markdown, _ = _sanitize(out.text)
+            result.markdown_fallback = out.fallback
+        except _DeadlineExceeded:
+            raise
+        except Exception as exc:  # the Markdown never costs a page its text: it is then None, and says why
+            result.markdown_fallback = f"error: {type(exc).__name__}: {exc}"[:500]
+        timings["markdown"] = (time.perf_counter() - t) * 1000
+    return result
+
+
+def markdown_of(seg: Segmentation, labels: list[str], parsed: ParsedHtml | None, html: str, segment_config: Config,
+                options: MarkdownOptions) -> MarkdownOut:
+    """The kept blocks of a labelled page as Markdown (cleaner.output.markdown), the page's tree (`parsed`, the
+    one the blocks were cut from) read again only where a kept block needs it (cleaner.page.structure)."""
+    drop = frozenset(segment_config["segment"]["drop_tags"])
+
+    def read_tree(targets: set[int], alone: set[int]):
+        formulas = "MathJax" in html or "katex-html" in html  # (a drawn copy's content is not numbered)
+        return read_elements(parsed, seg.page, targets, drop, formulas, alone) if parsed is not None else None
+
+    return render_markdown(seg.blocks, labels, seg.page.element_parent, read_tree if parsed is not None else None,
+                           options)
 
 
 def finish(result: CleanResult, blocks, labels: list[str], confidences=None, word_counts=None,

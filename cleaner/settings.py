@@ -262,6 +262,7 @@ class Corpus:
     minhash_bands: int = setting(**POSITIVE)
     minhash_seed: int = setting(ge=0)
     minhash_signature: bool = setting()
+    markdown: bool = setting()
 
 
 @dataclass(frozen=True)

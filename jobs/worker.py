@@ -274,7 +274,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                 elif poison is None:
                     _inject_fault(rec.url, fault)
                     result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
-                                        config=config)
+                                        config=config, markdown=config.settings.corpus.markdown)
                 else:
                     result = CleanResult("rejected", POISON_REASON, error=poison,
                                          model_hash=model.hash,

@@ -83,7 +83,7 @@ def test_cleaneval_output_and_rejections_in_the_metadata(data_dir):
     text, meta = step.clean("")
     assert text == "" and meta["cleaner_status"] == "rejected" and meta["cleaner_reason"] == "empty"
     with pytest.raises(ValueError, match="output must be one of"):
-        WebCleanerExtractor(output="markdown")
+        WebCleanerExtractor(output="html")
 
 
 def test_the_step_cleans_by_the_convention_asked(data_dir):

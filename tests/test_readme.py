@@ -66,6 +66,13 @@ def test_library_and_cli_quickstarts_print_the_page_text(workdir):
     assert "<p>" not in cli and lib.split() == cli.split()  # the same text by both ways in
 
 
+def test_markdown_quickstart_prints_the_same_words(workdir):
+    markdown = run_block("markdown", workdir).stdout
+    text = run_block("cli", workdir).stdout
+    words = [w for w in (w.strip("#*`>|-") for w in markdown.split()) if w]
+    assert len(words) > 20 and sum(w in set(text.split()) for w in words) >= 0.9 * len(words)  # (the same text)
+
+
 def test_metadata_quickstart_prints_the_columns(workdir):
     out = run_block("metadata", workdir).stdout
     assert "'title': " in out and "'published': " in out and "'page_type': " in out

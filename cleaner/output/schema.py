@@ -26,8 +26,9 @@ from .corpus import CorpusColumns, default_corpus_columns
 # language, language_score, text_hash, minhash, minhash_bands, the quality signals; docs/corpus_columns.md) and
 # plain renamed text (the name corpus tools read; both would store the largest column twice: +38 % Parquet bytes);
 # 5: the page's metadata (published, author, site_name, canonical_url, description, page_type; docs/metadata.md)
-# added, and title became the metadata's title (JSON-LD headline > og:title > DC.title > <title>), null when none
-SCHEMA_VERSION = "5"
+# added, and title became the metadata's title (JSON-LD headline > og:title > DC.title > <title>), null when none;
+# 6: markdown added (the kept text as Markdown, null unless [corpus] markdown = true; cleaner/output/markdown.py)
+SCHEMA_VERSION = "6"
 
 # Columns the job may partition its output directory by (low cardinality only).
 PARTITION_COLUMNS = ("crawl", "fetch_month", "fetch_day", "status")
@@ -104,6 +105,9 @@ SCHEMA = pa.schema([
     _f("text", pa.string(), "the same segments without markers, the text as a browser shows it: the clean plain text "
        "as `cleaner clean --format txt` writes it ('' for a rejected page), the column corpus tools read (named "
        "plain until schema 3)", nullable=False),
+    _f("markdown", pa.string(), "the kept text as Markdown (cleaner/output/markdown.py): # headings, - and 1. lists, "
+       "GFM pipe tables, fenced code blocks as the page shows them, `inline code`, > quotes, formulas as $TeX$; null "
+       "unless the job was run with [corpus] markdown = true, and for a rejected page (since schema 6)"),
     _f("n_blocks", pa.int32(), "text blocks found in the page", nullable=False),
     _f("blocks_truncated", pa.bool_(), "more than [limits] max_blocks blocks: the rest ignored",
        nullable=False),
@@ -259,6 +263,7 @@ def build_row(record, result, *, crawl: str, processing_ms: float | None = None,
         **result.metadata_columns(),
         "cleaneval": result.cleaneval or "",
         "text": text,
+        "markdown": result.markdown,
         "n_blocks": int(result.n_blocks or 0),
         "blocks_truncated": bool(result.blocks_truncated),
         "label_stats": _label_stats(stats),

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..config import Config
 from .decode import DecodedPage, decode_html
-from .segment import Block, Segmentation, parse_html, segment_tree
+from .segment import Block, ParsedHtml, Segmentation, parse_html, segment_tree
 
 
 class CpuBudget:
@@ -55,6 +55,9 @@ class PageBlocks:
 
     decoded: DecodedPage
     segmentation: Segmentation
+    # The tree the blocks were cut from, kept only when asked for (read_page's keep_tree: a rendering that walks
+    # it again, cleaner.page.structure); None otherwise, so that the tree is freed as soon as the page is cut.
+    parsed: ParsedHtml | None = None
 
     @property
     def blocks(self) -> list[Block]:
@@ -101,12 +104,14 @@ def _error(exc: BaseException) -> str:
 
 
 def read_page(data, config: Config, *, http_charset: str | None = None, segment_config: Config | None = None,
-              budget: CpuBudget = NO_BUDGET, timings: dict[str, float] | None = None) -> PageBlocks:
+              budget: CpuBudget = NO_BUDGET, timings: dict[str, float] | None = None,
+              keep_tree: bool = False) -> PageBlocks:
     """Check, decode, parse and segment one page (module docstring); raises PageRejected only.
 
     `config` gives [limits] and [decode]; `segment_config` (default `config`) the [segment] settings the
     blocks are cut by: a model's own (CrfModel.feature_config) when a model labels them. `timings`, when
-    given, receives each stage's milliseconds (decode, parse, segment)."""
+    given, receives each stage's milliseconds (decode, parse, segment). `keep_tree`: keep the parsed tree on
+    the result (PageBlocks.parsed)."""
     timings = {} if timings is None else timings
     segment_config = segment_config or config
     if data is None or not isinstance(data, (bytes, bytearray, memoryview)):
@@ -142,7 +147,7 @@ def read_page(data, config: Config, *, http_charset: str | None = None, segment_
         raise PageRejected("no_text", decoded=decoded, segmentation=seg)
     if budget.expired():
         raise PageRejected("timeout", decoded=decoded, segmentation=seg)
-    return PageBlocks(decoded, seg)
+    return PageBlocks(decoded, seg, parsed if keep_tree else None)
 
 
 def read_page_to_score(data: bytes, config: Config) -> PageBlocks:

@@ -3,7 +3,7 @@
 modules of EXTRA_COMMAND_MODULES; what they share (exit codes, the config and pages named) in cleaner.tools.cli_common.
 
     cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--convention main|cleaneval|dragnet]
-                 [--format cleaneval|txt|json|jsonl] [--overwrite | --skip-done]
+                 [--format cleaneval|txt|json|jsonl|markdown [--links] [--images]] [--overwrite | --skip-done]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
     cleaner clean-warc WARC... --out DIR [--jobs N] [--skip-done]   (jobs/local_job.py: the WARC job, no Spark)
@@ -100,10 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR",
                    help="output folder (created), one file per page; with --format jsonl a file; - or none: "
                    "standard output (one page, or --format json/jsonl: one line per page)")
-    p.add_argument("--format", choices=("cleaneval", "txt", "json", "jsonl"), default="cleaneval",
+    p.add_argument("--format", choices=("cleaneval", "txt", "json", "jsonl", "markdown"), default="cleaneval",
                    help="cleaneval: text with <h>/<p>/<l> segment markers (default); txt: plain text, one segment "
                    "a line; json: one document per page with the blocks, labels and probabilities; jsonl: one "
-                   "line per page (status, reason, truncated, stats, text, cleaneval, the corpus columns) in one file")
+                   "line per page (status, reason, truncated, stats, text, cleaneval, the corpus columns) in one file; "
+                   "markdown: the kept text as Markdown (headings, lists, tables, fenced code, formulas as TeX; "
+                   "docs/fidelity.md)")
+    p.add_argument("--links", action="store_true", help="--format markdown: links as [text](address)")
+    p.add_argument("--images", action="store_true", help="--format markdown: images as ![alt](address) (left out "
+                   "otherwise)")
     done = p.add_mutually_exclusive_group()
     done.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
     done.add_argument("--skip-done", action="store_true",

@@ -23,26 +23,35 @@ def cmd_clean(args) -> int:
     if to_stdout and getattr(args, "model_kind", "crf") == "all":
         return _fail(EXIT_USAGE, "--model-kind all writes one folder per system: give --out DIR")
     pages, skipped = collect(args.paths)
-    if to_stdout and fmt in ("cleaneval", "txt") and len(pages) > 1:
+    if (getattr(args, "links", False) or getattr(args, "images", False)) and fmt != "markdown":
+        return _fail(EXIT_USAGE, "--links and --images are options of --format markdown")
+    if to_stdout and fmt in ("cleaneval", "txt", "markdown") and len(pages) > 1:
         return _fail(EXIT_USAGE, f"{len(pages)} pages to standard output would run together: give --out DIR "
                                  "(one file per page), or --format jsonl (one line per page)")
     if not pages:
         report_skipped(skipped, quiet=False)
         return _fail(EXIT_INPUT, "nothing to clean: no HTML file among " + ", ".join(args.paths))
     if getattr(args, "model_kind", "crf") != "crf":
+        if fmt == "markdown":
+            return _fail(EXIT_USAGE, "--format markdown is the CRF's (--model-kind crf)")
         from .cli_systems import clean as clean_with_system
 
         return clean_with_system(args, pages, skipped, crf_clean=cmd_clean)
     from ..api import clean_html
+    from ..output.markdown import MarkdownOptions
     from ..output.run_settings import output_settings
 
     config, serving = _load(args)
     model = serving.model
     as_json = fmt == "json"
-    settings = output_settings(fmt, serving.chosen, model.hash, config)
+    markdown = (MarkdownOptions(links=getattr(args, "links", False), images=getattr(args, "images", False))
+                if fmt == "markdown" else False)
+    shape = fmt + "".join(f" --{name}" for name in ("links", "images") if getattr(args, name, False))  # (recorded)
+    settings = output_settings(shape, serving.chosen, model.hash, config)
     return clean_files(
         pages, skipped, args.out, fmt,
-        lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json),
+        lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json,
+                                markdown=markdown),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
         max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,
         settings=settings, jobs=getattr(args, "jobs", 1),

@@ -15,7 +15,8 @@
         ], tasks=4).run()
 
 A document's `text` becomes the page's clean plain text (`CleanResult.plain`: one segment a line, no
-markers; `output="cleaneval"` gives the <h>/<p>/<l> text instead), and its metadata gains what the
+markers; `output="cleaneval"` gives the <h>/<p>/<l> text instead, `output="markdown"` the kept text as Markdown:
+cleaner.output.markdown), and its metadata gains what the
 job's Parquet carries about the cleaning: `cleaner_status`, `cleaner_reason` (a rejected page), the page's
 metadata (`title`, `published`, `author`, `site_name`, `canonical_url`, `description`, `page_type`; None where
 the page says nothing: docs/metadata.md), `expected_f1` (the word F1 the CRF expects of this page's output),
@@ -40,7 +41,7 @@ from ..api import clean_html
 from ..config import load_config
 from ..label.model import model_for_convention
 
-OUTPUTS = ("plain", "cleaneval")
+OUTPUTS = ("plain", "cleaneval", "markdown")
 
 
 class WebCleanerExtractor(BaseExtractor):
@@ -52,7 +53,8 @@ class WebCleanerExtractor(BaseExtractor):
         config: a config overlay (TOML file) of conf/default.toml; None: the packaged config.
         convention: what to keep (docs/conventions.md): main, cleaneval or dragnet; None: the config's [model]
             convention (main). Checked against the model on first use.
-        output: "plain" (the text, no markers) or "cleaneval" (with <h>/<p>/<l> segment markers).
+        output: "plain" (the text, no markers), "cleaneval" (with <h>/<p>/<l> segment markers) or "markdown"
+            (headings, lists, tables, fenced code, formulas as TeX: cleaner.output.markdown).
         timeout: seconds per document, as datatrove's extractors take it (the cleaner's own CPU budget,
             [limits] time_budget_s, rejects a page as `timeout` first when it is the smaller).
     """
@@ -82,13 +84,16 @@ class WebCleanerExtractor(BaseExtractor):
     def clean(self, text: str) -> tuple[str, dict]:
         """(the document's new text, what to add to its metadata)."""
         model, config = self._load()  # the config's [model] convention: the one the model tags with
-        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config)
+        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config,
+                         markdown=self.output == "markdown")
         meta = {"cleaner_status": res.status, "cleaner_reason": res.reason,
                 **res.metadata_columns(),  # title, published, author, ... (docs/metadata.md)
                 "expected_f1": res.stats.expected_f1 if res.stats else None,
                 "blocks_truncated": res.blocks_truncated, "cleaner_model": res.model_hash}
         if not res.ok:
             return "", meta
+        if self.output == "markdown":
+            return res.markdown or "", meta
         return (res.plain if self.output == "plain" else res.cleaneval), meta
 
     def extract(self, text: str) -> str:

@@ -22,8 +22,8 @@ from ..output.run_settings import SETTINGS_FILE, read_folder_settings, settings_
 from .inputs import Page
 
 STDOUT = "-"
-FORMATS = ("cleaneval", "txt", "json", "jsonl")
-SUFFIX = {"cleaneval": ".txt", "txt": ".txt", "json": ".json", "jsonl": ".jsonl"}
+FORMATS = ("cleaneval", "txt", "json", "jsonl", "markdown")
+SUFFIX = {"cleaneval": ".txt", "txt": ".txt", "json": ".json", "jsonl": ".jsonl", "markdown": ".md"}
 
 
 INCOMPLETE_SUFFIX = ".incomplete"
@@ -49,6 +49,8 @@ def render(result, page: Page, fmt: str, corpus=None) -> str:
         return result.cleaneval + ("\n" if result.cleaneval else "")  # a rejected page: an empty file
     if fmt == "txt":
         return result.plain + ("\n" if result.plain else "")
+    if fmt == "markdown":  # (clean_html(markdown=...): cleaner.output.markdown)
+        return result.markdown + "\n" if result.markdown else ""
     doc = result_json(result, page.shown, blocks=fmt == "json")
     if corpus is not None:
         doc.update(corpus.columns(result.plain))

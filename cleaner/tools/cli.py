@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (created), one file per page; with --format jsonl a file; - or none: "
                    "standard output (one page, or --format json/jsonl: one line per page)")
     p.add_argument("--format", choices=("cleaneval", "txt", "json", "jsonl", "markdown"), default="cleaneval",
-                   help="cleaneval: text with <h>/<p>/<l> segment markers (default); txt: plain text, one segment "
+                   help="cleaneval: text with <h>/<p>/<l> segment markers (the default, on a terminal too: the "
+                   "markers are the labels, headings and list items, that a corpus is filtered and checked by, and "
+                   "the gold of the CleanEval sets is written so); txt: plain text, one segment "
                    "a line; json: one document per page with the blocks, labels and probabilities; jsonl: one "
                    "line per page (status, reason, truncated, stats, text, cleaneval, the corpus columns) in one file; "
                    "markdown: the kept text as Markdown (headings, lists, tables, fenced code, formulas as TeX; "

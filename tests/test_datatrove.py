@@ -97,3 +97,34 @@ def test_the_step_cleans_by_the_convention_asked(data_dir):
     assert comment in WebCleanerExtractor(convention="dragnet").extract(html)
     with pytest.raises(ConventionError, match="unknown convention 'opinion'"):
         WebCleanerExtractor(convention="opinion").extract(html)
+
+
+def test_the_projects_warc_reader_accounts_for_every_record_and_cleans_what_clean_warc_cleans(warc_dir, tmp_path):
+    from cleaner.tools.datatrove import WebCleanerWarcReader
+
+    out = tmp_path / "out"
+    LocalPipelineExecutor(pipeline=[
+        WebCleanerWarcReader(str(warc_dir), glob_pattern="*.warc.gz"),
+        WebCleanerExtractor(),
+        JsonlWriter(str(out)),
+    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    docs = []
+    for f in sorted(out.glob("*.jsonl.gz")):
+        with gzip.open(f, "rt") as lines:
+            docs += [json.loads(line) for line in lines]
+    file_stats = WarcFileStats()
+    with open(warc_dir / "sample.warc.gz", "rb") as fh:  # what clean-warc reads of the same file
+        records = {r.record_id: r for r in iter_html_records(fh, "sample.warc.gz", file_stats)}
+    cleaned = {rid: clean_html(r.payload, http_charset=r.http_charset) for rid, r in records.items()}
+    # the pages clean-warc cleans, each once, with its text: none left out, whatever its bytes
+    assert sorted(d["id"] for d in docs) == sorted(rid for rid, res in cleaned.items() if res.ok and res.plain)
+    for d in docs:
+        assert d["text"] == cleaned[d["id"]].plain and d["metadata"]["url"] == records[d["id"]].url
+    stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
+    reader = {k: v["total"] if isinstance(v, dict) else v  # (a counter moved by more than 1 is kept as a dict)
+              for k, v in next(s for s in stats if s["name"].endswith(WebCleanerWarcReader.name))["stats"].items()}
+    # every record read is accounted for: the pages handed on, the records skipped by reason, the empty pages
+    skipped = {k: v for k, v in reader.items() if k.startswith("skipped_")}
+    assert reader["records"] == file_stats.records_read > PAGES  # (the WARC has request records too)
+    assert reader["documents"] + reader.get("empty_page", 0) == len(records) == PAGES
+    assert reader["documents"] + reader.get("empty_page", 0) + sum(skipped.values()) == reader["records"]

@@ -140,3 +140,28 @@ def test_annotate_loads_a_page_while_another_is_being_parsed(tmp_path):
     slow_s, small_s = done["slow.html"] - start, done["small.html"] - asked
     assert done["small.html"] < done["slow.html"], f"the small page waited: {small_s:.2f} s (slow page {slow_s:.2f} s)"
     assert small_s < slow_s / 2
+
+
+# The tag scan compiled (cleaner/page/compiled_guard.pyx) against its reference (markup_guard.scan_edits).
+_TRICKY = [
+    "", "<", "<a", "a>", "<>", "</>", "</ a>", "<<a>", "<a<b>", "<A HREF=x>y</A>", "<br/><br />x<hr/>",
+    "<svg:rect/>", "<my-element data-x='1'>x</my-element>", "<h1>t</h1><Select><OPTION>a<optgroup>b</select>",
+    "<b><i><u>x</b></i>y", "<nobr><nobr>x", "<a href='x>y'>z</a>", "<textarea><option>x", "<é>x", "<a\u00e9>x",
+    "<abcdefghij>x</abcdefghij>", "<code>x</code><strike>y",
+]
+
+
+@pytest.mark.parametrize("limits", [(3000, 1000, 500_000), (3, 2, 10), (40, 0, 50)])
+def test_the_compiled_tag_scan_gives_the_references_edits(limits, data_dir):
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.page.decode import decode_html
+    from cleaner.page.markup_guard import scan_edits
+
+    pages = [p.read_html() for p in sampled_pages(data_dir, 40)]
+    bombs = [BOMBS.SHAPES[shape](2_000) for shape, *_ in SLOW_SHAPES]
+    texts = _TRICKY + [decode_html(data).text for data in pages + bombs]
+    texts += ["".join(t) for t in zip(*[iter(_TRICKY * 3)] * 7)]  # the tricky ones run together
+    for text in texts:
+        assert compiled.scan_edits(text, *limits) == scan_edits(text, *limits), text[:200]

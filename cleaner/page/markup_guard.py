@@ -168,11 +168,33 @@ def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:
     return _apply(html, [(start, end, "") for start, end in cuts])
 
 
+def _compiled_scan():
+    """The scan compiled (cleaner/page/compiled_guard.pyx, built by scripts/build_native.py), or None: the reference
+    scan_edits then runs, and cleaner.NATIVE_STATUS says so."""
+    try:
+        from . import compiled_guard  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return compiled_guard.scan_edits
+
+
+compiled_scan = _compiled_scan()
+
+
 def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
     """One pass over the tags: nesting deeper than max_nesting flattened, the options of a select past
     max_select_options dropped, and, when the tree builder would reopen more than max_reopened_formatting
     formatting elements, every formatting tag dropped (their text is kept)."""
-    max_depth, max_options = limits.max_nesting, limits.max_select_options
+    scan = compiled_scan or scan_edits
+    edits, caps = scan(html, limits.max_nesting, limits.max_select_options, limits.max_reopened_formatting)
+    capped.extend(caps)
+    return _apply(html, edits) if edits else html
+
+
+def scan_edits(html: str, max_depth: int, max_options: int, max_reopened: int) -> tuple[list, list[str]]:
+    """The scan of _scan_tags, readable: (the edits, in order: (start, end, replacement); the caps that made
+    them). The reference of cleaner/page/compiled_guard.pyx, which must give the same (tests/test_parser_bombs.py)."""
+    capped: list[str] = []
     edits: list[tuple[int, int, str]] = []
     depth = 0
     in_select = False
@@ -238,14 +260,14 @@ def _scan_tags(html: str, limits: MarkupLimits, capped: list[str]) -> str:
         capped.append("nesting")
     if options_capped:
         capped.append("options")
-    if reopened > limits.max_reopened_formatting:
+    if reopened > max_reopened:
         # Dropping the tags that are in the list by then would leave the reopening they already caused, so
         # all go: inline tags, their text joins its neighbours as it did.
         dropped = {start for start, _, _ in edits}
         edits += [(start, end, "") for start, end in formatting_tags if start not in dropped]
         edits.sort()
         capped.append("formatting")
-    return _apply(html, edits) if edits else html
+    return edits, capped
 
 
 def _apply(html: str, edits: list[tuple[int, int, str]]) -> str:

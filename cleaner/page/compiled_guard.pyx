@@ -1,0 +1,179 @@
+# cython: language_level=3
+"""The pre-parse guard's tag scan, compiled: `scan_edits` is `cleaner.page.markup_guard.scan_edits`, its readable
+reference, which documents what the scan does and why.
+
+The reference runs a regexp over the page and a Python loop over every tag it finds; on today's pages, which have
+more tags than [limits] max_nesting, that cost more than Lexbor's parse (docs/speed.md, stop 48). Here the same
+tags are found by reading the string directly (a tag is what the reference's `_TAG_RE` matches:
+`<`, an optional `/`, an ASCII letter, then letters, digits, `:` and `-`, then anything up to the next `>`), and a
+tag's name is classified by comparing its lower-cased bytes with the few names the scan treats specially; only a
+formatting element's start tag becomes a Python string (its identity is the tag as written). The edits and caps
+are the reference's, in the same order (tests/test_parser_bombs.py compares both).
+"""
+
+from libc.stdint cimport uint64_t
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+
+# How the scan treats a name (the reference's sets).
+cdef enum:
+    OPTION_TAG = 1      # _OPTIONS
+    SELECT_END = 2      # _SELECT_ENDS
+    SELECT = 4          # "select"
+    FORMATTING = 8      # _FORMATTING
+    SELF_CLOSING = 16   # _SELF_CLOSING_FORMATTING
+    VOID = 32           # _VOID
+    AUTO_CLOSED = 64    # _AUTO_CLOSED
+    IS_OPTION = 128     # "option"
+    NOAH = 3            # markup_guard._NOAH
+    MAX_NAMES = 64
+
+# The names, packed one byte a character (all are at most 8 characters), with their flags; a formatting element's
+# index among them picks its stack of open elements.
+cdef uint64_t _keys[MAX_NAMES]
+cdef int _flags[MAX_NAMES]
+cdef int _n_names = 0
+
+
+cdef uint64_t _pack(bytes name):
+    cdef uint64_t key = 0
+    for c in name:
+        key = (key << 8) | <uint64_t> c
+    return key
+
+
+def _add(names, int flags):
+    global _n_names
+    for name in names.split():
+        key = _pack(name.encode("ascii"))
+        for k in range(_n_names):
+            if _keys[k] == key:
+                _flags[k] |= flags
+                break
+        else:
+            _keys[_n_names] = key
+            _flags[_n_names] = flags
+            _n_names += 1
+
+
+_add("option optgroup", OPTION_TAG | AUTO_CLOSED)
+_add("option", IS_OPTION)
+_add("select input keygen textarea", SELECT_END)
+_add("select", SELECT)
+_add("a b big code em font i nobr s small strike strong tt u", FORMATTING)
+_add("a nobr", SELF_CLOSING)
+_add("area base br col embed hr img input link meta param source track wbr", VOID)
+_add("p li dt dd tr td th thead tbody tfoot rb rt rp colgroup caption", AUTO_CLOSED)
+
+
+cdef inline bint _name_char(Py_UCS4 c) noexcept:
+    return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or (c >= 48 and c <= 57) or c == 58 or c == 45
+
+
+def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_t max_reopened):
+    """markup_guard.scan_edits(html, max_depth, max_options, max_reopened), compiled (module docstring)."""
+    cdef Py_ssize_t n = len(html), pos = 0, start, end, j, depth = 0, options = 0, listed = 0, count, k
+    cdef long long reopened = 0
+    cdef bint closing, in_select = False, nesting_capped = False, options_capped = False, drop, long_name
+    cdef Py_UCS4 c
+    cdef uint64_t key, code
+    cdef int flags, which, length
+    cdef list edits = []
+    cdef list capped = []
+    cdef dict open_by_tag = {}
+    cdef list stacks = [[] for _ in range(_n_names)]  # by name index: the formatting elements open, as written
+    cdef list formatting_tags = []
+    cdef list stack
+    while True:
+        start = PyUnicode_FindChar(html, u"<", pos, n, 1)
+        if start < 0:
+            break
+        j = start + 1
+        closing = j < n and html[j] == u"/"
+        if closing:
+            j += 1
+        c = html[j] if j < n else 0
+        if not ((c >= 97 and c <= 122) or (c >= 65 and c <= 90)):
+            pos = start + 1  # not a tag here: the reference's regexp tries the next character
+            continue
+        key = 0
+        length = 0
+        long_name = False
+        while j < n:
+            c = html[j]
+            if not _name_char(c):
+                break
+            if length < 8:
+                code = <uint64_t> c
+                if 65 <= code <= 90:
+                    code += 32  # (ASCII lower case, as the reference's name.lower() of an ASCII name)
+                key = (key << 8) | code
+            else:
+                long_name = True
+            length += 1
+            j += 1
+        end = PyUnicode_FindChar(html, u">", j, n, 1)
+        if end < 0:
+            break  # no `>` after this point: no later `<` starts a tag either
+        end += 1
+        pos = end
+        flags = 0
+        which = -1
+        if not long_name:
+            for k in range(_n_names):
+                if _keys[k] == key:
+                    flags = _flags[k]
+                    which = k
+                    break
+        if flags & OPTION_TAG and in_select:
+            if not closing and flags & IS_OPTION:
+                options += 1
+            if options > max_options:
+                edits.append((start, end, ""))
+                options_capped = True
+                continue
+        elif flags & SELECT_END and (closing or not (flags & SELECT) or in_select):
+            in_select = False
+        elif flags & SELECT:
+            in_select = True
+            options = 0
+        if not closing:
+            reopened += listed
+        if flags & FORMATTING:
+            formatting_tags.append((start, end))
+            stack = <list> stacks[which]
+            if closing and not stack:
+                continue
+            if closing or (flags & SELF_CLOSING and stack):
+                tag = stack.pop()
+                count = open_by_tag[tag]
+                open_by_tag[tag] = count - 1
+                listed -= count <= NOAH
+            if not closing:
+                tag = html[start:end]
+                count = open_by_tag.get(tag, 0)
+                open_by_tag[tag] = count + 1
+                listed += count < NOAH
+                stack.append(tag)
+        if flags & (VOID | AUTO_CLOSED) or html[end - 2] == u"/":
+            continue
+        if closing:
+            depth -= 1
+            drop = depth >= max_depth
+        else:
+            depth += 1
+            drop = depth > max_depth
+        if drop:
+            edits.append((start, end, " "))
+            nesting_capped = True
+    if nesting_capped:
+        capped.append("nesting")
+    if options_capped:
+        capped.append("options")
+    if reopened > max_reopened:
+        dropped = {s for s, _, _ in edits}
+        edits += [(s, e, "") for s, e in formatting_tags if s not in dropped]
+        edits.sort()
+        capped.append("formatting")
+    return edits, capped

@@ -26,7 +26,9 @@ class JobError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="clean_warc.py",
-        description="Clean the HTML records of WARC files with Spark and write Parquet.",
+        description="Clean the HTML records of WARC files with Spark and write Parquet (or --format jsonl). "
+                    "On one machine without Spark, `cleaner clean-warc` takes the same flags and writes the same "
+                    "output.",
         epilog="Exit codes: 0 ok, 1 Spark job failed, run not published (every page failed for one reason "
                "of the cleaner's) or input files failed, 2 bad usage, 3 input missing, "
                "4 invalid model or config, 5 output directory unusable, held by another run (--wait), "

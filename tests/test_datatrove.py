@@ -33,18 +33,21 @@ def warc_dir(tmp_path_factory, data_dir):
     return d
 
 
-def test_warc_reader_then_the_cleaner_then_jsonl_writer(warc_dir, tmp_path):
+def _run_pipeline(reader, tmp_path) -> list[dict]:
+    """`reader`, the cleaner and datatrove's JsonlWriter in datatrove's local executor: the documents written
+    (the stats in tmp_path/logs/stats.json)."""
     out = tmp_path / "out"
-    LocalPipelineExecutor(pipeline=[
-        WarcReader(str(warc_dir), glob_pattern="*.warc.gz"),
-        WebCleanerExtractor(),
-        JsonlWriter(str(out)),
-    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
-
+    LocalPipelineExecutor(pipeline=[reader, WebCleanerExtractor(), JsonlWriter(str(out))], tasks=1,
+                          logging_dir=str(tmp_path / "logs")).run()
     docs = []
     for f in sorted(out.glob("*.jsonl.gz")):
         with gzip.open(f, "rt") as lines:
             docs += [json.loads(line) for line in lines]
+    return docs
+
+
+def test_warc_reader_then_the_cleaner_then_jsonl_writer(warc_dir, tmp_path):
+    docs = _run_pipeline(WarcReader(str(warc_dir), glob_pattern="*.warc.gz"), tmp_path)
     with open(warc_dir / "sample.warc.gz", "rb") as fh:  # the job's reader (cleaner.warc), for the raw bytes
         records = {r.record_id: r for r in iter_html_records(fh, "sample.warc.gz", WarcFileStats())}
     assert len(records) == PAGES
@@ -102,16 +105,7 @@ def test_the_step_cleans_by_the_convention_asked(data_dir):
 def test_the_projects_warc_reader_accounts_for_every_record_and_cleans_what_clean_warc_cleans(warc_dir, tmp_path):
     from cleaner.tools.datatrove import WebCleanerWarcReader
 
-    out = tmp_path / "out"
-    LocalPipelineExecutor(pipeline=[
-        WebCleanerWarcReader(str(warc_dir), glob_pattern="*.warc.gz"),
-        WebCleanerExtractor(),
-        JsonlWriter(str(out)),
-    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
-    docs = []
-    for f in sorted(out.glob("*.jsonl.gz")):
-        with gzip.open(f, "rt") as lines:
-            docs += [json.loads(line) for line in lines]
+    docs = _run_pipeline(WebCleanerWarcReader(str(warc_dir), glob_pattern="*.warc.gz"), tmp_path)
     file_stats = WarcFileStats()
     with open(warc_dir / "sample.warc.gz", "rb") as fh:  # what clean-warc reads of the same file
         records = {r.record_id: r for r in iter_html_records(fh, "sample.warc.gz", file_stats)}

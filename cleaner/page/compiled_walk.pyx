@@ -190,8 +190,7 @@ cdef class _Attributes:
     cdef void read(self, lxb_dom_node_t *element):
         cdef void *attr = first_attribute(element)
         cdef const lxb_char_t *name
-        cdef const lxb_char_t *text
-        cdef size_t length = 0, value_length = 0
+        cdef size_t length = 0
         self.any = attr != NULL
         self.has_hidden = self.has_itemscope = False
         self.ident = self.class_ = self.href = self.style = self.aria_hidden = self.itemprop = None

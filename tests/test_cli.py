@@ -610,9 +610,11 @@ def test_ctrl_c_during_jsonl_leaves_no_finished_looking_file_and_says_what_was_w
                              str(small_model), "-q"], stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # until the first pages reached the temporary file
+    # until two whole lines reached the temporary file: the run has then surely counted the first (a signal that
+    # lands between a page's write and its count rightly drops that page, and with it the only line there was)
+    while time.monotonic() < deadline:
         tmp = [p for p in out.parent.glob(".out.jsonl.*.tmp")] if out.parent.exists() else []
-        if tmp and tmp[0].stat().st_size > 0:
+        if tmp and tmp[0].read_bytes().count(b"\n") >= 2:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)

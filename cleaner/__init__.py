@@ -79,9 +79,10 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
     if not manifest_path.is_file():
         if (package_dir.parent / "scripts" / "build_native.py").is_file():  # a checkout
             return None, "not built (scripts/build_native.py)"
-        # an installed wheel: it carries no build unless it was made from a checkout that had one
-        return None, ("not built: runs as pure Python, slower; install from a source checkout after "
-                      "`python scripts/build_native.py`, or pack with scripts/pack_env.sh (README, Compiled stages)")
+        # an installed package: `pip install` builds the stages into every wheel (setup.py) unless told not to
+        return None, ("not built: runs as pure Python, slower; it was installed with WEBCLEANER_PURE_PYTHON=1 or "
+                      "from a wheel made so: `pip install` it again without, where a C compiler is (README, "
+                      "Compiled stages)")
     try:
         manifest = json.loads(manifest_path.read_text())
         sources = manifest["sources"]

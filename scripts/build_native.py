@@ -11,8 +11,10 @@ docs/speed.md). `cleaner/__init__.py` puts the build in front of the sources onl
 compiled module's source is the one it was built from (a manifest of their SHA-256), so editing
 a module falls back to the Python source until the next build, never to stale code.
 
---if-stale   build only when the current build is missing or stale (what scripts/setup_env.sh runs)
---check      build nothing; print the status and exit 0 when the build is current, 1 when not
+--if-stale     build only when the current build is missing or stale (what scripts/setup_env.sh runs)
+--check        build nothing; print the status and exit 0 when the build is current, 1 when not
+--package DIR  the copy of the package to build (its sources compiled, its `_native/` written): what a wheel is
+               made of (setup.py's build step passes its build folder); default: this checkout's cleaner/
 
 Needs mypy and Cython (the `native` extra, in `dev` and `pack`) and a C compiler. Exit codes: 0 built or
 current, 1 not current (--check), 2 the build failed (the package then runs as pure Python).
@@ -66,13 +68,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--if-stale", action="store_true", help="build only when missing or stale")
     ap.add_argument("--check", action="store_true", help="report the build's status, build nothing")
+    ap.add_argument("--package", type=Path, default=PACKAGE, metavar="DIR",
+                    help="the copy of the package to build (default: this checkout's cleaner/)")
     args = ap.parse_args(argv)
+    package = args.package.resolve()
 
     sys.path.insert(0, str(ROOT))
     os.environ["WEBCLEANER_PURE_PYTHON"] = "1"  # (importing cleaner must not load the build being replaced)
     import cleaner
 
-    native, why = cleaner.native_build_status(PACKAGE)
+    native, why = cleaner.native_build_status(package)
     if args.check:
         print(f"[native] {why}")
         return 0 if native is not None else 1
@@ -83,17 +88,17 @@ def main(argv=None) -> int:
     modules = cleaner.NATIVE_MODULES
     by_mypyc = [m for m in modules if m not in cleaner.CYTHON_MODULES]
     by_cython = [m for m in modules if m in cleaner.CYTHON_MODULES]
-    out = PACKAGE / cleaner.NATIVE_DIR
+    out = package / cleaner.NATIVE_DIR
     with tempfile.TemporaryDirectory(prefix="webcleaner-native-") as tmp:
         tmp_path = Path(tmp)
         # Digests first: a module edited while the build runs is then stale, not silently compiled in.
-        sources = {m: cleaner.source_digest(cleaner.source_path(PACKAGE, m)) for m in modules}
-        paths = ",".join(str(cleaner.module_path(PACKAGE, m)) for m in by_mypyc)
+        sources = {m: cleaner.source_digest(cleaner.source_path(package, m)) for m in modules}
+        paths = ",".join(str(cleaner.module_path(package, m)) for m in by_mypyc)
         print(f"[native] compiling {', '.join(by_mypyc)} with mypyc (about half a minute)", file=sys.stderr)
         builds = [
             [sys.executable, "-c", _BUILD, paths, str(tmp_path / "lib"), str(tmp_path / "tmp"), str(tmp_path / "c")],
             [sys.executable, "-c", _BUILD_CYTHON, ",".join(by_cython),
-             ",".join(str(cleaner.source_path(PACKAGE, m)) for m in by_cython), str(tmp_path / "lib"),
+             ",".join(str(cleaner.source_path(package, m)) for m in by_cython), str(tmp_path / "lib"),
              str(tmp_path / "tmp-cython")],
         ]
         for command in builds:
@@ -127,7 +132,7 @@ def main(argv=None) -> int:
         if out.exists():
             shutil.rmtree(out)
         shutil.copytree(staging, out)
-    print(f"[native] built {out.relative_to(ROOT)}: {', '.join(modules)}", file=sys.stderr)
+    print(f"[native] built {out}: {', '.join(modules)}", file=sys.stderr)
     return 0
 
 

@@ -18,18 +18,13 @@ trap 'rm -rf "$BUILD"' EXIT
 echo "[pack] creating a fresh virtualenv with $("$PY" --version 2>&1)" >&2
 "$PY" -m venv "$BUILD/env"
 "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
-# Not editable: the archive must hold the package itself (with its model), not a link to this checkout.
-"$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock ".[pack]" 2>&1 | grep -v "is ignored" >&2 || true
+# Not editable: the archive must hold the package itself (with its model), not a link to this checkout. The wheel
+# pip builds carries the compiled stages (setup.py; an install stops with a message when they cannot be built).
+# PIP_CONSTRAINT rather than -c: the lock's versions hold in the build's own environment too (mypy, Cython).
+PIP_CONSTRAINT="$PWD/requirements.lock" "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check ".[pack]" \
+    2>&1 | grep -v "is ignored" >&2 || true
 "$BUILD/env/bin/python" -c "import cleaner, selectolax, pycrfsuite, pyarrow, warcio, venv_pack" \
     || { echo "[pack] install failed" >&2; exit 1; }
-# The compiled stages (cleaner/__init__.py), built by this interpreter into the source tree, then
-# installed with the package (package data); without them the packed package runs as pure Python.
-if "$BUILD/env/bin/python" scripts/build_native.py --if-stale; then
-    "$BUILD/env/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall . 2>&1 \
-        | grep -v "is ignored" >&2 || true
-else
-    echo "[pack] the compiled stages were not built: the packed package runs as pure Python" >&2
-fi
 (cd "$BUILD" && env/bin/python -c "import cleaner; print('[pack] installed cleaner:', cleaner.NATIVE_STATUS)" >&2)
 
 echo "[pack] packing $OUT/webcleaner-env.tar.gz" >&2

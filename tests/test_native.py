@@ -172,7 +172,7 @@ def test_an_installed_package_without_a_build_says_how_to_get_one(tmp_path):
     # `cleaner --version` of a wheel said "not built (scripts/build_native.py)", a script a wheel user does not have
     pkg = _fake_package(tmp_path / "site-packages", build=False)
     native, why = cleaner.native_build_status(pkg)
-    assert native is None and "pure Python" in why and "source checkout" in why
+    assert native is None and "pure Python" in why and "pip install" in why and "scripts/" not in why
     (tmp_path / "checkout").mkdir()
     checkout = _fake_package(tmp_path / "checkout", build=False)
     (tmp_path / "checkout" / "scripts").mkdir()

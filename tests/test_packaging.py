@@ -4,6 +4,7 @@ checkout around it. The Spark executors, and the driver in cluster deploy mode, 
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import shutil
@@ -35,13 +36,16 @@ print(json.dumps({"package": cleaner.__file__, "config": str(cleaner.config.DEFA
 """
 
 
-def _source_copy(dst: Path) -> Path:
-    """What `pip install .` reads, copied so that the build leaves nothing in the checkout."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+def _source_copy(dst: Path, *, with_build: bool = True) -> Path:
+    """What `pip install .` reads, copied so that the build leaves nothing in the checkout; `with_build=False`: as a
+    fresh clone has it, without the checkout's compiled stages (cleaner/_native/, not in git)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", *(() if with_build else (cleaner.NATIVE_DIR,)))
     shutil.copytree(ROOT / "cleaner", dst / "cleaner", symlinks=True, ignore=ignore)  # cleaner/conf -> ../conf
     shutil.copytree(ROOT / "conf", dst / "conf", ignore=ignore)
     shutil.copytree(ROOT / "jobs", dst / "jobs", ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "setup.py", "MANIFEST.in", "requirements.lock",
+                 "scripts/build_native.py"):
+        (dst / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, dst / name)
     return dst
 
@@ -64,10 +68,8 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
             *(f"cleaner/web/{p.name}" for p in (ROOT / "cleaner" / "web").iterdir()),
         ):
             assert expected in names, f"{expected} is not in {wheel.name}"
-        # The compiled stages travel with the package when the checkout has built them (scripts/pack_env.sh does).
-        built = cleaner.NATIVE_STATUS.startswith("compiled")
-        if built:
-            assert f"cleaner/{cleaner.NATIVE_DIR}/manifest.json" in names
+        # The compiled stages travel with the package: the checkout's current build, else one setup.py makes.
+        assert f"cleaner/{cleaner.NATIVE_DIR}/manifest.json" in names
         site = tmp_path / "site"
         zf.extractall(site)
 
@@ -85,7 +87,44 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
     here = clean_html(page.read_bytes())
     assert got["status"] == here.status == "cleaned"
     assert got["cleaneval"] == here.cleaneval
-    assert got["native"] == (sorted(cleaner.NATIVE_MODULES) if built else [])
+    assert got["native"] == sorted(cleaner.NATIVE_MODULES)
+
+
+@pytest.mark.slow
+def test_the_sdist_of_a_fresh_clone_builds_a_wheel_that_runs_the_compiled_stages(tmp_path, data_dir):
+    """`pip install` from the sdist (or a clone: the same build step) compiles the stages with a C compiler alone:
+    mypy and Cython come from pyproject.toml's build requirements, the build script from the sdist. The wheel is
+    tagged for this platform, not as pure Python, and runs them compiled, with the checkout's output byte for byte."""
+    src = _source_copy(tmp_path / "clone", with_build=False)
+    sdist = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "sdist"), str(src)],
+                           capture_output=True, text=True, timeout=900)
+    assert sdist.returncode == 0, sdist.stdout[-2000:] + sdist.stderr[-2000:]
+    (archive,) = (tmp_path / "sdist").glob("webcleaner-*.tar.gz")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
+         "-w", str(tmp_path / "dist"), str(archive)],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("webcleaner-*.whl")
+    assert not wheel.name.endswith("-py3-none-any.whl"), wheel.name  # it holds this platform's extensions
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        for module in cleaner.NATIVE_MODULES:
+            assert f"cleaner/{cleaner.module_path(Path(cleaner.NATIVE_DIR), module, suffix)}" in names, module
+        zf.extractall(site)
+
+    page = next(p for p in find_pages(data_dir, ["cleaneval-final"]) if p.gold_path is not None).html_path
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
+    run = subprocess.run([sys.executable, "-c", _PROBE, str(page)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert Path(got["package"]).is_relative_to(site), got["package"]
+    assert got["native"] == sorted(cleaner.NATIVE_MODULES)
+    assert got["cleaneval"] == clean_html(page.read_bytes()).cleaneval
 
 
 def _build_wheel(tmp_path: Path) -> Path:

@@ -410,6 +410,41 @@ def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_d
     assert "2 of the 2 pages scored are pages this model was trained on" in (tmp_path / "r.md").read_text()
 
 
+def test_eval_names_where_a_models_cross_validated_figure_is(tmp_path, data_dir):
+    """`cleaner eval --model M` on shared pages says what a page M never saw gets: the cross-validated figures of
+    M's sidecar when `cleaner train --cv` recorded them, else the report of its recipe that its sidecar's note names
+    and the command that measures it (issue 44: the default model's figure was "not recorded"). A sidecar whose
+    training manifest is not that of the shared data as it is now (the data grew) says which pages it was trained on
+    is unknown rather than nothing."""
+    from cleaner.label.model_files import copy_model, sidecar_path
+    from cleaner.packaged import packaged_model_path
+
+    def model_with(**changes):
+        path = copy_model(packaged_model_path("default"), tmp_path / f"m{len(changes)}" / "m.crfsuite")
+        meta = json.loads(sidecar_path(path).read_text())
+        meta.update(training_manifest_hash="0" * 16, **changes)  # trained on other pages than these
+        sidecar_path(path).write_text(json.dumps(meta))
+        return path
+
+    without = model_with()
+    r = run("eval", data_dir / "cleanportaleval", "--limit", "4", "--model", without, "--jobs", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    note = " ".join(r.stderr.split())
+    assert "Which of the 4 pages scored this model was trained on is not known" in note
+    assert "not recorded" not in note
+    assert "the cross-validation of the recipe it was trained by is docs/eval-default-unseen-sites.md" in note
+    assert (Path(cleaner.__file__).parents[1] / "docs/eval-default-unseen-sites.md").is_file()
+    assert "cleaner eval --cv" in note
+
+    figures = {"cleanportaleval": {"macro_f1": 0.9213, "n_docs": 54}, "all": {"macro_f1": 0.92, "n_docs": 54}}
+    recorded = model_with(cross_validation=figures, note="")
+    r = run("eval", data_dir / "cleanportaleval", "--limit", "4", "--model", recorded, "--jobs", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    note = " ".join(r.stderr.split())
+    assert "cross-validated word F1 (its sidecar; cleaner models), what a page it never saw gets: " \
+           "cleanportaleval 0.921." in note
+
+
 def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
     """Every page of every set (html/*.html, wcxb's html/*.html.gz) is found by its content; every gold
     file, WARC and table is skipped with its reason; nothing else."""

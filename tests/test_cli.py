@@ -744,3 +744,38 @@ def test_jobs_writes_what_one_process_writes_in_the_same_order(tmp_path, data_di
     else:
         assert len(written) == 14  # 13 pages and the folder's settings file
     assert run("clean", pages, "--jobs", "0").returncode == 2
+
+
+def test_jobs_resumes_exactly_with_skip_done_and_shows_progress(tmp_path, data_dir, small_model):
+    """`cleaner clean --jobs 2 --skip-done` (issue 44: order and names kept, exact resume, progress): a run cut short
+    is finished by cleaning only the pages without an output, the done outputs left untouched, the whole equal to one
+    uninterrupted run; `--progress` counts the pages as the pool finishes them."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in range(1, 9):
+        (pages / f"p{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    for out in (whole, cut):
+        assert run("clean", pages, "--out", out, "--model", small_model, "--jobs", "2").returncode == 0
+    for i in (2, 5, 6):
+        (cut / f"p{i}.txt").unlink()
+    os.utime(cut / "p1.txt", (946684800, 946684800))  # a done output: left as it is
+    r = run("clean", pages, "--out", cut, "--model", small_model, "--jobs", "2", "--skip-done", "--progress")
+    assert r.returncode == 0, r.stderr
+    assert "cleaned 3/3 pages" in r.stderr and "3/3" in r.stderr.replace("\r", "\n").splitlines()[-2]
+    assert (cut / "p1.txt").stat().st_mtime == 946684800
+    assert {f.name: f.read_bytes() for f in cut.iterdir()} == {f.name: f.read_bytes() for f in whole.iterdir()}
+
+
+def test_clean_warc_and_the_spark_job_take_the_same_flags_and_each_help_names_the_other():
+    """One set of flags (issue 44): `cleaner clean-warc` and the Spark job both take --input and positionals,
+    --output and --format parquet|jsonl; each --help names the other."""
+    warc = run("clean-warc", "--help")
+    job = subprocess.run([sys.executable, str(Path(cleaner.__file__).parents[1] / "jobs" / "clean_warc.py"), "--help"],
+                         capture_output=True, text=True)
+    assert warc.returncode == 0 and job.returncode == 0, job.stderr
+    for help_text in (warc.stdout, job.stdout):
+        for flag in ("--input", "--output", "--format {parquet,jsonl}", "--skip-done", "--overwrite"):
+            assert flag in help_text, flag
+    assert "jobs/clean_warc.py" in " ".join(warc.stdout.split())
+    assert "cleaner clean-warc" in " ".join(job.stdout.split())

@@ -176,8 +176,8 @@ class OutputDir:
 
     def write_card(self, record: dict) -> None:
         """The dataset card's YAML (`configs` / `data_files`), which `datasets.load_dataset(OUT)` reads."""
-        fmt = ((record.get("output") or {}).get("format")) or "parquet"
-        text = dataset_card(fmt)
+        output = record.get("output") or {}
+        text = dataset_card(output.get("format") or "parquet", output.get("partition_by") or ())
         path = self.fs.join(self.root, CARD)
         try:
             if self.fs.exists(path) and self.fs.read_text(path) == text:
@@ -271,9 +271,14 @@ class OutputDir:
         return out
 
 
-def dataset_card(fmt: str) -> str:
+def dataset_card(fmt: str, partition_by: list[str] | tuple[str, ...] = ()) -> str:
     """`.huggingface.yaml`: the YAML a dataset card's README.md would start with, read by `datasets.load_dataset(OUT)`
-    (the published runs' data files; the run records, staging and superseded files are not data)."""
+    (the published runs' data files; the run records, staging and superseded files are not data).
+
+    For JSON Lines it also declares the rows' features (`dataset_info`, from cleaner.output.schema.SCHEMA without the
+    partition columns, which are in the folder names): without them `datasets` takes the types of the first file, and
+    a column null throughout that file (no page of it had an author) is typed null, which a later file's strings
+    cannot be cast to. Parquet files carry their own schema."""
     patterns = ["run=*/**/*.parquet"] if fmt == "parquet" else [
         "run=*/**/*.json", "run=*/**/*.json.gz", "run=*/**/*.json.zst"]
     lines = ["# Written by webcleaner (cleaner clean-warc, jobs/clean_warc.py): the data files of the published runs,",
@@ -281,7 +286,47 @@ def dataset_card(fmt: str) -> str:
              "# docs/spark_job.md, \"Reading the output\".",
              "configs:", "- config_name: default", "  data_files:", "  - split: train", "    path:"]
     lines += [f'    - "{p}"' for p in patterns]
+    if fmt != "parquet":
+        from cleaner.output.schema import SCHEMA
+
+        lines += ["# the rows' types (cleaner/output/schema.py), whatever the first file holds",
+                  "dataset_info:", "  config_name: default", "  features:"]
+        lines += _yaml_features([f for f in SCHEMA if f.name not in set(partition_by)], "  ")
     return "\n".join(lines) + "\n"
+
+
+def _yaml_features(fields, indent: str) -> list[str]:
+    """Arrow fields as a dataset card's `features` list (`datasets.Features` in YAML: `dtype`, `list`, `struct`)."""
+    out = []
+    for f in fields:
+        out.append(f"{indent}- name: {f.name}")
+        out += _yaml_type(f.type, indent + "  ")
+    return out
+
+
+def _yaml_type(type_, indent: str) -> list[str]:
+    import pyarrow as pa
+
+    if pa.types.is_struct(type_):
+        return [f"{indent}struct:", *_yaml_features(list(type_), indent)]
+    if pa.types.is_list(type_):
+        inner = type_.value_type
+        if pa.types.is_struct(inner) or pa.types.is_list(inner):
+            raise ValueError(f"no dataset card type for {type_}")
+        return [f"{indent}list: {_dtype(inner)}"]
+    return [f"{indent}dtype: {_dtype(type_)}"]
+
+
+def _dtype(type_) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(type_):
+        return f"timestamp[{type_.unit}" + (f", tz={type_.tz}]" if type_.tz else "]")
+    names = {pa.string(): "string", pa.int32(): "int32", pa.int64(): "int64", pa.float64(): "float64",
+             pa.bool_(): "bool"}
+    if type_ not in names:
+        raise ValueError(f"no dataset card type for {type_}")
+    return names[type_]
 
 
 def newest_rows_sql(out: str, fmt: str = "parquet") -> str:

@@ -410,6 +410,41 @@ def test_eval_says_when_it_scores_the_models_own_training_pages(tmp_path, data_d
     assert "2 of the 2 pages scored are pages this model was trained on" in (tmp_path / "r.md").read_text()
 
 
+def test_eval_names_where_a_models_cross_validated_figure_is(tmp_path, data_dir):
+    """`cleaner eval --model M` on shared pages says what a page M never saw gets: the cross-validated figures of
+    M's sidecar when `cleaner train --cv` recorded them, else the report of its recipe that its sidecar's note names
+    and the command that measures it (issue 44: the default model's figure was "not recorded"). A sidecar whose
+    training manifest is not that of the shared data as it is now (the data grew) says which pages it was trained on
+    is unknown rather than nothing."""
+    from cleaner.label.model_files import copy_model, sidecar_path
+    from cleaner.packaged import packaged_model_path
+
+    def model_with(**changes):
+        path = copy_model(packaged_model_path("default"), tmp_path / f"m{len(changes)}" / "m.crfsuite")
+        meta = json.loads(sidecar_path(path).read_text())
+        meta.update(training_manifest_hash="0" * 16, **changes)  # trained on other pages than these
+        sidecar_path(path).write_text(json.dumps(meta))
+        return path
+
+    without = model_with()
+    r = run("eval", data_dir / "cleanportaleval", "--limit", "4", "--model", without, "--jobs", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    note = " ".join(r.stderr.split())
+    assert "Which of the 4 pages scored this model was trained on is not known" in note
+    assert "not recorded" not in note
+    assert "the cross-validation of the recipe it was trained by is docs/eval-default-unseen-sites.md" in note
+    assert (Path(cleaner.__file__).parents[1] / "docs/eval-default-unseen-sites.md").is_file()
+    assert "cleaner eval --cv" in note
+
+    figures = {"cleanportaleval": {"macro_f1": 0.9213, "n_docs": 54}, "all": {"macro_f1": 0.92, "n_docs": 54}}
+    recorded = model_with(cross_validation=figures, note="")
+    r = run("eval", data_dir / "cleanportaleval", "--limit", "4", "--model", recorded, "--jobs", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    note = " ".join(r.stderr.split())
+    assert "cross-validated word F1 (its sidecar; cleaner models), what a page it never saw gets: " \
+           "cleanportaleval 0.921." in note
+
+
 def test_the_shared_data_root_as_a_folder_input_is_every_page_once(data_dir):
     """Every page of every set (html/*.html, wcxb's html/*.html.gz) is found by its content; every gold
     file, WARC and table is skipped with its reason; nothing else."""
@@ -709,3 +744,38 @@ def test_jobs_writes_what_one_process_writes_in_the_same_order(tmp_path, data_di
     else:
         assert len(written) == 14  # 13 pages and the folder's settings file
     assert run("clean", pages, "--jobs", "0").returncode == 2
+
+
+def test_jobs_resumes_exactly_with_skip_done_and_shows_progress(tmp_path, data_dir, small_model):
+    """`cleaner clean --jobs 2 --skip-done` (issue 44: order and names kept, exact resume, progress): a run cut short
+    is finished by cleaning only the pages without an output, the done outputs left untouched, the whole equal to one
+    uninterrupted run; `--progress` counts the pages as the pool finishes them."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in range(1, 9):
+        (pages / f"p{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    for out in (whole, cut):
+        assert run("clean", pages, "--out", out, "--model", small_model, "--jobs", "2").returncode == 0
+    for i in (2, 5, 6):
+        (cut / f"p{i}.txt").unlink()
+    os.utime(cut / "p1.txt", (946684800, 946684800))  # a done output: left as it is
+    r = run("clean", pages, "--out", cut, "--model", small_model, "--jobs", "2", "--skip-done", "--progress")
+    assert r.returncode == 0, r.stderr
+    assert "cleaned 3/3 pages" in r.stderr and "3/3" in r.stderr.replace("\r", "\n").splitlines()[-2]
+    assert (cut / "p1.txt").stat().st_mtime == 946684800
+    assert {f.name: f.read_bytes() for f in cut.iterdir()} == {f.name: f.read_bytes() for f in whole.iterdir()}
+
+
+def test_clean_warc_and_the_spark_job_take_the_same_flags_and_each_help_names_the_other():
+    """One set of flags (issue 44): `cleaner clean-warc` and the Spark job both take --input and positionals,
+    --output and --format parquet|jsonl; each --help names the other."""
+    warc = run("clean-warc", "--help")
+    job = subprocess.run([sys.executable, str(Path(cleaner.__file__).parents[1] / "jobs" / "clean_warc.py"), "--help"],
+                         capture_output=True, text=True)
+    assert warc.returncode == 0 and job.returncode == 0, job.stderr
+    for help_text in (warc.stdout, job.stdout):
+        for flag in ("--input", "--output", "--format {parquet,jsonl}", "--skip-done", "--overwrite"):
+            assert flag in help_text, flag
+    assert "jobs/clean_warc.py" in " ".join(warc.stdout.split())
+    assert "cleaner clean-warc" in " ".join(job.stdout.split())

@@ -156,3 +156,32 @@ def test_an_output_of_the_earlier_layout_is_moved_to_the_new_one(data_dir, tmp_p
     assert "1 of 2 input files already done" in done.stderr  # the old record still says what is done
     assert not [p for p in out.rglob("_*")]
     assert (run / ".run.json").exists() and len(list((out / ".runs").glob("*.json"))) == 2
+
+
+def test_a_json_lines_output_whose_first_file_has_a_column_null_throughout_loads_by_its_folder(data_dir, tmp_path):
+    """`load_dataset(OUT)` of `clean-warc --format jsonl`: `datasets` types each column by the first file it reads,
+    so a column null throughout that file (old pages: no canonical URL) was typed null and the next file's strings
+    failed to load (DatasetGenerationError). The dataset card declares the rows' features (the job's schema)."""
+    import datasets
+    import gzip
+
+    from cleaner.output.schema import SCHEMA
+
+    x = make_warc(tmp_path / "x.warc.gz", str(data_dir / "cleaneval-final" / "html"), "--limit", "40")
+    y = make_warc(tmp_path / "y.warc.gz", str(data_dir / "wcxb" / "html"), "--limit", "1")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", str(x), str(y), "--out", str(out),
+                           "--format", "jsonl", "--jobs", "2"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    files = sorted(out.rglob("*.json.gz"))
+    rows = [[json.loads(line) for line in gzip.open(f, "rt")] for f in files]
+    # what makes the case: the first file has no canonical_url at all, a later one has one
+    assert len(files) == 2 and all(r["canonical_url"] is None for r in rows[0])
+    assert any(r["canonical_url"] for r in rows[1])
+
+    datasets.disable_progress_bars()
+    loaded = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "hf"))
+    assert loaded.num_rows == 41
+    assert loaded.features == datasets.Features.from_arrow_schema(SCHEMA.remove(SCHEMA.get_field_index("crawl")))
+    assert sorted(loaded["canonical_url"], key=str) == sorted((r["canonical_url"] for f in rows for r in f), key=str)
+    assert _keys(loaded) == _keys(r for f in rows for r in f)

@@ -72,7 +72,7 @@ def test_model_uses_its_own_feature_config(small_model):
 
 
 def test_prepare_keeps_the_blocks_only_when_asked(data_dir):
-    # scripts/variants.py trains the Dragnet system on the same prepared pages as the CRF.
+    # prepare(keep_blocks=True): the blocks beside the rows, for a system that reads blocks (the Dragnet system).
     from cleaner.config import load_config
     from cleaner.gold.data import find_pages
     from cleaner.learn.train import prepare

@@ -103,3 +103,16 @@ def test_datatrove_quickstart_writes_json_lines(workdir):
         with gzip.open(f, "rt", encoding="utf-8") as lines:
             docs += [json.loads(line) for line in lines]
     assert len(docs) >= PAGES - 1 and all(d["text"].strip() for d in docs)
+
+
+def test_every_script_is_listed_in_scripts_readme_and_every_listed_one_is_there():
+    """What developers run is listed in scripts/README.md (issue 44): each file of scripts/ is named in its tables,
+    and each script its tables name is there, but the ones its "Removed" section says git keeps."""
+    text = (ROOT / "scripts" / "README.md").read_text(encoding="utf-8")
+    kept, _, removed = text.partition("## Removed")
+    named = set(re.findall(r"`([\w.-]+\.(?:py|sh))`", kept))
+    present = {p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh")}
+    assert present - named == set(), "scripts not listed in scripts/README.md"
+    assert named - present == set(), "scripts/README.md lists scripts that are not there"
+    gone = set(re.findall(r"^\| `([\w.-]+\.py)`", removed, re.M))
+    assert gone and not gone & present

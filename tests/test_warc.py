@@ -769,6 +769,22 @@ def test_make_warc_cli(tmp_path):
     assert records[0].http_charset is None
 
 
+def test_make_warc_packs_gzip_compressed_pages_decompressed(tmp_path):
+    """A saved `.html.gz` page (wcxb's pages are stored so) is packed as the page it holds, every gzip member of it,
+    at the URL of its file; make_warc refused them before (issue 44)."""
+    make_warc = _load_script()
+    src = tmp_path / "pages"
+    src.mkdir()
+    page = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
+    (src / "a.html.gz").write_bytes(gzip.compress(page[:100], mtime=0) + gzip.compress(page[100:], mtime=0))
+    (src / "b.html").write_bytes(b"<html><body>b</body></html>")
+    out = tmp_path / "o.warc.gz"
+    assert make_warc.main([str(src), "--out", str(out)]) == 0
+    records, _ = read_all(out)
+    assert [(r.url, r.payload) for r in records] == [("http://example.test/pages/a.html.gz", page),
+                                                     ("http://example.test/pages/b.html", (src / "b.html").read_bytes())]
+
+
 def test_make_warc_help(capsys):
     make_warc = _load_script()
     with pytest.raises(SystemExit) as exc:

@@ -308,19 +308,44 @@ def cmd_eval(args) -> int:
 
 def _trained_on(model, pages) -> str:
     """A note when some pages scored are pages the model was trained on (known from its sidecar's
-    training manifest, cleaner.gold.data.training_pages): their figures are not what a new page gets."""
+    training manifest, cleaner.gold.data.training_pages): their figures are not what a new page gets.
+    When the manifest is not that of the shared data as it is now (the data grew since the model was
+    trained), which shared pages it was trained on is unknown, and the note says so for the shared pages
+    scored."""
     import hashlib
 
     from ..gold.data import training_pages
 
     trained = training_pages(model.meta, DEFAULT_DATA)
-    if not trained:
-        return ""
+    if trained is None:
+        if not model.meta.get("training_manifest_hash"):
+            return ""
+        shared = sum(Path(p.html_path).resolve().is_relative_to(DEFAULT_DATA.resolve()) for p in pages)
+        if not shared:
+            return ""
+        return (f"**Which of the {len(pages)} pages scored this model was trained on is not known**: {shared} are "
+                f"shared pages, and its sidecar's training manifest is not that of `{DEFAULT_DATA}` as it is now. "
+                f"If it was trained on them, their figures are optimistic. {cross_validated_figures(model.meta)}")
     n = sum(hashlib.sha256(p.read_html()).digest() in trained for p in pages)
     if not n:
         return ""
-    cv = {k: v for k, v in (model.meta.get("cross_validation") or {}).items() if k != "all"}
-    figures = ", ".join(f"{k} {v['macro_f1']:.3f}" for k, v in cv.items() if "macro_f1" in v)
     return (f"**{n} of the {len(pages)} pages scored are pages this model was trained on** (its sidecar's training "
-            f"manifest): their figures are optimistic. The model's cross-validated word F1 (`cleaner models`), "
-            f"what a page it never saw gets: {figures or 'not recorded'}.")
+            f"manifest): their figures are optimistic. {cross_validated_figures(model.meta)}")
+
+
+def cross_validated_figures(meta: dict) -> str:
+    """One sentence: a model's cross-validated word F1 per set, what a page it never saw gets, from its sidecar's
+    `cross_validation` (`cleaner train --cv`); else where the figures of its recipe are (a `docs/eval*.md` report its
+    sidecar's note names) and the command that measures them."""
+    import re
+
+    cv = {k: v for k, v in (meta.get("cross_validation") or {}).items() if k != "all" and "macro_f1" in v}
+    if cv:
+        figures = ", ".join(f"{k} {v['macro_f1']:.3f}" for k, v in cv.items())
+        return (f"The model's cross-validated word F1 (its sidecar; `cleaner models`), what a page it never saw "
+                f"gets: {figures}.")
+    reports = re.findall(r"docs/eval[\w.-]*\.md", meta.get("note") or "")
+    where = (f"the cross-validation of the recipe it was trained by is {reports[0]} (named by its sidecar's note; "
+             "`cleaner models` prints it)" if reports else "`cleaner models` prints how it was trained")
+    return (f"Its sidecar records no cross-validated figure (a model trained without `--cv`): {where}, and "
+            "`cleaner eval --cv` with the settings it was trained by measures what a page it never saw gets.")

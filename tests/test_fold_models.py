@@ -1,0 +1,33 @@
+"""`cleaner eval --cv --fold-models DIR` (`cross_validate(models_dir=...)`) saves each fold's model, and the saved
+model is the one the cross-validation scored the fold's pages with: with [stacking] on, its first pass and the second
+pass that reads it, tagging the page as the cross-validation did. (Until commit 190de3c, `scripts/gap.py` explained
+pages through these models; the script is gone, what it read is tested here.)"""
+
+from __future__ import annotations
+
+from cleaner.config import load_config
+from cleaner.gold.data import find_pages, load_folds
+from cleaner.label.decide import DecisionSettings
+from cleaner.label.model import load_model
+from cleaner.learn.train import cross_validate, predict, prepare
+
+# Few iterations and two inner folds: the test is about what is saved, not about quality.
+FAST = {"train": {"max_iterations": 12}, "stacking": {"enabled": True, "inner_folds": 2},
+        "markers": {"enabled": False}}
+
+
+def test_the_saved_fold_model_is_the_one_that_scored_the_folds_pages(data_dir, tmp_path):
+    config = load_config().overlay(FAST)
+    pages = find_pages(data_dir, ["cleaneval-dev"])[:10] + find_pages(data_dir, ["dragnet"])[:10]
+    docs = prepare(pages, config, None, load_folds(data_dir), processes=1, progress=False)
+    d = next(x for x in docs if x.dataset == "cleaneval-dev" and x.gold_words > 0)
+    tc = config["train"]
+    results = cross_validate(docs, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
+                             max_iterations=int(tc["max_iterations"]), folds=[d.fold], processes=1, progress=False,
+                             models_dir=tmp_path)
+    model = load_model(tmp_path / f"fold-{d.fold}.crfsuite")
+    assert model.stacking is not None and model.first_pass is not None
+    decision = DecisionSettings.from_config(config)
+    for doc in (x for x in docs if x.fold == d.fold):
+        scored = next(r for r in results if r.key == doc.key)
+        assert predict(model, doc, decision).score == scored.score

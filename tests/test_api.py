@@ -157,6 +157,32 @@ def test_the_time_budget_counts_cpu_not_waiting(where):
         assert budget.expired()
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_the_deadline_holds_when_its_signal_first_lands_where_python_drops_exceptions():
+    # An exception raised in a garbage collector callback (or a __del__) is reported and dropped by Python: the
+    # deadline's first signal landing there must not let the page run on unbounded (a CI run's hypothesis gc hook)
+    import gc
+
+    from cleaner.api import _deadline, _DeadlineExceeded
+
+    spun: list[bool] = []
+
+    def slow_gc_callback(phase, info):
+        if phase == "start" and not spun:
+            spun.append(True)
+            _burn_cpu(0.2)  # the 0.05 s deadline passes in here
+
+    gc.callbacks.append(slow_gc_callback)
+    try:
+        started = time.thread_time()
+        with pytest.raises(_DeadlineExceeded), _deadline(0.05):
+            gc.collect()
+            _burn_cpu(2.0)
+        assert spun and time.thread_time() - started < 1.0
+    finally:
+        gc.callbacks.remove(slow_gc_callback)
+
+
 def test_binary_bytes_labelled_html_are_rejected_not_cleaned():
     import random
 

@@ -5,10 +5,11 @@ On a WARC of real pages built from ../shared/data with make_warc (default: clean
 dragnet, 2,062 pages):
 
   loop      clean_html over the same payloads in one Python process (payloads read beforehand)
+  clean-warc --jobs 1   the same WARC through `cleaner clean-warc` (no JVM), the whole command timed
   local[1]  the job in local mode on one core (JVM started beforehand; elapsed = job.run())
   local[2]  the same on two cores
 
-and reports documents/second, the ratios (targets: local[1] >= 0.8 x loop, local[2] >= 1.7 x
+and reports documents/second, the ratios (targets: local[1] and clean-warc >= 0.9 x loop, local[2] >= 1.7 x
 local[1]), peak Python worker memory (ru_maxrss reported back by each worker) and the load
 average before and after (other processes share the machine). The loop runs before and after the
 jobs, to show how much the machine's speed drifted during the benchmark.
@@ -147,6 +148,24 @@ def run_job(spark, inputs: list[Path], out: Path, model_args: list[str], *extra:
     }
 
 
+def run_clean_warc(inputs: list[Path], out: Path, model_args: list[str], jobs: int = 1) -> dict:
+    """`cleaner clean-warc` (the job's worker code on a pool of local processes, no JVM) over the same WARC, as a
+    user runs it: the whole command, its start included; CPU of the command and its worker processes."""
+    shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean-warc", *map(str, inputs), "--out", str(out),
+                    "--jobs", str(jobs), "--no-progress", *model_args], check=True, cwd=ROOT)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rec = json.loads((out / ".run.json").read_text())
+    docs = rec["totals"]["html_records"]
+    return {"docs": docs, "seconds": round(wall, 2), "docs_per_s": round(docs / wall, 2),
+            "cpu_seconds": round(cpu, 2), "docs_per_cpu_s": round(docs / cpu, 2),
+            "peak_worker_rss_mb": max(w["max_rss_mb"] for w in rec["workers"].values())}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -172,6 +191,9 @@ def main(argv=None) -> int:
         print(f"bench: {len(pages)} pages, {results['warc_mb']} MB WARC", file=sys.stderr)
         results["loop_before"] = loop(pages, model, config)
         print("loop:", results["loop_before"], file=sys.stderr)
+        run_clean_warc([warc], args.work / "warmup-local", model_args)  # (the page cache, as for the jobs)
+        results["clean-warc --jobs 1"] = run_clean_warc([warc], args.work / "out-local", model_args)
+        print("clean-warc --jobs 1:", results["clean-warc --jobs 1"], file=sys.stderr)
         for master in ("local[1]", "local[2]"):
             spark, start_s = session(master)
             run_job(spark, [warc], args.work / "warmup", model_args)  # JIT-free, but warms the page cache
@@ -186,6 +208,9 @@ def main(argv=None) -> int:
         results["ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_s"] / loop_rate, 3)
         loop_cpu = (results["loop_before"]["docs_per_cpu_s"] + results["loop_after"]["docs_per_cpu_s"]) / 2
         results["cpu_ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_cpu_s"] / loop_cpu, 3)
+        for name, key in (("clean_warc", "clean-warc --jobs 1"),):
+            results[f"ratio_{name}_vs_loop"] = round(results[key]["docs_per_s"] / loop_rate, 3)
+            results[f"cpu_ratio_{name}_vs_loop"] = round(results[key]["docs_per_cpu_s"] / loop_cpu, 3)
         results["ratio_local2_vs_local1"] = round(
             results["local[2]"]["docs_per_s"] / results["local[1]"]["docs_per_s"], 3)
 

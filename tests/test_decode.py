@@ -293,9 +293,25 @@ def test_real_english_page_misdetected_by_uchardet():
 # ------------------------------------------------------------------------------ UTF-8 handling
 def test_ascii_fast_path():
     data = b"<html><body>plain ASCII</body></html>"
-    assert decode_html(data) == DecodedPage(data.decode(), "utf-8", "default", 0, None)
+    assert decode_html(data) == DecodedPage(data.decode(), "utf-8", "default", 0, None, data)
     declared = decode_html(b'<meta charset="latin1">plain')
     assert (declared.encoding, declared.source) == ("cp1252", "meta")
+
+
+def test_the_bytes_are_kept_for_the_parser_only_when_they_are_the_texts_utf8():
+    # DecodedPage.utf8 goes to Lexbor instead of the text encoded again: it must be exactly text.encode("utf-8")
+    utf8 = '<meta charset="utf-8"><p>Größe – 東京</p>'.encode()
+    for data, charset in ((utf8, None), (utf8, "iso-8859-1"), (b'<meta charset="utf-8"><p>ascii</p>', None)):
+        page = decode_html(data, http_charset=charset)
+        assert page.utf8 is data and page.text.encode("utf-8") == data
+    for data, charset in ((b"\xef\xbb\xbf<p>BOM</p>", None),  # the BOM is not in the text
+                          ("<p>Größe</p>".encode("cp1252"), None),  # another encoding
+                          (b"<p>broken \xff UTF-8</p>", "utf-8"),  # replacements
+                          ("<p>Größe</p>".encode("utf-16"), None),
+                          (b'<text id="1">\n<p>CleanEval wrapper</p>\n</text>', None),  # a wrapper taken off
+                          (b"<p>ascii</p>", "windows-1252")):  # (read as ASCII is the same, but not checked)
+        page = decode_html(data, http_charset=charset)
+        assert page.utf8 is None, data
 
 
 def test_valid_utf8_under_legacy_label():
@@ -390,7 +406,7 @@ def test_no_wrapper_on_ordinary_page():
 
 # ------------------------------------------------------------------------------ robustness
 def test_empty_bytes():
-    assert decode_html(b"") == DecodedPage("", "utf-8", "default", 0, None)
+    assert decode_html(b"") == DecodedPage("", "utf-8", "default", 0, None, b"")
 
 
 def test_bytes_like_input():

@@ -162,12 +162,15 @@ class ParsedHtml:
         return "nesting" in self.markup_capped
 
 
-def parse_html(html: str, config: Config | None = None) -> ParsedHtml:
+def parse_html(html: str, config: Config | None = None, utf8: bytes | None = None) -> ParsedHtml:
     """Decoded HTML -> its tree, after the pre-parse guard (cleaner.page.markup_guard: nested no deeper than
-    [limits] max_nesting, no slower to parse than linearly on the shapes it knows)."""
+    [limits] max_nesting, no slower to parse than linearly on the shapes it knows). `utf8`: `html` encoded as
+    UTF-8 (DecodedPage.utf8), which Lexbor reads when the guard leaves the page as it is: the bytes selectolax
+    would otherwise make from `html` (its str.encode, 2 % of a page's instructions), so the same tree."""
     config = config or load_config()
     guarded = guard_markup(html, MarkupLimits.from_config(config))
-    return ParsedHtml(LexborHTMLParser(guarded.html), guarded.capped)
+    source: str | bytes = utf8 if utf8 is not None and guarded.html is html else guarded.html
+    return ParsedHtml(LexborHTMLParser(source), guarded.capped)
 
 
 def segment_blocks(html: str, config: Config | None = None) -> Segmentation:

@@ -53,13 +53,18 @@ TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions
 CONTEXT_CACHE_ENTRIES = 20_000  # AttributeNames.container_cache and idclass_cache, each
 
 
-@dataclass(slots=True)
+@dataclass(init=False)  # (the __init__ written out, compiled by mypyc: see cleaner.page.segment.Block)
 class BlockStats:
     """Numbers measured on one block, shared by features and the output statistics."""
 
     n_words: int
     n_chars: int
     link_words: int  # words inside a link
+
+    def __init__(self, n_words: int, n_chars: int, link_words: int) -> None:
+        self.n_words = n_words
+        self.n_chars = n_chars
+        self.link_words = link_words
 
 
 @mypyc_attr(native_class=False)

@@ -45,7 +45,10 @@ TOKEN_CACHE_ENTRIES = 50_000
 TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
 
 
-@dataclass(slots=True)
+# init=False and the __init__ written out: mypyc compiles a written __init__ into the class, where the one the
+# dataclass decorator generates runs as interpreted Python (2 us a block, 7 % of a page's time by callgrind: one
+# Block per text node); the decorator still gives __eq__ and __repr__, and the fields below their defaults.
+@dataclass(init=False)
 class Block:
     """One text block of a page, with the markup context the features need."""
 
@@ -83,6 +86,28 @@ class Block:
     # The element the block's text sits in, numbered in document order (PageMarks.element_parent; -1: none, a
     # block the fallback made up).
     element: int = -1
+
+    def __init__(self, text: str, containers: tuple[str, ...], ancestors: frozenset[str] = frozenset(),
+                 opened: dict[str, int] | None = None, closed: dict[str, int] | None = None, div_group: int = -1,
+                 td_group: int = -1, idclass: tuple[str, ...] = (), in_link: bool = False, depth: int = 0,
+                 artificial: str | None = None, gap: str = "\n", shown: str | None = None, repeat: int = 0,
+                 repeat_item: int = -1, element: int = -1) -> None:
+        self.text = text
+        self.containers = containers
+        self.ancestors = ancestors
+        self.opened = {} if opened is None else opened
+        self.closed = {} if closed is None else closed
+        self.div_group = div_group
+        self.td_group = td_group
+        self.idclass = idclass
+        self.in_link = in_link
+        self.depth = depth
+        self.artificial = artificial
+        self.gap = gap
+        self.shown = shown
+        self.repeat = repeat
+        self.repeat_item = repeat_item
+        self.element = element
 
 
 @dataclass(slots=True)

@@ -49,7 +49,7 @@ __version__ = "0.1.0"
 # a readable Python reference beside them (label.compiled_chain: cleaner/label/chain.py), used where there is no build.
 NATIVE_MODULES = (
     "page.text", "page.page_marks", "page.segment", "page.compiled_walk", "page.compiled_guard", "page.cues",
-    "page.feature_names", "page.features", "label.compiled_chain",
+    "page.feature_names", "page.features", "label.compiled_chain", "output.markdown", "page.structure",
 )
 CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "label.compiled_chain")
 NATIVE_DIR = "_native"

@@ -189,7 +189,7 @@ def clean_html(
     at once: a wrong argument, not a page's failure, so it is not turned into a rejection of every page.
 
     `markdown`: also render the kept blocks as Markdown into `CleanResult.markdown` (cleaner.output.markdown;
-    True, or MarkdownOptions(links=..., images=...)); the text and the labels are the same either way."""
+    True, or MarkdownOptions(links=..., images=..., emphasis=...)); the text and the labels are the same either way."""
     serving = model_for_convention(config or load_config(), model, convention) if convention else None
     try:
         config = config or load_config()

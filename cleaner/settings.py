@@ -263,6 +263,9 @@ class Corpus:
     minhash_seed: int = setting(ge=0)
     minhash_signature: bool = setting()
     markdown: bool = setting()
+    markdown_links: bool = setting()
+    markdown_images: bool = setting()
+    markdown_emphasis: bool = setting()
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
 from cleaner.label.crf_model import CrfModel
 from cleaner.output.corpus import CorpusColumns
+from cleaner.output.markdown import markdown_options
 from cleaner.output.schema import build_row, row_values
 from cleaner.tools.runtime import tune_gc
 from cleaner.warc.read import iter_html_records
@@ -243,6 +244,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
     """Yield the row tuples of one piece; return its outcome (jobs/outcomes.py) when done."""
     uri = piece["uri"]
     corpus = corpus_columns(config)
+    markdown = markdown_options(config.settings.corpus)  # (None: no markdown column)
     t0 = time.perf_counter()
     c0 = time.process_time()
     stats = WarcFileStats()
@@ -274,7 +276,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                 elif poison is None:
                     _inject_fault(rec.url, fault)
                     result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
-                                        config=config, markdown=config.settings.corpus.markdown)
+                                        config=config, markdown=markdown or False)
                 else:
                     result = CleanResult("rejected", POISON_REASON, error=poison,
                                          model_hash=model.hash,

@@ -151,6 +151,26 @@ def test_links_and_images_only_when_asked():
     assert out == "See [the `docs`](</doc (1)>) and ![a cat](i.png) here."
 
 
+def test_emphasis_only_when_asked():
+    body = ("<p>Merge sort is <strong>stable</strong>, heap sort is <em>not</em>: <i>the <b>nested</b> case</i>, "
+            "<b>a</b><b>b</b> touching, intra<em>word</em>, <b> </b>empty, <b><code>sort()</code></b>, "
+            "<code>f(<b>x</b>)</code>.</p>")
+    assert md(body) == ("Merge sort is stable, heap sort is not: the nested case, ab touching, intraword, empty, "
+                        "`sort()`, `f(x)`.")
+    assert md(body, options=MarkdownOptions(emphasis=True)) == (
+        "Merge sort is **stable**, heap sort is *not*: *the **nested** case*, **ab** touching, intra*word*, empty, "
+        "**`sort()`**, `f(x)`.")  # (a code span's text is literal: no emphasis inside it)
+
+
+def test_emphasis_with_links_follows_the_nesting_and_leaves_headings_plain():
+    body = ('<h2>Why <em>stable</em> matters</h2><p><a href="/proof"><b>The proof</b> here</a> and '
+            '<b><a href="/more">more</a> reading</b>.</p>'
+            "<table><tr><th>name</th><th>stable</th></tr><tr><td><b>merge</b></td><td><i>yes</i></td></tr></table>")
+    out = md(body, options=MarkdownOptions(links=True, emphasis=True))
+    assert out == ("## Why stable matters\n\n[**The proof** here](/proof) and **[more](/more) reading**.\n\n"
+                   "| name | stable |\n| --- | --- |\n| **merge** | *yes* |")
+
+
 def test_numbering_that_disagrees_falls_back_to_the_blocks():
     body = "<pre>a\n\nb</pre><table><tr><th>k</th><th>v</th></tr><tr><td>x</td><td>1</td></tr></table>"
     good = _markdown(body)
@@ -231,11 +251,25 @@ def test_cli_format_markdown(tmp_path):
     run = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean", str(page), "--links"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "--format markdown" in run.stderr
+    page.write_text(page.read_text().replace("two classic", "two <em>classic</em>"))
+    run = subprocess.run([sys.executable, "-m", "cleaner.tools.cli", "clean", str(page), "--format", "markdown",
+                          "--emphasis"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Merge sort and heap sort are two *classic* algorithms" in run.stdout
+
+
+def test_cli_markdown_flags_are_the_options():
+    import dataclasses
+
+    from cleaner.tools.cli_clean import MARKDOWN_FLAGS
+
+    assert tuple(f.name for f in dataclasses.fields(MarkdownOptions)) == MARKDOWN_FLAGS
 
 
 def test_job_markdown_column_opt_in(data_dir, tmp_path):
     """`cleaner clean-warc` (the job on local processes) fills the markdown column with [corpus] markdown = true,
-    the same Markdown clean_html gives, and leaves it null otherwise; the text column is the same either way."""
+    the same Markdown clean_html gives with the options [corpus] asks for, and leaves it null otherwise; the text
+    column is the same either way."""
     import os
 
     import pyarrow.parquet as pq
@@ -244,7 +278,7 @@ def test_job_markdown_column_opt_in(data_dir, tmp_path):
     page = data_dir / "wcxb" / "html" / "0435.html.gz"
     warc = make_warc(tmp_path / "page.warc.gz", page)
     overlay = tmp_path / "markdown.toml"
-    overlay.write_text("[corpus]\nmarkdown = true\n")
+    overlay.write_text("[corpus]\nmarkdown = true\nmarkdown_links = true\nmarkdown_emphasis = true\n")
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
     rows = {}
     for name, extra in (("plain", []), ("markdown", ["--config", str(overlay)])):
@@ -255,7 +289,8 @@ def test_job_markdown_column_opt_in(data_dir, tmp_path):
         (rows[name],) = pq.read_table(tmp_path / name).to_pylist()
     assert rows["plain"]["markdown"] is None
     assert rows["markdown"]["text"] == rows["plain"]["text"]
-    assert rows["markdown"]["markdown"] == clean_html(read_html_file(page), markdown=True).markdown
+    options = MarkdownOptions(links=True, emphasis=True)  # ([corpus] markdown_links, markdown_emphasis)
+    assert rows["markdown"]["markdown"] == clean_html(read_html_file(page), markdown=options).markdown
     assert "\n```\n" in rows["markdown"]["markdown"]
 
 
@@ -267,3 +302,6 @@ def test_datatrove_step_markdown(data_dir):
     text, meta = WebCleanerExtractor(output="markdown").clean(data.decode("utf-8"))
     assert meta["cleaner_status"] == "cleaned"
     assert text == clean_html(data, http_charset="utf-8", markdown=True).markdown and "\n```\n" in text
+    options = MarkdownOptions(links=True, emphasis=True)
+    text, _ = WebCleanerExtractor(output="markdown", markdown_options=options).clean(data.decode("utf-8"))
+    assert text == clean_html(data, http_charset="utf-8", markdown=options).markdown and "](http" in text

@@ -53,10 +53,21 @@ MAX_COLUMNS = 64
 
 @dataclass(frozen=True)
 class MarkdownOptions:
-    """What the Markdown adds on request, as trafilatura's `include_links` / `include_images`."""
+    """What the Markdown adds on request, as trafilatura's `include_links` / `include_images` /
+    `include_formatting`."""
 
     links: bool = False
     images: bool = False
+    emphasis: bool = False  # <strong>/<b> as **bold**, <em>/<i> as *italic*
+
+
+def markdown_options(corpus) -> MarkdownOptions | None:
+    """The Markdown a job's [corpus] settings ask for (cleaner.settings.Corpus: markdown, markdown_links,
+    markdown_images, markdown_emphasis); None when it asks for none."""
+    if not corpus.markdown:
+        return None
+    return MarkdownOptions(links=corpus.markdown_links, images=corpus.markdown_images,
+                           emphasis=corpus.markdown_emphasis)
 
 
 @dataclass
@@ -76,14 +87,18 @@ class MarkdownOut:
 TreeReader = Callable[[set[int], set[int]], "dict[int, Element] | None"]
 
 # The frame of an element: what its ancestors (and itself) make of the text inside it.
-_HEAD, _LIST, _CUR_LIST, _QUOTE, _PRE, _TABLES, _ROW, _CELL, _CODE, _LINK = range(10)
-_ROOT_FRAME: tuple = (None, (), None, 0, -1, (), -1, -1, -1, -1)
+_HEAD, _LIST, _CUR_LIST, _QUOTE, _PRE, _TABLES, _ROW, _CELL, _CODE, _LINK, _STRONG, _EM = range(12)
+_ROOT_FRAME: tuple = (None, (), None, 0, -1, (), -1, -1, -1, -1, -1, -1)
 _HEADINGS = {f"h{k}": k for k in range(1, 7)}
 _LISTS = {"ul": False, "ol": True, "menu": False, "dir": False}
 _INLINE_CODE = frozenset(("code", "kbd", "samp", "tt"))
-# The tags that change a frame (_combine); any other leaves it as it is.
+_EMPHASIS = {"strong": _STRONG, "b": _STRONG, "em": _EM, "i": _EM}
+_MARKER = {_STRONG: "**", _EM: "*"}
+# The tags that change a frame (_combine); any other leaves it as it is. Emphasis only when asked for, so that
+# without it the frames are the ones they were.
 _STRUCTURAL = frozenset((*_HEADINGS, "li", *_LISTS, "blockquote", "pre", "table", "tr", "td", "th", *_INLINE_CODE,
                          "a"))
+_STRUCTURAL_WITH_EMPHASIS = _STRUCTURAL | frozenset(_EMPHASIS)
 
 
 def _combine(f: tuple, tag: str, e: int) -> tuple:
@@ -108,15 +123,19 @@ def _combine(f: tuple, tag: str, e: int) -> tuple:
     if tag in _INLINE_CODE:
         return f[:8] + (e,) + f[9:] if f[_PRE] < 0 and f[_CODE] < 0 else f
     if tag == "a":  # (an anchor without href is "a-nohref")
-        return f[:9] + (e,)
+        return f[:9] + (e,) + f[10:]
+    if tag in _EMPHASIS:  # (the outermost of nested ones; none inside code, whose text is literal)
+        slot = _EMPHASIS[tag]
+        return f[:slot] + (e,) + f[slot + 1:] if f[slot] < 0 and f[_PRE] < 0 and f[_CODE] < 0 else f
     return f
 
 
 class _Frames:
     """Each block's frame, from its containers and the element numbers (memoised per element)."""
 
-    def __init__(self, element_parent: list[int]):
+    def __init__(self, element_parent: list[int], emphasis: bool = False):
         self.parent = element_parent
+        self.structural = _STRUCTURAL_WITH_EMPHASIS if emphasis else _STRUCTURAL
         self.memo: dict[int, tuple] = {}
         # element -> (its frame, the key of the Markdown block its text is in); the same by the frame's id (the
         # frames are held by `memo`, so their ids stay theirs)
@@ -156,8 +175,9 @@ class _Frames:
             x = self.parent[x]
             k -= 1
         f = memo[x] if x > 0 else _ROOT_FRAME
+        structural = self.structural
         for x, tag in reversed(path):
-            if tag in _STRUCTURAL:
+            if tag in structural:
                 f = _combine(f, tag, x)
             memo[x] = f
         return f
@@ -201,7 +221,7 @@ class _Renderer:
         self.gaps = [b.gap for b in blocks]
         self.kept = keep_touching(labels, self.gaps)
         self.parent = element_parent
-        self.frames = _Frames(element_parent)
+        self.frames = _Frames(element_parent, options.emphasis)
         self.read_tree = read_tree
         self.options = options
         self.tree: dict[int, Element] = {}
@@ -351,55 +371,76 @@ class _Renderer:
         self.out.text = "".join(parts)
         return self.out
 
-    def inline(self, pieces: list, lines: bool = True) -> str:
-        """Pieces joined by their gaps, with inline code in backticks and (on request) links and images."""
+    def inline(self, pieces: list, lines: bool = True, emphasis: bool = True) -> str:
+        """Pieces joined by their gaps, with inline code in backticks and (on request) links, images and
+        emphasis. The spans a piece sits in are opened outermost first (emphasis and link in their elements'
+        order, an ancestor's number being smaller; then code, whose span holds no markup) and closed innermost
+        first where the next piece leaves them; two emphasis elements of a kind that touch are one span
+        (`<b>a</b><b>b</b>` is **ab**)."""
         links = self.options.links
-        tree = self.tree
+        emphasis = emphasis and self.options.emphasis
         stack: list[list[str]] = [[]]
-        open_link = open_code = -1
+        spans: list[tuple[int, int]] = []  # the open spans, outermost first: (frame slot, element)
         for gap, text, f, b, _ in pieces:
-            link = f[_LINK] if links else -1
-            code = f[_CODE]
-            if open_code >= 0 and (code != open_code or link != open_link):
-                inner = "".join(stack.pop())
-                stack[-1].append(_code_span(inner))
-                open_code = -1
-            if open_link >= 0 and link != open_link:
-                inner = "".join(stack.pop())
-                element = tree.get(open_link)
-                href = element.attrs.get("href") if element is not None else None
-                stack[-1].append(f"[{inner.replace(chr(10), ' ')}]({_url(href)})" if href and inner.strip()
-                                 else inner)
-                open_link = -1
-            stack[-1].append(gap)
-            if link >= 0 and open_link < 0:
-                stack.append([])
-                open_link = link
-            if code >= 0 and open_code < 0:
-                stack.append([])
-                open_code = code
             if b.artificial == "img-alt":
-                element = tree.get(b.element)
+                element = self.tree.get(b.element)
                 src = element.attrs.get("src") if element is not None else None
                 text = f"![{text}]({_url(src)})" if src else f"![{text}]()"
+            if not spans and f[_CODE] < 0 and (not links or f[_LINK] < 0) and (
+                    not emphasis or (f[_STRONG] < 0 and f[_EM] < 0)):
+                stack[-1].append(gap)  # (most pieces: plain text outside any span)
+                stack[-1].append(text)
+                continue
+            wanted: list[tuple[int, int]] = []
+            if emphasis and (f[_STRONG] >= 0 or f[_EM] >= 0):
+                wanted = sorted((f[slot], slot) for slot in (_STRONG, _EM, _LINK) if f[slot] >= 0
+                                and (links or slot != _LINK))
+                wanted = [(slot, e) for e, slot in wanted]
+            elif links and f[_LINK] >= 0:
+                wanted.append((_LINK, f[_LINK]))
+            if f[_CODE] >= 0:
+                wanted.append((_CODE, f[_CODE]))
+            same = 0
+            while same < len(spans) and same < len(wanted):
+                if spans[same] != wanted[same]:
+                    if not (gap == "" and spans[same][0] == wanted[same][0] and wanted[same][0] in _MARKER):
+                        break
+                    spans[same] = wanted[same]  # (touching emphasis of the same kind: the span goes on)
+                same += 1
+            while len(spans) > same:
+                self.close_span(stack, spans.pop())
+            stack[-1].append(gap)
+            for span in wanted[same:]:
+                spans.append(span)
+                stack.append([])
             stack[-1].append(text)
-        if open_code >= 0:
-            inner = "".join(stack.pop())
-            stack[-1].append(_code_span(inner))
-        if open_link >= 0:
-            inner = "".join(stack.pop())
-            element = tree.get(open_link)
-            href = element.attrs.get("href") if element is not None else None
-            stack[-1].append(f"[{inner.replace(chr(10), ' ')}]({_url(href)})" if href and inner.strip() else inner)
+        while spans:
+            self.close_span(stack, spans.pop())
         text = "".join(stack[0])
         return text if lines else " ".join(text.split("\n"))
+
+    def close_span(self, stack: list[list[str]], span: tuple[int, int]) -> None:
+        """The innermost open span written into the one around it: `code`, [text](address), **bold**, *italic*
+        (a span with no text is its text alone)."""
+        inner = "".join(stack.pop())
+        slot, e = span
+        if slot == _CODE:
+            stack[-1].append(_code_span(inner))
+        elif slot == _LINK:
+            element = self.tree.get(e)
+            href = element.attrs.get("href") if element is not None else None
+            stack[-1].append(f"[{inner.replace(chr(10), ' ')}]({_url(href)})" if href and inner.strip()
+                             else inner)
+        else:
+            marker = _MARKER[slot]
+            stack[-1].append(f"{marker}{inner}{marker}" if inner.strip() else inner)
 
     def flow(self, unit: _Unit) -> tuple[str, bool]:
         f = unit.frame
         if unit.key[0] == "math":
             return "".join(p[1] for p in unit.pieces), False
         head = f[_HEAD]
-        text = self.inline(unit.pieces, lines=head is None)
+        text = self.inline(unit.pieces, lines=head is None, emphasis=head is None)  # (a heading is strong already)
         if not text.strip():
             return "", False
         if head is not None:

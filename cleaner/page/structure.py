@@ -154,9 +154,10 @@ DROP_IN_PRE = frozenset((
     "audio", "video", "map", "head", "select", "option", "datalist", "textarea", "frameset", "frame",
     "noframes", "param", "source", "track",
 ))
-# What inside a <pre> is not shown as the text of its nodes: line breaks, block elements, elements not shown and
-# any element hidden by an attribute.
-_NOT_PLAIN_IN_PRE = ", ".join(sorted(_BLOCK_IN_PRE | DROP_IN_PRE | {"br"})) + ", [hidden], [style]"
+# What inside a <pre> is not shown as the text of its nodes: line breaks, block elements and elements not shown;
+# and the elements that may be hidden by an attribute (most `style`s inside a <pre> are a highlighter's colours).
+_NOT_PLAIN_IN_PRE = ", ".join(sorted(_BLOCK_IN_PRE | DROP_IN_PRE | {"br"}))
+_MAY_HIDE = "[hidden], [style]"
 _HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
@@ -165,7 +166,10 @@ def pre_text(node: LexborNode, drop: frozenset[str] = DROP_IN_PRE) -> str:
     newline right after `<pre>` the parser already dropped), `<br>` a line break, a block element inside it
     (a highlighter's line `<div>`) on lines of its own, elements not displayed left out; newlines at the end
     removed (a fenced code block ends its last line itself)."""
-    if node.css_first(_NOT_PLAIN_IN_PRE) is None:  # (most: text and inline spans only, read at once)
+    # Whether an element inside is hidden: asked of each element only when one is (reading every highlighted
+    # span's attributes is most of the time of a <pre> read node by node).
+    hiding = any(_hidden(element) for element in node.css(_MAY_HIDE))
+    if not hiding and node.css_first(_NOT_PLAIN_IN_PRE) is None:  # (most: text and inline spans only, at once)
         return (node.text(deep=True) or "").rstrip("\n")
     items: list[str | int] = []  # texts, and required line breaks (counts) between them
     stack: list[tuple[int, LexborNode | None]] = []
@@ -186,7 +190,7 @@ def pre_text(node: LexborNode, drop: frozenset[str] = DROP_IN_PRE) -> str:
         elif tag == "br":
             items.append("\n")
             child = child.next
-        elif not tag or tag[0] in "-!" or tag in drop or _hidden(child):
+        elif not tag or tag[0] in "-!" or tag in drop or (hiding and _hidden(child)):
             child = child.next
         else:
             brk = 2 if tag == "p" else 1 if tag in _BLOCK_IN_PRE else 0

@@ -3,7 +3,8 @@
 modules of EXTRA_COMMAND_MODULES; what they share (exit codes, the config and pages named) in cleaner.tools.cli_common.
 
     cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--convention main|cleaneval|dragnet]
-                 [--format cleaneval|txt|json|jsonl|markdown [--links] [--images]] [--overwrite | --skip-done]
+                 [--format cleaneval|txt|json|jsonl|markdown [--links] [--images] [--emphasis]]
+                 [--overwrite | --skip-done]
     cleaner train DATA_DIR... --out MODEL [--cv]
     cleaner eval [DATA_DIR...] [--model M | --cv] [--report FILE]
     cleaner clean-warc WARC... --out DIR [--jobs N] [--skip-done]   (jobs/local_job.py: the WARC job, no Spark)
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--links", action="store_true", help="--format markdown: links as [text](address)")
     p.add_argument("--images", action="store_true", help="--format markdown: images as ![alt](address) (left out "
                    "otherwise)")
+    p.add_argument("--emphasis", action="store_true", help="--format markdown: <strong>/<b> as **bold**, <em>/<i> as "
+                   "*italic* (trafilatura's --formatting)")
     done = p.add_mutually_exclusive_group()
     done.add_argument("--overwrite", action="store_true", help="replace outputs that exist (refused without it)")
     done.add_argument("--skip-done", action="store_true",

@@ -7,6 +7,9 @@ from .cli_common import EXIT_INPUT, EXIT_USAGE, clean_files, report_skipped
 from .cli_common import fail as _fail
 from .cli_common import serving_model_from_args as _load
 
+# --format markdown's flags: each turns on the field of cleaner.output.markdown.MarkdownOptions of its name.
+MARKDOWN_FLAGS = ("links", "images", "emphasis")
+
 
 def cmd_clean(args) -> int:
     from .inputs import collect
@@ -23,8 +26,8 @@ def cmd_clean(args) -> int:
     if to_stdout and getattr(args, "model_kind", "crf") == "all":
         return _fail(EXIT_USAGE, "--model-kind all writes one folder per system: give --out DIR")
     pages, skipped = collect(args.paths)
-    if (getattr(args, "links", False) or getattr(args, "images", False)) and fmt != "markdown":
-        return _fail(EXIT_USAGE, "--links and --images are options of --format markdown")
+    if any(getattr(args, name, False) for name in MARKDOWN_FLAGS) and fmt != "markdown":
+        return _fail(EXIT_USAGE, "--links, --images and --emphasis are options of --format markdown")
     if to_stdout and fmt in ("cleaneval", "txt", "markdown") and len(pages) > 1:
         return _fail(EXIT_USAGE, f"{len(pages)} pages to standard output would run together: give --out DIR "
                                  "(one file per page), or --format jsonl (one line per page)")
@@ -44,9 +47,9 @@ def cmd_clean(args) -> int:
     config, serving = _load(args)
     model = serving.model
     as_json = fmt == "json"
-    markdown = (MarkdownOptions(links=getattr(args, "links", False), images=getattr(args, "images", False))
+    markdown = (MarkdownOptions(**{name: getattr(args, name, False) for name in MARKDOWN_FLAGS})
                 if fmt == "markdown" else False)
-    shape = fmt + "".join(f" --{name}" for name in ("links", "images") if getattr(args, name, False))  # (recorded)
+    shape = fmt + "".join(f" --{name}" for name in MARKDOWN_FLAGS if getattr(args, name, False))  # (recorded)
     settings = output_settings(shape, serving.chosen, model.hash, config)
     return clean_files(
         pages, skipped, args.out, fmt,

@@ -40,6 +40,7 @@ from datatrove.utils.typeshelper import StatHints
 from ..api import clean_html
 from ..config import load_config
 from ..label.model import model_for_convention
+from ..output.markdown import MarkdownOptions
 from ..page.decode import decode_html
 from ..warc import DEFAULT_MAX_PAYLOAD_BYTES, WarcFileStats, iter_html_records
 
@@ -57,6 +58,8 @@ class WebCleanerExtractor(BaseExtractor):
             convention (main). Checked against the model on first use.
         output: "plain" (the text, no markers), "cleaneval" (with <h>/<p>/<l> segment markers) or "markdown"
             (headings, lists, tables, fenced code, formulas as TeX: cleaner.output.markdown).
+        markdown_options: what output="markdown" adds, MarkdownOptions(links=..., images=..., emphasis=...)
+            (cleaner clean's --links, --images, --emphasis); None: none of them.
         timeout: seconds per document, as datatrove's extractors take it (the cleaner's own CPU budget,
             [limits] time_budget_s, rejects a page as `timeout` first when it is the smaller).
     """
@@ -64,13 +67,15 @@ class WebCleanerExtractor(BaseExtractor):
     name = "🧹 webcleaner"
 
     def __init__(self, model: str | None = None, config: str | None = None, output: str = "plain",
-                 timeout: float = 5.0, convention: str | None = None):
+                 timeout: float = 5.0, convention: str | None = None,
+                 markdown_options: MarkdownOptions | None = None):
         super().__init__(timeout)
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
         self.model_name = model
         self.config_path = config
         self.output = output
+        self.markdown_options = markdown_options
         self.convention = convention
         self._loaded = None  # (model, config): loaded on first use, so the step pickles small for executors
         self._warned_error = False  # a sandbox error is logged once, then only counted
@@ -87,7 +92,7 @@ class WebCleanerExtractor(BaseExtractor):
         """(the document's new text, what to add to its metadata)."""
         model, config = self._load()  # the config's [model] convention: the one the model tags with
         res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config,
-                         markdown=self.output == "markdown")
+                         markdown=(self.markdown_options or True) if self.output == "markdown" else False)
         meta = {"cleaner_status": res.status, "cleaner_reason": res.reason,
                 **res.metadata_columns(),  # title, published, author, ... (docs/metadata.md)
                 "expected_f1": res.stats.expected_f1 if res.stats else None,

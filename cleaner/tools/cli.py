@@ -176,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")
+    p.add_argument("--pages", metavar="FILE.tsv", help="with --cv: write each held-out page's figures of the chosen "
+                   "c1/c2, as `eval --cv --pages` does (for --against, scripts/peers.py --project-pages)")
     p.add_argument("--conventions", action="store_true",
                    help="train a convention-aware model: each page is given the annotation convention of its "
                    "set's gold ([train] conventions, convention_of; docs/conventions.md), and the convention is "

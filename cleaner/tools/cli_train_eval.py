@@ -64,6 +64,8 @@ def cmd_train(args) -> int:
     from ..learn.cv import trainable
     from ..learn.train import cross_validate, model_meta, prepare, train_model, with_typer
 
+    if args.pages and not args.cv:
+        return _fail(EXIT_USAGE, "--pages writes the cross-validation's per-page figures: add --cv")
     config = _config(args)
     families = _families(args)
     pages, folds = _pages(args)
@@ -103,13 +105,25 @@ def cmd_train(args) -> int:
             if best is None or mean_f1 > best[0]:
                 best = (mean_f1, a, b, summary)
         assert best is not None  # the grid has at least one point
-        _, c1, c2, cv_figures = best
+        _, c1, c2, _ = best
+        # The chosen point's figures as `eval --json` gives them (the WCXB metric, the page types), stored with
+        # the model; its per-page table (--pages) is what scripts/peers.py --project-pages compares the peers with.
+        from ..learn.evaluate import wcxb_scores, write_page_table
+
+        chosen = grid_results[(c1, c2)]
+        page_types = _page_types(args)
+        wcxb = wcxb_scores(chosen, docs)
+        cv_figures = _cv_summary(chosen, wcxb, page_types)
+        if args.pages:
+            print(f"per-page figures written to {write_page_table(chosen, Path(args.pages), wcxb)}", file=sys.stderr)
         if args.report:
-            _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
-                             unseen_sites=args.unseen_sites, config=config, page_types=_page_types(args))
+            _write_cv_report(chosen, docs, Path(args.report), c1, c2, iters, grid_log, conventions,
+                             unseen_sites=args.unseen_sites, config=config, page_types=page_types)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
-                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+                      extra={"cross_validation": cv_figures,
+                             "cross_validation_unseen_sites": bool(args.unseen_sites) if args.cv else None,
+                             "grid": grid_log or None, "left_out": left_out,
                              "left_out_empty_gold": empty_gold})
     model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions, meta=meta,
                         processes=args.jobs)

@@ -88,9 +88,10 @@ def cmd_models(args) -> int:
         if d["note"]:
             print(f"  {d['note']}")
         if d["cross_validation"]:
-            held_out = " with unseen sites (each fold's sites held out of its training)" \
-                if d["cross_validation_unseen_sites"] else ""
-            print(f"  cross-validated by document{held_out} (macro word F1 / text-only / markup F1):")
+            how = "by document ("
+            if d["cross_validation_unseen_sites"]:
+                how = "with unseen sites (each fold's sites held out of its training; "
+            print(f"  cross-validated {how}macro word F1 / text-only / markup F1):")
             for ds, f in d["cross_validation"].items():
                 figures = " / ".join("–" if f[k] is None else f"{f[k]:.3f}"
                                      for k in ("word_f1", "text_only", "markup_f1"))

@@ -90,6 +90,31 @@ def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
     assert "## Where markup is lost" in (tmp_path / "r.md").read_text()
 
 
+def test_train_with_cv_stores_its_figures_and_writes_its_per_page_table(tmp_path, data_dir):
+    """`train --cv --pages` keeps what `eval --cv --pages` gives (the table scripts/peers.py --project-pages
+    reads) and stores the chosen point's figures in the sidecar, saying whether sites were held out; --pages
+    without --cv is a usage error."""
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    for i in ("1", "2", "3", "4", "5", "6", "7", "8"):
+        (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
+        (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
+    model, pages = tmp_path / "m.crfsuite", tmp_path / "p.tsv"
+    r = run("train", folder, "--out", model, "--cv", "--c1", "0.05", "--c2", "1", "--max-iterations", "5",
+            "--jobs", "1", "-q", "--pages", pages)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "m.crfsuite.json").read_text())
+    rows = pages.read_text().splitlines()
+    assert len(rows) == 9 and rows[0].startswith("page\tdataset\tfold\tword_p")
+    mean_f1 = sum(float(row.split("\t")[5]) for row in rows[1:]) / 8
+    assert meta["cross_validation"]["annotated"]["n_docs"] == 8
+    assert abs(meta["cross_validation"]["annotated"]["macro_f1"] - mean_f1) < 1e-5
+    assert meta["cross_validation_unseen_sites"] is False
+    assert "cross-validated by document (macro" in run("models", model).stdout
+    r = run("train", folder, "--out", tmp_path / "n.crfsuite", "--pages", tmp_path / "q.tsv")
+    assert r.returncode == 2 and "add --cv" in r.stderr
+
+
 def test_eval_scores_a_convention_aware_model_by_each_sets_own_convention(tmp_path, data_dir):
     """`cleaner eval --model M` cleans each set's pages by the convention of its gold, as `--cv --conventions`
     does, so that the old sets' figures compare with the models trained on them; the report says so. A blog

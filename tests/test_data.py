@@ -26,6 +26,10 @@ def test_unseen_site_folds_train_without_any_page_of_a_held_out_site():
     assert by_document == ["set/2", "set/3", "set/4", "set/5"]
     unseen = [d.key for d in fold_training_docs(docs, 1, 0.5, sites)]
     assert unseen == ["set/3", "set/4", "set/5"]  # a.org's other page is held out with it; unknown sites stay
+    # --train-without: a page listed trains no fold's model (a learning curve); held out, it is still scored
+    assert [d.key for d in fold_training_docs(docs, 1, 0.5, sites, frozenset({"set/4"}))] == ["set/3", "set/5"]
+    assert [d.key for d in fold_training_docs(docs, 3, 0.5, None, frozenset({"set/4"}))] == ["set/1", "set/2",
+                                                                                             "set/3", "set/5"]
 
 
 def test_site_filter_is_shared_by_the_crf_and_the_seed_systems():

@@ -110,7 +110,7 @@ def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(smal
 # Each packaged model and the report of the cross-validation whose figures its sidecar holds
 # (`cleaner train --cv --report`): `cleaner models` shows the sidecar's, the docs show the report's.
 # (The default of issue 29 has no 6-fold figures yet: its validation-fold figures are in docs/modern.md.)
-PACKAGED_REPORTS = {"cleaneval-2012": "eval.md"}
+PACKAGED_REPORTS = {"cleaneval-2012": "eval.md", "default": "eval-default-unseen-sites.md"}
 _REPORT_COLUMNS = ("macro_precision", "macro_recall", "macro_f1", None, "macro_text_only", "macro_markup_precision",
                    "macro_markup_recall", "macro_markup_f1", "micro_f1", "block_accuracy", "content_accuracy")
 

@@ -51,10 +51,12 @@ def trainable(docs: list[D], min_alignment: float) -> list[D]:
 
 
 def fold_training_docs(docs: list[D], fold: int, min_alignment: float,
-                       sites: dict[str, str | None] | None = None) -> list[D]:
+                       sites: dict[str, str | None] | None = None,
+                       leave_out: frozenset[str] = frozenset()) -> list[D]:
     """The training pages of `fold`'s model: the trainable pages of the other folds, and with
-    `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept)."""
-    train_docs = trainable([d for d in docs if d.fold != fold], min_alignment)
+    `sites` only those whose site occurs nowhere in `fold` (pages of no known site are kept). Pages whose
+    key is in `leave_out` train no fold's model (they are still held out and scored: a learning curve)."""
+    train_docs = trainable([d for d in docs if d.fold != fold and d.key not in leave_out], min_alignment)
     return without_sites_of(train_docs, [d for d in docs if d.fold == fold], sites)
 
 
@@ -69,6 +71,7 @@ def cross_validate_folds(
     processes: int = 1,
     progress: bool = True,
     desc: str = "cv",
+    leave_out: frozenset[str] = frozenset(),
 ) -> list[R]:
     """k-fold CV by document: for each fold of the pages (only those of `folds` when given), `train(k, pages)`
     makes a model of its training pages (`fold_training_docs`) and `score(model, page)` labels and scores each
@@ -82,7 +85,7 @@ def cross_validate_folds(
     bar = tqdm(total=len(fold_ids), desc=desc, unit="fold", disable=not progress, file=sys.stderr)
 
     def run(fold: int) -> list[R]:
-        model = train(fold, fold_training_docs(docs, fold, min_alignment, sites))
+        model = train(fold, fold_training_docs(docs, fold, min_alignment, sites, leave_out))
         return [score(model, d) for d in docs if d.fold == fold]
 
     if processes <= 1 or not fold_ids:

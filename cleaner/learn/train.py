@@ -327,6 +327,7 @@ def cross_validate(
     conventions: Conventions | None = None,
     sites: dict[str, str | None] | None = None,
     models_dir: str | Path | None = None,
+    leave_out: frozenset[str] = frozenset(),
 ) -> list[DocResult]:
     """The CRF's k-fold CV by document (`cleaner.learn.cv.cross_validate_folds`, the loop the seed systems run
     too): train on the other folds' pages (`train_model`, `with_typer`), predict the held-out ones (`predict`),
@@ -337,7 +338,10 @@ def cross_validate(
 
     With `sites` (page key -> site, `cleaner.gold.data.page_sites`), a fold's model is also trained
     without the pages of every site that occurs in the fold: every held-out page is then from a
-    site the model never saw, as most pages of a new crawl are."""
+    site the model never saw, as most pages of a new crawl are.
+
+    Pages whose key is in `leave_out` train no fold's model but are held out and scored as the others (a
+    learning curve: what pages added to the data bring, measured on the same held-out pages)."""
     settings = DecisionSettings.from_config(config)
 
     def train(fold: int, train_docs: list[PreparedDoc]) -> CrfModel:
@@ -353,4 +357,4 @@ def cross_validate(
 
     return cross_validate_folds(docs, train, score, min_alignment=float(config["train"]["min_alignment"]),
                                 sites=sites, folds=folds, processes=processes, progress=progress,
-                                desc=f"cv c1={c1} c2={c2}")
+                                desc=f"cv c1={c1} c2={c2}", leave_out=leave_out)

@@ -179,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true", help="choose c1/c2 by cross-validation (the grid in the config, "
                    "or only --c1/--c2 when given: then the CV just measures them)")
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")
+    p.add_argument("--pages", metavar="FILE.tsv", help="with --cv: write each held-out page's figures of the chosen "
+                   "c1/c2, as `eval --cv --pages` does (for --against, scripts/peers.py --project-pages)")
     p.add_argument("--conventions", action="store_true",
                    help="train a convention-aware model: each page is given the annotation convention of its "
                    "set's gold ([train] conventions, convention_of; docs/conventions.md), and the convention is "
@@ -200,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", metavar="K,K", help="with --cv: train and score only these folds (the shared "
                    "data's folds.tsv numbers them 0-5), a quicker screen of a change: compare it with the same "
                    "folds of a full run, not with the all-fold figures")
+    p.add_argument("--train-without", metavar="KEYS.txt", help="with --cv: leave the pages listed (dataset/id, one a "
+                   "line) out of every fold's training; they are still held out and scored (a learning curve: what "
+                   "added pages bring, on the same held-out pages)")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
                    "(to inspect it, or to score the held-out pages again with other decision settings)")
     p.add_argument("--conventions", action="store_true",

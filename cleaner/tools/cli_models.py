@@ -57,6 +57,7 @@ def describe_model(path: Path) -> dict:
         "c2": meta.get("c2"),
         "feature_version": meta.get("feature_version"),
         "cross_validation": cv,
+        "cross_validation_unseen_sites": bool(meta.get("cross_validation_unseen_sites")),
         "note": meta.get("note"),  # how it was trained, when its sidecar says (a model without --cv figures)
     }
 
@@ -87,7 +88,10 @@ def cmd_models(args) -> int:
         if d["note"]:
             print(f"  {d['note']}")
         if d["cross_validation"]:
-            print("  cross-validated by document (macro word F1 / text-only / markup F1):")
+            how = "by document ("
+            if d["cross_validation_unseen_sites"]:
+                how = "with unseen sites (each fold's sites held out of its training; "
+            print(f"  cross-validated {how}macro word F1 / text-only / markup F1):")
             for ds, f in d["cross_validation"].items():
                 figures = " / ".join("–" if f[k] is None else f"{f[k]:.3f}"
                                      for k in ("word_f1", "text_only", "markup_f1"))

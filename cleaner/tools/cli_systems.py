@@ -171,6 +171,7 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
         "families": tuple(m.get("families") or ()) == tuple(DEFAULT_FAMILIES),
         "feature config": m.get("config_hash") == config.section_hash(families=DEFAULT_FAMILIES),
         "training pages": m.get("training_manifest_hash") == manifest_hash(pages),
+        "sites held out": bool(m.get("cross_validation_unseen_sites")) == bool(getattr(args, "unseen_sites", False)),
     }
     failed = [k for k, ok in checks.items() if not ok]
     if failed:

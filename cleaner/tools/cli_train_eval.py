@@ -64,6 +64,8 @@ def cmd_train(args) -> int:
     from ..learn.cv import trainable
     from ..learn.train import cross_validate, model_meta, prepare, train_model, with_typer
 
+    if args.pages and not args.cv:
+        return _fail(EXIT_USAGE, "--pages writes the cross-validation's per-page figures: add --cv")
     config = _config(args)
     families = _families(args)
     pages, folds = _pages(args)
@@ -103,13 +105,25 @@ def cmd_train(args) -> int:
             if best is None or mean_f1 > best[0]:
                 best = (mean_f1, a, b, summary)
         assert best is not None  # the grid has at least one point
-        _, c1, c2, cv_figures = best
+        _, c1, c2, _ = best
+        # The chosen point's figures as `eval --json` gives them (the WCXB metric, the page types), stored with
+        # the model; its per-page table (--pages) is what scripts/peers.py --project-pages compares the peers with.
+        from ..learn.evaluate import wcxb_scores, write_page_table
+
+        chosen = grid_results[(c1, c2)]
+        page_types = _page_types(args)
+        wcxb = wcxb_scores(chosen, docs)
+        cv_figures = _cv_summary(chosen, wcxb, page_types)
+        if args.pages:
+            print(f"per-page figures written to {write_page_table(chosen, Path(args.pages), wcxb)}", file=sys.stderr)
         if args.report:
-            _write_cv_report(grid_results[(c1, c2)], docs, Path(args.report), c1, c2, iters, grid_log, conventions,
-                             unseen_sites=args.unseen_sites, config=config, page_types=_page_types(args))
+            _write_cv_report(chosen, docs, Path(args.report), c1, c2, iters, grid_log, conventions,
+                             unseen_sites=args.unseen_sites, config=config, page_types=page_types)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
-                      extra={"cross_validation": cv_figures, "grid": grid_log or None, "left_out": left_out,
+                      extra={"cross_validation": cv_figures,
+                             "cross_validation_unseen_sites": bool(args.unseen_sites) if args.cv else None,
+                             "grid": grid_log or None, "left_out": left_out,
                              "left_out_empty_gold": empty_gold})
     model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=iters, conventions=conventions, meta=meta,
                         processes=args.jobs)
@@ -169,7 +183,8 @@ def _conventions_note(conventions, asked: str | None = None) -> str:
 
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
                      unseen_sites=False, *, config, folds: list[int] | None = None,
-                     page_types: dict[str, str] | None = None) -> None:
+                     page_types: dict[str, str] | None = None,
+                     train_without: tuple[str, int] | None = None) -> None:
     from ..label.stacking import StackingSettings
     from ..learn.evaluate import (
         expected_f1_check,
@@ -190,7 +205,10 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
         f"the other five folds of all sets), c1={c1}, c2={c2}, {iters} L-BFGS iterations, decision stage as configured."
         f"{_passes(StackingSettings.from_config(config))}"
         f"{conv}{UNSEEN_SITES_NOTE if unseen_sites else ''}"
-        f"{_ONLY_FOLDS.format(folds=folds) if folds else ''}\n\n"
+        f"{_ONLY_FOLDS.format(folds=folds) if folds else ''}"
+        + (f" **{train_without[1]} pages ({train_without[0]}) trained no fold's model** (`--train-without`): they "
+           "are held out and scored as the others." if train_without and train_without[1] else "")
+        + "\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
         "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched, wcxb=wcxb))
@@ -232,6 +250,19 @@ def cmd_eval(args) -> int:
             baseline = read_page_table(Path(args.against))
         except (OSError, ValueError) as exc:
             return _fail(EXIT_INPUT, str(exc))
+    leave_out: frozenset[str] = frozenset()
+    if args.train_without:
+        if not args.cv:
+            return _fail(EXIT_USAGE, "--train-without leaves pages out of a cross-validation's training: add --cv")
+        try:
+            leave_out = frozenset(line.strip() for line in Path(args.train_without).read_text().splitlines()
+                                  if line.strip() and not line.startswith("#"))
+        except OSError as exc:
+            return _fail(EXIT_INPUT, str(exc))
+        unknown = leave_out - {p.key for p in pages}
+        if unknown:
+            return _fail(EXIT_INPUT, f"--train-without names {len(unknown)} pages not among those scored, e.g. "
+                                     f"{sorted(unknown)[0]}")
     if args.conventions and not args.cv:
         return _fail(EXIT_USAGE, "--conventions trains convention-aware models: add --cv (a saved model already "
                                  "knows whether it is one)")
@@ -248,11 +279,11 @@ def cmd_eval(args) -> int:
         iters = args.max_iterations or int(tc["max_iterations"])
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
                                  processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
-                                 models_dir=args.fold_models, conventions=conventions)
+                                 models_dir=args.fold_models, conventions=conventions, leave_out=leave_out)
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
                              unseen_sites=args.unseen_sites, config=config, folds=fold_ids,
-                             page_types=_page_types(args))
+                             page_types=_page_types(args), train_without=(args.train_without, len(leave_out)))
             args.report = None
         how = ""
     else:

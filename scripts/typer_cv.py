@@ -65,16 +65,23 @@ def _cache_fold(fold: int) -> tuple[int, dict]:
     return fold, {"train": [d.key for d in train_docs if d.key in tagged], "tagged": tagged}
 
 
+def _in_processes(function, items: list, jobs: int):
+    """`function` over `items`, in `jobs` forked processes (unordered), or in this one when `jobs` is 1: no fork at all
+    (a caller's other threads may hold locks that a forked child would wait on forever)."""
+    if jobs <= 1:
+        yield from map(function, items)
+        return
+    with mp.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap_unordered(function, items)
+
+
 def cache(args) -> int:
     config = load_config(args.config)
     # Every Nth page keeps all sets and folds in a quick check of the script.
     pages = [p for p in find_pages(args.data, args.datasets) if p.gold_path is not None][:: args.every]
     docs = prepare(pages, config, None, load_folds(args.data), processes=args.jobs, keep_blocks=True)
     _STATE.update(docs=docs, config=config)
-    folds: dict[int, dict] = {}
-    with mp.get_context("fork").Pool(args.jobs) as pool:
-        for k, part in pool.imap_unordered(_cache_fold, sorted({d.fold for d in docs if d.fold is not None})):
-            folds[k] = part
+    folds = dict(_in_processes(_cache_fold, sorted({d.fold for d in docs if d.fold is not None}), args.jobs))
     # The features are what the block CRF read; the typer reads blocks, texts and words.
     pages_out = {d.key: {"dataset": d.dataset, "fold": d.fold, "blocks": d.blocks, "texts": d.texts,
                          "gaps": d.gaps, "shown": d.shown, "word_counts": d.word_counts, "gold": d.gold,
@@ -126,9 +133,8 @@ def evaluate(cache_path: str | Path, config_path: Path | None = None, jobs: int 
     settings = MarkerSettings.from_config(load_config(config_path))
     _STATE.update(pages=data["pages"], folds=data["folds"], settings=settings)
     results = []
-    with mp.get_context("fork").Pool(jobs) as pool:
-        for part in pool.imap_unordered(_eval_fold, sorted(data["folds"])):
-            results.extend(part)
+    for part in _in_processes(_eval_fold, sorted(data["folds"]), jobs):
+        results.extend(part)
     by_set = defaultdict(list)
     for _, dataset, fold, score in results:
         by_set[dataset].append((fold, score))

@@ -106,3 +106,20 @@ def test_blocks_under_hidden_elements_are_marked():
     marked = {b.text: HIDDEN in b.ancestors for b in segment_blocks(html).blocks}
     assert marked == {"menu": True, "item": True, "pop-up": True, "icon": True, "hint": True,
                       "shown": False, "also shown": False, "text": False}
+
+
+def test_blocks_and_their_stats_survive_pickling_and_copying():
+    # Pools hand blocks back inside prepared documents (cleaner train, typer_cv): the compiled classes are rebuilt
+    # through their __init__, which pickle's default (the class called without arguments) cannot do
+    import copy
+    import pickle
+
+    from cleaner.page.features import BlockStats
+
+    blocks = segment_blocks('<div id="main" class="post"><p>One <a href="/x">two</a></p><pre>  x = 1</pre></div>').blocks
+    blocks[0].repeat, blocks[0].repeat_item = 3, 7
+    for b in blocks:
+        for again in (pickle.loads(pickle.dumps(b)), copy.deepcopy(b), copy.copy(b)):
+            assert again == b and type(again) is type(b)
+    stats = BlockStats(3, 17, 1)
+    assert pickle.loads(pickle.dumps(stats)) == stats == copy.deepcopy(stats)

@@ -17,6 +17,10 @@ from cleaner.learn.train import cross_validate, prepare
 from conftest import HEAVY_SETS, ROOT
 
 EVERY = 40  # 55 pages of all four sets and all six folds
+# One process throughout: a pool forked from the pytest worker inherits the threads of the tests that ran in it before
+# (Spark's py4j, a job's lease heartbeat, Arrow's allocator), and a child can hang forever on a lock one of them held
+# at the fork (a CI run hung here: typer_cv's cache pool, children in futex_wait). The figures do not depend on it.
+JOBS = 1
 
 
 def _sampled_sets(data_dir) -> list[str]:
@@ -41,7 +45,7 @@ def _cv_markup(data_dir, overlay_path) -> dict[str, float]:
     docs = prepare(pages, config, None, load_folds(data_dir), processes=1, progress=False)
     tc = config["train"]
     results = cross_validate(docs, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
-                             max_iterations=int(tc["max_iterations"]), processes=2, progress=False)
+                             max_iterations=int(tc["max_iterations"]), processes=JOBS, progress=False)
     by_set: dict[str, list] = {}
     for r in results:
         by_set.setdefault(r.dataset, []).append(r.score)
@@ -58,14 +62,14 @@ def harness(tmp_path_factory, data_dir):
     script = _script()
     cache = tmp / "folds.pkl"
     assert script.main(["cache", "--data", str(data_dir), "--config", str(tmp / "fast.toml"), "--out", str(cache),
-                        "--every", str(EVERY), "--jobs", "2", "--datasets", *_sampled_sets(data_dir)]) == 0
+                        "--every", str(EVERY), "--jobs", str(JOBS), "--datasets", *_sampled_sets(data_dir)]) == 0
     return script, cache, tmp
 
 
 @pytest.mark.parametrize("overlay", ["fast.toml", "no_typer.toml"])
 def test_typer_cv_reproduces_cross_validation(harness, data_dir, overlay):
     script, cache, tmp = harness
-    figures = script.evaluate(cache, tmp / overlay, jobs=2)
+    figures = script.evaluate(cache, tmp / overlay, jobs=JOBS)
     expected = _cv_markup(data_dir, tmp / overlay)
     assert set(figures) == set(expected)
     # The CleanEval-format sets are scored; the plain-text golds (Dragnet, the modern sets) never are.
@@ -79,6 +83,6 @@ def test_typer_cv_reproduces_cross_validation(harness, data_dir, overlay):
 def test_typer_cv_typer_changes_the_markup(harness):
     """The overlay's [markers] reaches the typer: with it disabled, the block CRF's own markers are scored."""
     script, cache, tmp = harness
-    on = script.evaluate(cache, tmp / "fast.toml", jobs=2)
-    off = script.evaluate(cache, tmp / "no_typer.toml", jobs=2)
+    on = script.evaluate(cache, tmp / "fast.toml", jobs=JOBS)
+    off = script.evaluate(cache, tmp / "no_typer.toml", jobs=JOBS)
     assert any(on[k]["all"] != off[k]["all"] for k in on)

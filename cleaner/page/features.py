@@ -66,6 +66,9 @@ class BlockStats:
         self.n_chars = n_chars
         self.link_words = link_words
 
+    def __reduce__(self) -> tuple:
+        return (BlockStats, (self.n_words, self.n_chars, self.link_words))  # (as cleaner.page.segment.Block's)
+
 
 @mypyc_attr(native_class=False)
 class AttributeRows(list):

@@ -109,6 +109,13 @@ class Block:
         self.repeat_item = repeat_item
         self.element = element
 
+    def __reduce__(self) -> tuple:
+        # Pickled as the call that makes it: a compiled class is rebuilt through its __init__, which pickle's default
+        # (the class called without arguments, then the fields set) cannot do (pools return blocks with documents).
+        return (Block, (self.text, self.containers, self.ancestors, self.opened, self.closed, self.div_group,
+                        self.td_group, self.idclass, self.in_link, self.depth, self.artificial, self.gap, self.shown,
+                        self.repeat, self.repeat_item, self.element))
+
 
 @dataclass(slots=True)
 class Segmentation:

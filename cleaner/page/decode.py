@@ -254,6 +254,9 @@ def _strip_wrapper(text: str) -> tuple[str, dict | None]:
         return text, None
     attrs = {k: html.unescape(v) for k, v in _WRAPPER_ATTR_RE.findall(m.group(1))}
     body = text[m.end():]
+    page = body.lstrip()
+    if page.startswith("\ufeff"):  # the page's own byte-order mark after CleanEval's line: not text (as at the start)
+        body = body[: len(body) - len(page)] + page[1:]
     tail = body[-64:].rstrip()
     if tail.endswith("</text>"):
         body = body.rstrip()[:-7].rstrip()

@@ -52,14 +52,8 @@ def _source_copy(dst: Path, *, with_build: bool = True) -> Path:
 
 @pytest.mark.slow
 def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_checkout(tmp_path, data_dir):
-    src = _source_copy(tmp_path / "src")
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-         "-w", str(tmp_path / "dist"), str(src)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert build.returncode == 0, build.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("webcleaner-*.whl")
+    wheel = _build_wheel(tmp_path, _source_copy(tmp_path / "src"))
+    site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         for expected in (
@@ -70,17 +64,10 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
             assert expected in names, f"{expected} is not in {wheel.name}"
         # The compiled stages travel with the package: the checkout's current build, else one setup.py makes.
         assert f"cleaner/{cleaner.NATIVE_DIR}/manifest.json" in names
-        site = tmp_path / "site"
         zf.extractall(site)
 
     page = next(p for p in find_pages(data_dir, ["cleaneval-final"]) if p.gold_path is not None).html_path
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
-    run = subprocess.run([sys.executable, "-c", _PROBE, str(page)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.splitlines()[-1])
-    # The installed package, not this checkout (whose editable install is on the path too).
-    assert Path(got["package"]).is_relative_to(site), got["package"]
+    got = _probe(site, page, tmp_path)
     assert Path(got["config"]).is_relative_to(site), got["config"]
     # The same model and settings as the checkout: the same cleaned text, byte for byte.
     assert got["model"] == load_model().hash
@@ -88,6 +75,18 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
     assert got["status"] == here.status == "cleaned"
     assert got["cleaneval"] == here.cleaneval
     assert got["native"] == sorted(cleaner.NATIVE_MODULES)
+
+
+def _probe(site: Path, page: Path, cwd: Path) -> dict:
+    """_PROBE run on `page` in a fresh interpreter whose only `cleaner` is the unpacked wheel at `site`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
+    run = subprocess.run([sys.executable, "-c", _PROBE, str(page)], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.splitlines()[-1])
+    # The installed package, not this checkout (whose editable install is on the path too).
+    assert Path(got["package"]).is_relative_to(site), got["package"]
+    return got
 
 
 @pytest.mark.slow
@@ -100,13 +99,7 @@ def test_the_sdist_of_a_fresh_clone_builds_a_wheel_that_runs_the_compiled_stages
                            capture_output=True, text=True, timeout=900)
     assert sdist.returncode == 0, sdist.stdout[-2000:] + sdist.stderr[-2000:]
     (archive,) = (tmp_path / "sdist").glob("webcleaner-*.tar.gz")
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-         "-w", str(tmp_path / "dist"), str(archive)],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = (tmp_path / "dist").glob("webcleaner-*.whl")
+    wheel = _build_wheel(tmp_path, archive)
     assert not wheel.name.endswith("-py3-none-any.whl"), wheel.name  # it holds this platform's extensions
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     site = tmp_path / "site"
@@ -117,24 +110,19 @@ def test_the_sdist_of_a_fresh_clone_builds_a_wheel_that_runs_the_compiled_stages
         zf.extractall(site)
 
     page = next(p for p in find_pages(data_dir, ["cleaneval-final"]) if p.gold_path is not None).html_path
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
-    run = subprocess.run([sys.executable, "-c", _PROBE, str(page)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.splitlines()[-1])
-    assert Path(got["package"]).is_relative_to(site), got["package"]
+    got = _probe(site, page, tmp_path)
     assert got["native"] == sorted(cleaner.NATIVE_MODULES)
     assert got["cleaneval"] == clean_html(page.read_bytes()).cleaneval
 
 
-def _build_wheel(tmp_path: Path) -> Path:
-    src = _source_copy(tmp_path / "src")
+def _build_wheel(tmp_path: Path, source: Path) -> Path:
+    """`pip wheel` of `source` (a source folder or an sdist) into tmp_path/dist, as a user builds it."""
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-         "-w", str(tmp_path / "dist"), str(src)],
-        capture_output=True, text=True, timeout=600,
+         "-w", str(tmp_path / "dist"), str(source)],
+        capture_output=True, text=True, timeout=900,
     )
-    assert build.returncode == 0, build.stderr[-2000:]
+    assert build.returncode == 0, build.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("webcleaner-*.whl")
     return wheel
 
@@ -145,7 +133,7 @@ def test_an_installed_wheel_gives_the_commands_and_models_from_any_directory(tmp
     Spark job's command run from a folder far from any checkout, on the package's own models and config.
     The dependencies come from this project's .venv (its site-packages on the new venv's path), so no
     registry is needed; the package itself is only the wheel's."""
-    wheel = _build_wheel(tmp_path)
+    wheel = _build_wheel(tmp_path, _source_copy(tmp_path / "src"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"

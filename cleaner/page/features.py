@@ -27,6 +27,7 @@ Families (the prefix of every attribute, used for ablation):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
@@ -38,7 +39,7 @@ from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
 from .segment import Block
-from .text import char_classes, count_words, tokens
+from .text import count_words, measure_text
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
@@ -98,6 +99,28 @@ def own_attribute_count(row) -> int:
     return len(row)
 
 
+def compiled_measure(sentence_split: str, sentence_end: str) -> Callable[[str, bool], tuple[int, ...]] | None:
+    """cleaner/page/compiled_text.pyx's measure_text if it is built and implements these sentence patterns."""
+    try:
+        from . import compiled_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if (sentence_split, sentence_end) != (compiled_text.SENTENCE_SPLIT, compiled_text.SENTENCE_END):
+        return None
+    measure: Callable[[str, bool], tuple[int, ...]] = compiled_text.measure_text
+    return measure
+
+
+def compiled_word_count() -> Callable[[str], int] | None:
+    """cleaner/page/compiled_text.pyx's count_words (cleaner.page.text.count_words in one pass) if it is built."""
+    try:
+        from . import compiled_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    count: Callable[[str], int] = compiled_text.count_words
+    return count
+
+
 class FeatureExtractor:
     """Compiled settings (bins, regexps, tag classes) turned into a fast per-document function."""
 
@@ -122,6 +145,10 @@ class FeatureExtractor:
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
         self.per_character_tokens = bool(fc["per_character_tokens"])
         self.cues = CueSettings(self.config)
+        # The text's counts in one compiled pass (cleaner/page/compiled_text.pyx) when it implements the configured
+        # sentence patterns, else by the readable reference, cleaner.page.text.measure_text.
+        self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
+        self.count_words: Callable[[str], int] = compiled_word_count() or count_words
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
@@ -226,38 +253,28 @@ class FeatureExtractor:
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
         `sentence.end` and the page's `document.sentence-count` both read."""
         fam = self.families
-        # One scan of the text for both (it cost ~2 µs a block, twice, when each made its own).
-        ends = len(self.re_sent_end.findall(text)) if self.count_sentence_ends else 0
+        measure = self.compiled_measure
+        m: tuple[int, ...] = (measure(text, self.per_character_tokens) if measure is not None
+             else measure_text(text, self.per_character_tokens, self.re_sent_split, self.re_sent_end))
+        ends = m[11] if self.count_sentence_ends else 0
         wf = self.window_families
         n_chars = st.n_chars or 1
-        classes = char_classes(text)
         if "char" in fam:
             out = shared if "char" in wf else private
-            for (t_abs, t_rel), n in zip(v.t_char, classes):
+            for (t_abs, t_rel), n in zip(v.t_char, m[0:5]):
                 if n:
                     out.append(t_abs[n])
                     out.append(t_rel[n * 1000 // n_chars])
         if "token" in fam:
             out = shared if "token" in wf else private
-            alpha = num = mix = other = 0
-            toks = tokens(text, self.per_character_tokens)
-            for tok in toks:
-                if tok.isalpha():
-                    alpha += 1
-                elif tok.isdigit():
-                    num += 1
-                elif tok.isalnum():
-                    mix += 1
-                else:
-                    other += 1
-            nt = len(toks) or 1
-            for (t_abs, t_rel), n in zip(v.t_token, (alpha, num, mix, other)):
+            nt = m[9] or 1
+            for (t_abs, t_rel), n in zip(v.t_token, m[5:9]):
                 if n:
                     out.append(t_abs[n])
                     out.append(t_rel[n * 1000 // nt])
         if "sentence" in fam:
             out = shared if "sentence" in wf else private
-            n_sent = sum(1 for x in self.re_sent_split.split(text) if x and not x.isspace())
+            n_sent = m[10]
             out.append(v.t_sent_count[n_sent])
             out.append(v.t_sent_len[st.n_words // n_sent if n_sent else 0])
             first = text[:1]
@@ -270,7 +287,7 @@ class FeatureExtractor:
             # Cheap gates first: dates and times need a digit, a URL passes _may_hold_url.
             if self._may_hold_url(text) and self.re_url.search(text):
                 out.append(v.re_url)
-            if classes[1]:
+            if m[1]:
                 if self.re_date.search(text):
                     out.append(v.re_date)
                 if self.re_time.search(text):
@@ -295,7 +312,7 @@ class FeatureExtractor:
             text = b.text
             n = known.get(text, -1)
             if n < 0:
-                n = known[text] = count_words(text)
+                n = known[text] = self.count_words(text)
             out.append(BlockStats(n, len(text), n if b.in_link else 0))
         return out
 

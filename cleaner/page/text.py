@@ -89,3 +89,35 @@ def char_classes(text: str) -> tuple[int, int, int, int, int]:
     punct = _run_length(_PUNCT_RE, text)
     other = max(0, len(text) - alpha - num - white - punct)
     return alpha, num, punct, white, other
+
+
+def token_classes(text: str, per_character: bool) -> tuple[int, int, int, int, int]:
+    """Counts of the text's tokens (`tokens`) that are alphabetic, numeric, alphanumeric mixes and anything
+    else (by str.isalpha, isdigit and isalnum, in that order), and of all its tokens."""
+    alpha = num = mix = other = 0
+    toks = tokens(text, per_character)
+    for tok in toks:
+        if tok.isalpha():
+            alpha += 1
+        elif tok.isdigit():
+            num += 1
+        elif tok.isalnum():
+            mix += 1
+        else:
+            other += 1
+    return alpha, num, mix, other, len(toks)
+
+
+def measure_text(text: str, per_character: bool, sentence_split: re.Pattern,
+                 sentence_end: re.Pattern) -> tuple[int, ...]:
+    """What the features read of a block's text, in one tuple: its character classes (`char_classes`: alpha,
+    num, punct, white, other), its token classes (`token_classes`: alpha, num, mix, other, all), its sentences
+    (the pieces between `sentence_split`'s matches that are not blank) and its sentence ends (`sentence_end`'s
+    matches: an anchored pattern matches once at most).
+
+    The readable reference of cleaner/page/compiled_text.pyx, which computes the same in one pass over the
+    characters for the default patterns ([features.regexp] sentence_split and sentence_end) and must give the
+    same tuple (tests/test_compiled_text.py)."""
+    n_sentences = sum(1 for piece in sentence_split.split(text) if piece and not piece.isspace())
+    ends = len(sentence_end.findall(text))
+    return char_classes(text) + token_classes(text, per_character) + (n_sentences, ends)

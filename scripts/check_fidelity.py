@@ -202,9 +202,8 @@ def check_page(gold: dict, outputs: dict[str, str], tallies: dict[str, Tally], k
 
 
 def main(argv=None) -> int:
-    from browser_setup import LAUNCH_ARGS, ensure_chromium
+    from browser_setup import ensure_chromium, scriptless_context
     from fidelity import open_page
-    from playwright.sync_api import sync_playwright
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -223,9 +222,7 @@ def main(argv=None) -> int:
     shown = [0, 0]  # <pre>s, tables of the gold
     fallbacks = 0
     t0 = time.monotonic()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=ensure_chromium(), args=LAUNCH_ARGS)
-        context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
+    with scriptless_context(ensure_chromium()) as context:
         tab = open_page(context)
         for page in pages:
             data = page.read_html()
@@ -241,7 +238,6 @@ def main(argv=None) -> int:
             n_pres, n_tables = check_page(gold, outputs, tallies, page.key)
             shown[0] += n_pres
             shown[1] += n_tables
-        browser.close()
     print(f"{len(pages)} pages with <pre> or <table> ({args.sets}) in {time.monotonic() - t0:.0f} s; the browser "
           f"shows {shown[0]} <pre> and {shown[1]} tables of two rows and two columns or more (no table inside); "
           f"Markdown made from the blocks alone (tree numbering fallback): {fallbacks} pages\n")

@@ -140,17 +140,14 @@ def cmd_lsp(args) -> int:
 
 
 def cmd_browser(args) -> int:
-    from browser_setup import LAUNCH_ARGS, ensure_chromium
-    from playwright.sync_api import sync_playwright
+    from browser_setup import ensure_chromium, scriptless_context
 
     model = load_model()
     pages = browser_sample(args.data, args.per_set)
     per_set: dict[str, list[int]] = {}
     worst = []
     t0 = time.monotonic()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=ensure_chromium(), args=LAUNCH_ARGS)
-        context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
+    with scriptless_context(ensure_chromium()) as context:
         tab = open_page(context)
         for p in pages:
             data = p.read_html()
@@ -162,7 +159,6 @@ def cmd_browser(args) -> int:
             acc[2] += h
             acc[3] += 1
             worst.append((m / n if n else 1.0, n - m, h, p.key))
-        browser.close()
     print(f"{len(pages)} pages in {time.monotonic() - t0:.0f} s\n")
     print("| set | pages | cleaned tokens shown | agreeing | agreement | hidden tokens |\n|---|---|---|---|---|---|")
     tot = [0, 0, 0, 0]

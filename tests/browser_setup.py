@@ -12,6 +12,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = os.environ.get("CLEANER_CHROMIUM", "/usr/bin/chromium")
@@ -67,3 +69,30 @@ def ensure_chromium() -> str:
     if not _usable(CHROMIUM):
         raise ChromiumInstallFailed(f"apt-get installed chromium but {CHROMIUM} is not there")
     return CHROMIUM
+
+
+
+def chromium_or_skip() -> str:
+    """ensure_chromium() for a test: skipped when Chromium cannot be had here, failed when installing it failed."""
+    import pytest
+
+    try:
+        return ensure_chromium()
+    except ChromiumUnavailable as exc:
+        pytest.skip(f"no Chromium and no way to install it: {exc}")
+    except ChromiumInstallFailed as exc:
+        pytest.fail(f"installing Debian's chromium failed: {exc}")
+
+
+@contextmanager
+def scriptless_context(chromium: str) -> Iterator:
+    """A Playwright browser context of the Chromium at `chromium` with scripts off, 1200 x 800: what the fidelity
+    checks read pages in (tests and scripts alike)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=LAUNCH_ARGS)
+        try:
+            yield browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
+        finally:
+            browser.close()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cleaner.config import load_config
 
@@ -64,7 +65,7 @@ def test_the_features_use_the_compiled_measure_for_the_default_patterns_and_the_
     from cleaner.page.features import FeatureExtractor, compiled_measure
 
     # The module implements the default patterns as conf/default.toml writes them.
-    assert (compiled.SENTENCE_SPLIT, compiled.SENTENCE_END) == (_REGEXP["sentence_split"], _REGEXP["sentence_end"])
+    assert (_REGEXP["sentence_split"], _REGEXP["sentence_end"]) == (compiled.SENTENCE_SPLIT, compiled.SENTENCE_END)
     assert FeatureExtractor().compiled_measure is compiled.measure_text
     assert compiled_measure(r"[.!?]+\s+", _REGEXP["sentence_end"]) is None
 

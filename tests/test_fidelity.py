@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from browser_setup import LAUNCH_ARGS, ChromiumInstallFailed, ChromiumUnavailable, ensure_chromium
+from browser_setup import chromium_or_skip, scriptless_context
 from cleaner.api import clean_html
 from cleaner.gold.data import find_pages
 from cleaner.page.decode import decode_html
@@ -40,19 +40,8 @@ def fidelity():
 
 @pytest.fixture(scope="module")
 def tab():
-    try:
-        chromium = ensure_chromium()
-    except ChromiumUnavailable as exc:
-        pytest.skip(f"no Chromium and no way to install it: {exc}")
-    except ChromiumInstallFailed as exc:
-        pytest.fail(f"installing Debian's chromium failed: {exc}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=LAUNCH_ARGS)
-        context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
+    with scriptless_context(chromium_or_skip()) as context:
         yield _script().open_page(context)
-        browser.close()
 
 
 def test_the_measure_sees_padded_split_and_glued_words(fidelity, tab):

@@ -11,7 +11,7 @@ import importlib.util
 import sys
 
 import pytest
-from browser_setup import LAUNCH_ARGS, ChromiumInstallFailed, ChromiumUnavailable, ensure_chromium
+from browser_setup import chromium_or_skip, scriptless_context
 from conftest import ROOT
 
 from cleaner.api import clean_html
@@ -40,19 +40,8 @@ def check():
 
 @pytest.fixture(scope="module")
 def tab(check):
-    try:
-        chromium = ensure_chromium()
-    except ChromiumUnavailable as exc:
-        pytest.skip(f"no Chromium and no way to install it: {exc}")
-    except ChromiumInstallFailed as exc:
-        pytest.fail(f"installing Debian's chromium failed: {exc}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=LAUNCH_ARGS)
-        context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 800})
+    with scriptless_context(chromium_or_skip()) as context:
         yield sys.modules["fidelity"].open_page(context)
-        browser.close()
 
 
 def test_the_measure_sees_a_lost_blank_line_and_a_shifted_cell(check):

@@ -75,6 +75,15 @@ cdef inline bint _end_closer(Py_UCS4 c):  # ["'”’)\]」』）]
     return _split_closer(c) or c == 0x300D or c == 0x300F or c == 0xFF09
 
 
+cdef inline int _token_class(bint all_alpha, bint all_digit, bint all_alnum):
+    """A token's class by the reference's tests in their order: str.isalpha, isdigit, isalnum, else other."""
+    if all_alpha:
+        return 0
+    if all_digit:
+        return 1
+    return 2 if all_alnum else 3
+
+
 cdef inline bint _blank(int kind, void *data, Py_ssize_t start, Py_ssize_t end):
     """Whether text[start:end] is empty or whitespace only (what the reference's `piece and not
     piece.isspace()` leaves out)."""
@@ -100,11 +109,13 @@ def measure_text(str text, bint per_character):
     cdef Py_ssize_t i, j, piece_start = 0
     cdef Py_UCS4 c
     cdef long alpha = 0, num = 0, punct = 0, white = 0
-    cdef long t_alpha = 0, t_num = 0, t_mix = 0, t_other = 0, n_tokens = 0
+    cdef long tokens[4]  # alpha, num, mix, other (_token_class)
+    cdef long n_tokens = 0
     cdef long sentences = 0, ends = 0, other
     cdef bint in_token = False, all_alpha = False, all_digit = False, all_alnum = False
     cdef bint space, is_alpha, is_digit, is_alnum
 
+    tokens[0] = tokens[1] = tokens[2] = tokens[3] = 0
     # Characters and tokens.
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
@@ -122,27 +133,13 @@ def measure_text(str text, bint per_character):
         if space or (per_character and _is_cjk(c)):
             if in_token:  # the token before ends here
                 n_tokens += 1
-                if all_alpha:
-                    t_alpha += 1
-                elif all_digit:
-                    t_num += 1
-                elif all_alnum:
-                    t_mix += 1
-                else:
-                    t_other += 1
+                tokens[_token_class(all_alpha, all_digit, all_alnum)] += 1
                 in_token = False
             if space:
                 continue
             # A Han or kana character is a token of its own.
             n_tokens += 1
-            if Py_UNICODE_ISALPHA(c):
-                t_alpha += 1
-            elif Py_UNICODE_ISDIGIT(c):
-                t_num += 1
-            elif is_alnum:
-                t_mix += 1
-            else:
-                t_other += 1
+            tokens[_token_class(Py_UNICODE_ISALPHA(c), Py_UNICODE_ISDIGIT(c), is_alnum)] += 1
             continue
         is_alpha = Py_UNICODE_ISALPHA(c)
         is_digit = Py_UNICODE_ISDIGIT(c)
@@ -155,14 +152,7 @@ def measure_text(str text, bint per_character):
             all_alpha, all_digit, all_alnum = is_alpha, is_digit, is_alnum
     if in_token:
         n_tokens += 1
-        if all_alpha:
-            t_alpha += 1
-        elif all_digit:
-            t_num += 1
-        elif all_alnum:
-            t_mix += 1
-        else:
-            t_other += 1
+        tokens[_token_class(all_alpha, all_digit, all_alnum)] += 1
     other = n - alpha - num - white - punct
     if other < 0:  # a character both whitespace and punctuation (U+3000) is counted twice, as by the reference
         other = 0
@@ -202,7 +192,7 @@ def measure_text(str text, bint per_character):
     # The sentence end: at the end, or before a newline that ends the text.
     if _ends_at(kind, data, n) or (n > 0 and PyUnicode_READ(kind, data, n - 1) == 0x0A and _ends_at(kind, data, n - 1)):
         ends = 1
-    return (alpha, num, punct, white, other, t_alpha, t_num, t_mix, t_other, n_tokens, sentences, ends)
+    return (alpha, num, punct, white, other, tokens[0], tokens[1], tokens[2], tokens[3], n_tokens, sentences, ends)
 
 
 def count_words(str text):

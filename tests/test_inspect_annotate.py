@@ -1,6 +1,6 @@
 """`cleaner inspect` and `cleaner annotate`, checked in headless Chromium (Debian's package).
 
-The browser is Debian's chromium, installed by `browser_setup.ensure_chromium` when
+The browser is Debian's chromium, installed by `browser_setup.chromium_or_skip` when
 missing, driven by Playwright. Screenshots are kept in artifacts/ (set
 CLEANER_DOC_SCREENSHOTS=1 to refresh the copies in docs/img/ as well).
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_setup import LAUNCH_ARGS, ChromiumInstallFailed, ChromiumUnavailable, ensure_chromium
+from browser_setup import LAUNCH_ARGS, chromium_or_skip
 
 # One browser, on one xdist worker: Chromium is the heaviest thing in the suite.
 pytestmark = pytest.mark.xdist_group("browser")
@@ -51,12 +51,7 @@ EVIL = "evil.example"  # the hostile site of the attack tests (mapped to 127.0.0
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    try:
-        return ensure_chromium()
-    except ChromiumUnavailable as exc:
-        pytest.skip(f"no Chromium and no way to install it: {exc}")
-    except ChromiumInstallFailed as exc:
-        pytest.fail(f"installing Debian's chromium failed: {exc}")
+    return chromium_or_skip()
 
 
 @pytest.fixture(scope="module")

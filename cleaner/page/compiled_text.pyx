@@ -50,19 +50,33 @@ cdef inline bint _is_cjk(Py_UCS4 c):
             or 0x20000 <= c <= 0x2FA1F)
 
 
-cdef inline bint _split_ender(Py_UCS4 c):  # SENTENCE_SPLIT's first branch: [.!?।۔؟]
+ctypedef bint (*CharTest)(Py_UCS4)
+
+
+cdef inline Py_ssize_t _past_run(int kind, void *data, Py_ssize_t i, Py_ssize_t n, CharTest test):
+    """The first position from i on whose character fails `test` (n at the end): past a run."""
+    while i < n and test(PyUnicode_READ(kind, data, i)):
+        i += 1
+    return i
+
+
+cdef bint _space(Py_UCS4 c):  # (Py_UNICODE_ISSPACE is a macro: a function to point to)
+    return Py_UNICODE_ISSPACE(c)
+
+
+cdef bint _split_ender(Py_UCS4 c):  # SENTENCE_SPLIT's first branch: [.!?।۔؟]
     return c == 0x2E or c == 0x21 or c == 0x3F or c == 0x964 or c == 0x6D4 or c == 0x61F
 
 
-cdef inline bint _split_closer(Py_UCS4 c):  # ["'”’)\]]
+cdef bint _split_closer(Py_UCS4 c):  # ["'”’)\]]
     return c == 0x22 or c == 0x27 or c == 0x201D or c == 0x2019 or c == 0x29 or c == 0x5D
 
 
-cdef inline bint _wide_ender(Py_UCS4 c):  # the second branch: [。！？]
+cdef bint _wide_ender(Py_UCS4 c):  # the second branch: [。！？]
     return c == 0x3002 or c == 0xFF01 or c == 0xFF1F
 
 
-cdef inline bint _wide_closer(Py_UCS4 c):  # [」』”’）)\]]
+cdef bint _wide_closer(Py_UCS4 c):  # [」』”’）)\]]
     return (c == 0x300D or c == 0x300F or c == 0x201D or c == 0x2019 or c == 0xFF09 or c == 0x29
             or c == 0x5D)
 
@@ -162,24 +176,14 @@ def measure_text(str text, bint per_character):
     while i < n:
         c = PyUnicode_READ(kind, data, i)
         if _split_ender(c):
-            j = i + 1
-            while j < n and _split_ender(PyUnicode_READ(kind, data, j)):
-                j += 1
-            while j < n and _split_closer(PyUnicode_READ(kind, data, j)):
-                j += 1
+            j = _past_run(kind, data, _past_run(kind, data, i + 1, n, _split_ender), n, _split_closer)
             if j < n and not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
                 # No match here, nor at the enders after i (the same take follows them): go on past them.
-                while i < n and _split_ender(PyUnicode_READ(kind, data, i)):
-                    i += 1
+                i = _past_run(kind, data, i, n, _split_ender)
                 continue
-            while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
-                j += 1
+            j = _past_run(kind, data, j, n, _space)
         elif _wide_ender(c):
-            j = i + 1
-            while j < n and _wide_ender(PyUnicode_READ(kind, data, j)):
-                j += 1
-            while j < n and _wide_closer(PyUnicode_READ(kind, data, j)):
-                j += 1
+            j = _past_run(kind, data, _past_run(kind, data, i + 1, n, _wide_ender), n, _wide_closer)
         else:
             i += 1
             continue

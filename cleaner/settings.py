@@ -125,13 +125,6 @@ class MainCue:
 
 
 @dataclass(frozen=True)
-class LdCue:
-    min_words: int = setting(**POSITIVE)
-    page_types: list[str] = setting()  # the page types (cleaner.page.page_type) whose blocks get the cue
-    fields: dict[str, list[str]] = setting()  # field -> JSON-LD property names, lower case ("name" matched whole)
-
-
-@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
@@ -140,7 +133,6 @@ class Cues:
     repeat: Repeat = setting()
     code: CodeCue = setting()
     main: MainCue = setting()
-    ld: LdCue = setting()
 
 
 @dataclass(frozen=True)

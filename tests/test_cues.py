@@ -275,27 +275,3 @@ def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_t
     assert blog[para.format("old")] and not blog[para.format("first comment on the")]
     thread = inside('<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>')
     assert thread[para.format("old")] and thread[para.format("first comment on the")]
-
-
-def test_blocks_the_pages_json_ld_names_or_holds_get_its_field():
-    ld = ('{"@context": "https://schema.org", "@type": "Product", "name": "Trail 25 Pack", '
-          '"description": "Keep your gear within easy reach in this pack, built for long days on the trail.", '
-          '"review": [{"@type": "Review", "reviewBody": "Great pack, it carried everything I needed all day."}]}')
-    html = (f"<html><head><script type='application/ld+json'>{ld}</script></head><body>"
-            "<nav><a href='/'>Home</a></nav><h1>Trail 25 Pack</h1>"
-            "<p>Keep your gear within easy reach in this pack,</p><p>built for long days on the trail.</p>"
-            "<p>Great pack, it carried everything I needed all day.</p><p>Free shipping on orders over fifty</p>"
-            "<p>pack</p></body></html>")
-    seg = segment_blocks(html)
-    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.blocks, page=seg.page)
-    found = {b.text: sorted(a for a in row if a.startswith("cue.ld=")) for b, row in zip(seg.blocks, rows)}
-    assert found["Trail 25 Pack"] == ["cue.ld=name"]  # a name: the whole block, case and spaces aside
-    assert found["Keep your gear within easy reach in this pack,"] == ["cue.ld=description"]  # part of the text
-    assert found["built for long days on the trail."] == ["cue.ld=description"]
-    assert found["Great pack, it carried everything I needed all day."] == ["cue.ld=review"]
-    assert found["Free shipping on orders over fifty"] == []
-    assert found["pack"] == [] and found["Home"] == []  # too short to be told by a part of a text
-    # A page without JSON-LD, or whose JSON-LD is broken, gives none.
-    seg = segment_blocks(html.replace('{"@context"', '{broken'))
-    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.blocks, page=seg.page)
-    assert not any(a.startswith("cue.ld=") for row in rows for a in row)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from mypy_extensions import mypyc_attr
 
 from ..config import Config
-from .hidden_text import parse_json_ld
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
@@ -208,10 +207,6 @@ class CueSettings:
         self.code_tags = frozenset(cc["code"]["tags"])
         self.main_min_words = int(cc["main"]["min_words"])
         self.main_share = float(cc["main"]["share"])
-        self.ld_min_words = int(cc["ld"]["min_words"])
-        self.ld_page_types = frozenset(cc["ld"]["page_types"])
-        # JSON-LD key (lower case) -> the field it is read as; "name" fields are matched whole, the others as text.
-        self.ld_fields = {str(key).lower(): str(kind) for kind, keys in cc["ld"]["fields"].items() for key in keys}
 
 
 class CueNames:
@@ -227,7 +222,6 @@ class CueNames:
         self.repeat_links = name("cue.repeat-links")
         self.code = name("cue.code")
         self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
-        self.ld = {kind: name("cue.ld=" + kind) for kind in sorted(set(settings.ld_fields.values()))}
 
 
 def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
@@ -339,58 +333,6 @@ def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: 
     return out
 
 
-def _normalised(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def _collect_ld(obj: object, depth: int, fields: dict[str, str], found: dict[str, list[str]]) -> None:
-    """The string values of `fields`' keys in a JSON-LD object, at any depth (items of an ItemList, the
-    mainEntity, a @graph), by the field they are read as."""
-    if depth > 8:
-        return
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if isinstance(value, str):
-                kind = fields.get(str(key).lower())
-                if kind is not None and value:
-                    found.setdefault(kind, []).append(_normalised(value))
-            elif isinstance(value, (dict, list)):
-                _collect_ld(value, depth + 1, fields, found)
-    elif isinstance(obj, list):
-        for value in obj:
-            _collect_ld(value, depth + 1, fields, found)
-
-
-def ld_matches(settings: CueSettings, blocks: list[Block], page: PageMarks) -> list[list[str]]:
-    """Per block, the JSON-LD fields its text is found in (cue.ld): a name when the block is one of the page's
-    JSON-LD names (a product's, a listing's items'), another field when the block, of at least
-    [features.cues.ld] min_words words, is part of that field's text (a description, an article body, a
-    review). What the page says of itself in structured data, as evidence of where its main content is."""
-    out: list[list[str]] = [[] for _ in blocks]
-    if not page.json_ld or not settings.ld_fields:
-        return out
-    if page.json_ld_objects is None:
-        page.json_ld_objects = parse_json_ld(page.json_ld)
-    found: dict[str, list[str]] = {}
-    _collect_ld(page.json_ld_objects, 0, settings.ld_fields, found)
-    if not found:
-        return out
-    names = set(found.get("name", ()))
-    texts = [(kind, "\n".join(values)) for kind, values in sorted(found.items()) if kind != "name"]
-    for i, b in enumerate(blocks):
-        n_words = len(b.text.split())
-        if n_words < 2:
-            continue
-        text = _normalised(b.text)
-        if text in names:
-            out[i].append("name")
-        if n_words >= settings.ld_min_words:
-            for kind, joined in texts:
-                if text in joined:
-                    out[i].append(kind)
-    return out
-
-
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
@@ -409,8 +351,6 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
     code_tags = settings.code_tags
     relations = (main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
                  if page is not None else None)
-    in_ld = (ld_matches(settings, blocks, page)
-             if page is not None and settings.page_typer.of(page) in settings.ld_page_types else None)
     out: list[list] = []
     for i, b in enumerate(blocks):
         row = [kind]
@@ -423,8 +363,5 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
                 row.append(names.repeat_links)
         if not code_tags.isdisjoint(b.ancestors):
             row.append(names.code)
-        if in_ld is not None:
-            for kind in in_ld[i]:
-                row.append(names.ld[kind])
         out.append(row)
     return out

@@ -101,11 +101,7 @@ cdef inline int _token_class(bint all_alpha, bint all_digit, bint all_alnum):
 cdef inline bint _blank(int kind, void *data, Py_ssize_t start, Py_ssize_t end):
     """Whether text[start:end] is empty or whitespace only (what the reference's `piece and not
     piece.isspace()` leaves out)."""
-    cdef Py_ssize_t k
-    for k in range(start, end):
-        if not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, k)):
-            return False
-    return True
+    return _past_run(kind, data, start, end, _space) == end
 
 
 cdef inline bint _ends_at(int kind, void *data, Py_ssize_t end):

@@ -99,26 +99,22 @@ def own_attribute_count(row) -> int:
     return len(row)
 
 
+def _compiled_text():
+    """cleaner/page/compiled_text.pyx if it is built, else None (the references of cleaner.page.text run)."""
+    try:
+        from . import compiled_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return compiled_text
+
+
 def compiled_measure(sentence_split: str, sentence_end: str) -> Callable[[str, bool], tuple[int, ...]] | None:
     """cleaner/page/compiled_text.pyx's measure_text if it is built and implements these sentence patterns."""
-    try:
-        from . import compiled_text  # type: ignore[attr-defined]
-    except ImportError:
+    compiled = _compiled_text()
+    if compiled is None or (sentence_split, sentence_end) != (compiled.SENTENCE_SPLIT, compiled.SENTENCE_END):
         return None
-    if (sentence_split, sentence_end) != (compiled_text.SENTENCE_SPLIT, compiled_text.SENTENCE_END):
-        return None
-    measure: Callable[[str, bool], tuple[int, ...]] = compiled_text.measure_text
+    measure: Callable[[str, bool], tuple[int, ...]] = compiled.measure_text
     return measure
-
-
-def compiled_word_count() -> Callable[[str], int] | None:
-    """cleaner/page/compiled_text.pyx's count_words (cleaner.page.text.count_words in one pass) if it is built."""
-    try:
-        from . import compiled_text  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    count: Callable[[str], int] = compiled_text.count_words
-    return count
 
 
 class FeatureExtractor:
@@ -148,7 +144,8 @@ class FeatureExtractor:
         # The text's counts in one compiled pass (cleaner/page/compiled_text.pyx) when it implements the configured
         # sentence patterns, else by the readable reference, cleaner.page.text.measure_text.
         self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
-        self.count_words: Callable[[str], int] = compiled_word_count() or count_words
+        compiled = _compiled_text()
+        self.count_words: Callable[[str], int] = compiled.count_words if compiled is not None else count_words
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
@@ -255,7 +252,7 @@ class FeatureExtractor:
         fam = self.families
         measure = self.compiled_measure
         m: tuple[int, ...] = (measure(text, self.per_character_tokens) if measure is not None
-             else measure_text(text, self.per_character_tokens, self.re_sent_split, self.re_sent_end))
+                              else measure_text(text, self.per_character_tokens, self.re_sent_split, self.re_sent_end))
         ends = m[11] if self.count_sentence_ends else 0
         wf = self.window_families
         n_chars = st.n_chars or 1

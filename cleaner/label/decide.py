@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ..labels import continues_segment
 
@@ -73,6 +73,11 @@ class DecisionSettings:
     # The conventions whose pages keep a repeated segment of at least drop_repeats_min_words words once.
     drop_repeats: tuple[str, ...] = ()
     drop_repeats_min_words: int = 8
+
+    def __reduce__(self) -> tuple:
+        # Pickled as the call that makes it (a model is pickled to the workers): mypyc compiles this class, and
+        # pickle's default, setting the fields one by one, is refused by a frozen compiled class.
+        return (DecisionSettings, tuple(getattr(self, f.name) for f in fields(self)))
 
     @classmethod
     def from_config(cls, config) -> DecisionSettings:

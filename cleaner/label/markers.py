@@ -25,7 +25,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import pycrfsuite
+import pycrfsuite  # type: ignore[import-untyped]
+from mypy_extensions import mypyc_attr
 
 from ..config import Config
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
@@ -74,6 +75,10 @@ class MarkerSettings:
     c1: float
     c2: float
     max_iterations: int
+
+    def __reduce__(self) -> tuple:
+        # (as cleaner.label.decide.DecisionSettings's: a frozen class that mypyc compiles)
+        return (MarkerSettings, (self.word_bins, self.ancestor_tags, self.c1, self.c2, self.max_iterations))
 
     @classmethod
     def from_config(cls, config: Config) -> MarkerSettings | None:
@@ -237,6 +242,7 @@ def training_sequence(labels, marginal, block_attrs, texts, word_counts, gold_la
     return x, [gm[s] or labels[s] for s, _ in spans]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (a test checks its tagging through a subclass)
 class MarkerTyper:
     """A trained typer, opened from its bytes. It tags as the block CRF does (cleaner.label.crf.ScoringTagger: the
     state scores summed from the model's weights, the chain compiled), with CRFsuite's labels to the last bit:

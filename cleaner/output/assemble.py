@@ -60,7 +60,7 @@ class LabelStats:
 
     def to_dict(self) -> dict:
         return {
-            "labels": {k: vars(v).copy() for k, v in self.per_label.items()},
+            "labels": {k: {"blocks": v.blocks, "words": v.words, "chars": v.chars} for k, v in self.per_label.items()},
             "n_blocks": self.n_blocks,
             "n_segments": self.n_segments,
             "words_total": self.words_total,

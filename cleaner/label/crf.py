@@ -29,6 +29,7 @@ from itertools import chain
 from types import ModuleType
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from . import chain as reference_chain
 from .crfsuite_file import (  # noqa: F401 (TRANSITION: read from here too)
@@ -79,6 +80,7 @@ class Vocabulary:
         return w
 
 
+@mypyc_attr(native_class=False)
 class AttributeIds(dict):
     """Readable attribute -> its id in a `Vocabulary`, named as the models store it: its code
     (`encode_attribute`) or, for models stored readable, the name itself. A codec for
@@ -116,6 +118,7 @@ class AttributeIds(dict):
         return [list(map(get, row)) for row in rows]
 
 
+@mypyc_attr(native_class=False)
 class ConjoinedIds(AttributeIds):
     """AttributeIds for rows that a variant extends with copies of some of their attributes: a
     convention-aware model's rows (cleaner.label.convention), which under a convention gain its bias
@@ -226,6 +229,7 @@ def window_offsets(window: int) -> list[int]:
     return [offset for k in range(1, window + 1) for offset in (-k, k)]
 
 
+@mypyc_attr(native_class=False)
 class WindowIds(dict):
     """Readable window-family attribute -> a local index, and per local index the attribute's id as
     its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
@@ -286,6 +290,7 @@ def _window_ids(extractor, codec) -> WindowIds:
     return ids
 
 
+@mypyc_attr(native_class=False)  # (own_only copies it: a compiled class cannot be copied without its __init__)
 class WindowRows:
     """A page's attribute ids as `FeatureExtractor.extract_parts` leaves them, scored without laying
     out each block's row of its own and its neighbours' attributes.

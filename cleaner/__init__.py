@@ -51,7 +51,7 @@ __version__ = "0.1.0"
 NATIVE_MODULES = (
     "page.text", "page.page_marks", "page.segment", "page.compiled_walk", "page.compiled_guard", "page.compiled_text",
     "page.cues", "page.feature_names", "page.features", "label.compiled_chain", "output.markdown", "page.structure",
-    "label.markers", "label.decide", "output.assemble", "label.crf",
+    "label.markers", "label.decide", "output.assemble", "label.crf", "page.markup_guard", "page.page_type",
 )
 CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "page.compiled_text", "label.compiled_chain")
 NATIVE_DIR = "_native"

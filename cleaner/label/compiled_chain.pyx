@@ -233,3 +233,73 @@ def ids_of(mapping, list names, Py_ssize_t[::1] out):
         name = names[k]
         found = PyDict_GetItem(known, name)
         out[k] = <object> found if found != NULL else mapping[name]
+
+
+
+cdef inline Py_ssize_t _end(const Py_ssize_t[::1] starts, Py_ssize_t i, Py_ssize_t total) noexcept nogil:
+    return starts[i + 1] if i + 1 < starts.shape[0] else total
+
+
+def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_starts,
+                  const Py_ssize_t[:] private, const Py_ssize_t[::1] private_starts,
+                  const Py_ssize_t[::1] offsets, const Py_ssize_t[:, :] seen, const Py_ssize_t[::1] edges,
+                  const Py_ssize_t[:, :] pairs, Py_ssize_t first_pair, Py_ssize_t variant, Py_ssize_t bias,
+                  Py_ssize_t[::1] lens, Py_ssize_t[::1] flat):
+    """A convention variant's rows of a page, laid out in one pass (the reference, in NumPy:
+    cleaner.label.crf.WindowRows.conjoined). Per block i: its shared ids, then its private ones (a pair id,
+    `first_pair` and up, as its own id `pairs[p - first_pair, 0]`); for each neighbour j the ids `seen[j]` of the
+    shared attributes of block i + offsets[j] (laid out as `shared`), or `edges[j]` past the page's ends; `bias`;
+    then the variant's copy `pairs[p - first_pair, 1 + variant]` of each pair id, the shared ones' first.
+    Writes each block's row length into `lens` and returns their total; with a `flat` of that length (not
+    empty) writes the rows into it too, so that a caller asks twice: the lengths, then the rows."""
+    cdef Py_ssize_t n = shared_starts.shape[0], m = offsets.shape[0], n_shared = shared.shape[0]
+    cdef Py_ssize_t n_private = private.shape[0], i, j, b, k, total = 0, at = 0, x
+    if private_starts.shape[0] != n or lens.shape[0] != n or seen.shape[0] != m or edges.shape[0] != m or (
+            m and seen.shape[1] != n_shared):
+        raise ValueError("lay_conjoined: the blocks' arrays disagree")
+    with nogil:
+        for i in range(n):
+            lens[i] = _end(shared_starts, i, n_shared) - shared_starts[i] + 1  # (the bias)
+            lens[i] += _end(private_starts, i, n_private) - private_starts[i]
+            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
+                lens[i] += shared[k] >= first_pair  # (a pair id's copy)
+            for k in range(private_starts[i], _end(private_starts, i, n_private)):
+                lens[i] += private[k] >= first_pair
+            for j in range(m):
+                b = i + offsets[j]
+                lens[i] += _end(shared_starts, b, n_shared) - shared_starts[b] if 0 <= b < n else 1
+            total += lens[i]
+    if flat.shape[0] == 0:
+        return total
+    if flat.shape[0] != total:
+        raise ValueError("lay_conjoined: `flat` must be as long as the rows")
+    with nogil:
+        for i in range(n):
+            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
+                x = shared[k]
+                flat[at] = pairs[x - first_pair, 0] if x >= first_pair else x
+                at += 1
+            for k in range(private_starts[i], _end(private_starts, i, n_private)):
+                x = private[k]
+                flat[at] = pairs[x - first_pair, 0] if x >= first_pair else x
+                at += 1
+            for j in range(m):
+                b = i + offsets[j]
+                if 0 <= b < n:
+                    for k in range(shared_starts[b], _end(shared_starts, b, n_shared)):
+                        flat[at] = seen[j, k]
+                        at += 1
+                else:
+                    flat[at] = edges[j]
+                    at += 1
+            flat[at] = bias
+            at += 1
+            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
+                if shared[k] >= first_pair:
+                    flat[at] = pairs[shared[k] - first_pair, 1 + variant]
+                    at += 1
+            for k in range(private_starts[i], _end(private_starts, i, n_private)):
+                if private[k] >= first_pair:
+                    flat[at] = pairs[private[k] - first_pair, 1 + variant]
+                    at += 1
+    return total

@@ -340,6 +340,28 @@ class WindowRows:
         codec = self.codec
         if not isinstance(codec, ConjoinedIds):
             raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
+        if compiled_chain is None:
+            return self.conjoined_reference(variant, bias)
+        # The same rows in one compiled pass (cleaner/label/compiled_chain.pyx, lay_conjoined): the NumPy
+        # calls below cost 4.4 M instructions a page, most of them NumPy's own per call (docs/speed.md, stop 51).
+        neighbours = self.neighbours
+        shared, private = self.shared, self.private
+        seen = (np.array([ids for _, ids, _ in neighbours], np.intp) if neighbours
+                else np.zeros((0, len(shared.flat)), np.intp))
+        arrays = (shared.flat, shared.starts, private.flat, private.starts,
+                  np.array([offset for offset, _, _ in neighbours], np.intp), seen,
+                  np.array([edge for _, _, edge in neighbours], np.intp), codec.pair_table(), codec.first_pair,
+                  variant, bias)
+        lens = np.empty(self.n, np.intp)
+        flat = np.empty(compiled_chain.lay_conjoined(*arrays, lens, np.empty(0, np.intp)), np.intp)
+        compiled_chain.lay_conjoined(*arrays, lens, flat)
+        return FlatRows(flat=flat, lens=lens.tolist())
+
+    def conjoined_reference(self, variant: int, bias: int) -> FlatRows:
+        """`conjoined` in NumPy: the readable reference of its compiled pass (and what runs without the build)."""
+        codec = self.codec
+        if not isinstance(codec, ConjoinedIds):
+            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
         n = self.n
         table = codec.pair_table()
         parts: list[tuple[np.ndarray, np.ndarray]] = []

@@ -276,7 +276,7 @@ class WindowIds(dict):
                                         self.pending)))
                 self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
                 self.pending = []
-            return self.tables[:, local]
+            return self.tables.take(local, axis=1)  # (take: a fifth of the time of indexing, and C-ordered)
 
 
 _WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}

@@ -150,7 +150,7 @@ _BLOCK_IN_PRE = frozenset((
 ))
 # Elements inside a <pre> that a browser does not show (as [segment] drop_tags, but a <button>'s text is shown).
 DROP_IN_PRE = frozenset((
-    "script", "style", "noscript", "template", "object", "embed", "applet", "iframe", "svg", "math", "canvas",
+    "script", "style", "noscript", "template", "embed", "iframe", "svg", "math", "canvas",
     "audio", "video", "map", "head", "select", "option", "datalist", "textarea", "frameset", "frame",
     "noframes", "param", "source", "track",
 ))

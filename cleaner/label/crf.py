@@ -335,15 +335,15 @@ class WindowRows:
         variant's `bias` attribute (an id), then the variant's copy of each own attribute a pair id
         names, in row order. Laid out in that order, a block's sum is added up in the order the
         readable rows give it, so the scores are equal to the last bit, not up to rounding. Laying out
-        ids takes a few numpy calls a page, where building the readable rows, rewriting and encoding
-        them took ~2 ms more (docs/modern.md, section 4)."""
+        ids takes one compiled pass (a few NumPy calls in `conjoined_reference`), where building the readable
+        rows, rewriting and encoding them took ~2 ms more (docs/modern.md, section 4)."""
         codec = self.codec
         if not isinstance(codec, ConjoinedIds):
             raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
         if compiled_chain is None:
             return self.conjoined_reference(variant, bias)
-        # The same rows in one compiled pass (cleaner/label/compiled_chain.pyx, lay_conjoined): the NumPy
-        # calls below cost 4.4 M instructions a page, most of them NumPy's own per call (docs/speed.md, stop 51).
+        # The same rows in one compiled pass (cleaner/label/compiled_chain.pyx, lay_conjoined): the reference's
+        # NumPy calls cost 4.4 M instructions a page, most of them NumPy's own per call (docs/speed.md, stop 51).
         neighbours = self.neighbours
         shared, private = self.shared, self.private
         seen = (np.array([ids for _, ids, _ in neighbours], np.intp) if neighbours

@@ -235,9 +235,34 @@ def ids_of(mapping, list names, Py_ssize_t[::1] out):
         out[k] = <object> found if found != NULL else mapping[name]
 
 
-
 cdef inline Py_ssize_t _end(const Py_ssize_t[::1] starts, Py_ssize_t i, Py_ssize_t total) noexcept nogil:
     return starts[i + 1] if i + 1 < starts.shape[0] else total
+
+
+cdef inline Py_ssize_t _pair_ids(const Py_ssize_t[:] ids, Py_ssize_t s, Py_ssize_t e,
+                                 Py_ssize_t first_pair) noexcept nogil:
+    """How many of ids[s:e] are pair ids (each brings a copy into its block's row)."""
+    cdef Py_ssize_t k, count = 0
+    for k in range(s, e):
+        count += ids[k] >= first_pair
+    return count
+
+
+cdef inline Py_ssize_t _lay_ids(const Py_ssize_t[:] ids, Py_ssize_t s, Py_ssize_t e, const Py_ssize_t[:, :] pairs,
+                                Py_ssize_t first_pair, Py_ssize_t column, bint copies_only, Py_ssize_t[::1] flat,
+                                Py_ssize_t at) noexcept nogil:
+    """Write ids[s:e] into flat from `at` on, each pair id as `pairs[p - first_pair, column]`; with `copies_only`
+    the pair ids alone (a variant's copies). Returns where the next id goes."""
+    cdef Py_ssize_t k, x
+    for k in range(s, e):
+        x = ids[k]
+        if x >= first_pair:
+            flat[at] = pairs[x - first_pair, column]
+            at += 1
+        elif not copies_only:
+            flat[at] = x
+            at += 1
+    return at
 
 
 def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_starts,
@@ -246,25 +271,24 @@ def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_start
                   const Py_ssize_t[:, :] pairs, Py_ssize_t first_pair, Py_ssize_t variant, Py_ssize_t bias,
                   Py_ssize_t[::1] lens, Py_ssize_t[::1] flat):
     """A convention variant's rows of a page, laid out in one pass (the reference, in NumPy:
-    cleaner.label.crf.WindowRows.conjoined). Per block i: its shared ids, then its private ones (a pair id,
+    cleaner.label.crf.WindowRows.conjoined_reference). Per block i: its shared ids, then its private ones (a pair id,
     `first_pair` and up, as its own id `pairs[p - first_pair, 0]`); for each neighbour j the ids `seen[j]` of the
     shared attributes of block i + offsets[j] (laid out as `shared`), or `edges[j]` past the page's ends; `bias`;
     then the variant's copy `pairs[p - first_pair, 1 + variant]` of each pair id, the shared ones' first.
     Writes each block's row length into `lens` and returns their total; with a `flat` of that length (not
     empty) writes the rows into it too, so that a caller asks twice: the lengths, then the rows."""
     cdef Py_ssize_t n = shared_starts.shape[0], m = offsets.shape[0], n_shared = shared.shape[0]
-    cdef Py_ssize_t n_private = private.shape[0], i, j, b, k, total = 0, at = 0, x
+    cdef Py_ssize_t n_private = private.shape[0], i, j, b, k, total = 0, at = 0, ss, se, ps, pe
     if private_starts.shape[0] != n or lens.shape[0] != n or seen.shape[0] != m or edges.shape[0] != m or (
             m and seen.shape[1] != n_shared):
         raise ValueError("lay_conjoined: the blocks' arrays disagree")
     with nogil:
         for i in range(n):
-            lens[i] = _end(shared_starts, i, n_shared) - shared_starts[i] + 1  # (the bias)
-            lens[i] += _end(private_starts, i, n_private) - private_starts[i]
-            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
-                lens[i] += shared[k] >= first_pair  # (a pair id's copy)
-            for k in range(private_starts[i], _end(private_starts, i, n_private)):
-                lens[i] += private[k] >= first_pair
+            ss, se = shared_starts[i], _end(shared_starts, i, n_shared)
+            ps, pe = private_starts[i], _end(private_starts, i, n_private)
+            # own ids, the bias, and a copy of each pair id
+            lens[i] = (se - ss + pe - ps + 1 + _pair_ids(shared, ss, se, first_pair)
+                       + _pair_ids(private, ps, pe, first_pair))
             for j in range(m):
                 b = i + offsets[j]
                 lens[i] += _end(shared_starts, b, n_shared) - shared_starts[b] if 0 <= b < n else 1
@@ -275,14 +299,10 @@ def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_start
         raise ValueError("lay_conjoined: `flat` must be as long as the rows")
     with nogil:
         for i in range(n):
-            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
-                x = shared[k]
-                flat[at] = pairs[x - first_pair, 0] if x >= first_pair else x
-                at += 1
-            for k in range(private_starts[i], _end(private_starts, i, n_private)):
-                x = private[k]
-                flat[at] = pairs[x - first_pair, 0] if x >= first_pair else x
-                at += 1
+            ss, se = shared_starts[i], _end(shared_starts, i, n_shared)
+            ps, pe = private_starts[i], _end(private_starts, i, n_private)
+            at = _lay_ids(shared, ss, se, pairs, first_pair, 0, False, flat, at)
+            at = _lay_ids(private, ps, pe, pairs, first_pair, 0, False, flat, at)
             for j in range(m):
                 b = i + offsets[j]
                 if 0 <= b < n:
@@ -294,12 +314,6 @@ def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_start
                     at += 1
             flat[at] = bias
             at += 1
-            for k in range(shared_starts[i], _end(shared_starts, i, n_shared)):
-                if shared[k] >= first_pair:
-                    flat[at] = pairs[shared[k] - first_pair, 1 + variant]
-                    at += 1
-            for k in range(private_starts[i], _end(private_starts, i, n_private)):
-                if private[k] >= first_pair:
-                    flat[at] = pairs[private[k] - first_pair, 1 + variant]
-                    at += 1
+            at = _lay_ids(shared, ss, se, pairs, first_pair, 1 + variant, True, flat, at)
+            at = _lay_ids(private, ps, pe, pairs, first_pair, 1 + variant, True, flat, at)
     return total

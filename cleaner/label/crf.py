@@ -328,6 +328,12 @@ class WindowRows:
         view.neighbours = []
         return view
 
+    def _conjoined_codec(self) -> ConjoinedIds:
+        codec = self.codec
+        if not isinstance(codec, ConjoinedIds):
+            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
+        return codec
+
     def conjoined(self, variant: int, bias: int) -> FlatRows:
         """The page's rows under a variant of ConjoinedIds rows (this page's codec), laid out as
         `FeatureExtractor.extract` and the variant lay them out: per block its own attributes (the
@@ -337,11 +343,9 @@ class WindowRows:
         readable rows give it, so the scores are equal to the last bit, not up to rounding. Laying out
         ids takes one compiled pass (a few NumPy calls in `conjoined_reference`), where building the readable
         rows, rewriting and encoding them took ~2 ms more (docs/modern.md, section 4)."""
-        codec = self.codec
-        if not isinstance(codec, ConjoinedIds):
-            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
         if compiled_chain is None:
             return self.conjoined_reference(variant, bias)
+        codec = self._conjoined_codec()
         # The same rows in one compiled pass (cleaner/label/compiled_chain.pyx, lay_conjoined): the reference's
         # NumPy calls cost 4.4 M instructions a page, most of them NumPy's own per call (docs/speed.md, stop 51).
         neighbours = self.neighbours
@@ -359,9 +363,7 @@ class WindowRows:
 
     def conjoined_reference(self, variant: int, bias: int) -> FlatRows:
         """`conjoined` in NumPy: the readable reference of its compiled pass (and what runs without the build)."""
-        codec = self.codec
-        if not isinstance(codec, ConjoinedIds):
-            raise TypeError("WindowRows.conjoined needs rows named with a ConjoinedIds codec")
+        codec = self._conjoined_codec()
         n = self.n
         table = codec.pair_table()
         parts: list[tuple[np.ndarray, np.ndarray]] = []

@@ -46,7 +46,9 @@ def test_the_compiled_measure_gives_the_references_counts_on_generated_texts(tex
     assert compiled.measure_text(text, per_character) == measure_text(text, per_character, SPLIT, END)
 
 
-def test_the_compiled_measure_gives_the_references_counts_on_the_shared_pages_texts(data_dir):
+@pytest.fixture(scope="module")
+def shared_texts(data_dir) -> list[str]:
+    """The distinct block texts of every 25th shared page."""
     from conftest import sampled_pages
 
     from cleaner.page.decode import decode_html
@@ -56,7 +58,11 @@ def test_the_compiled_measure_gives_the_references_counts_on_the_shared_pages_te
     for page in sampled_pages(data_dir, 25):
         texts.update(b.text for b in segment_blocks(decode_html(page.read_html()).text).blocks)
     assert len(texts) > 10_000
-    differ = [t for t in sorted(texts) if compiled.measure_text(t, True) != measure_text(t, True, SPLIT, END)
+    return sorted(texts)
+
+
+def test_the_compiled_measure_gives_the_references_counts_on_the_shared_pages_texts(shared_texts):
+    differ = [t for t in shared_texts if compiled.measure_text(t, True) != measure_text(t, True, SPLIT, END)
               or compiled.count_words(t) != count_words(t)]
     assert not differ, differ[:5]
 
@@ -74,3 +80,86 @@ def test_the_features_use_the_compiled_measure_for_the_default_patterns_and_the_
 @given(text=st.text(alphabet=ALPHABET, max_size=40))
 def test_the_compiled_word_count_gives_the_references(text):
     assert compiled.count_words(text) == count_words(text)
+
+
+# -- the gates: a text they turn away cannot match the regexp, and the cues' gate is the reference's prefilter --
+
+DATE = re.compile(_REGEXP["date"])
+TIME = re.compile(_REGEXP["time"])
+# Where a gate could turn away a match: each branch's shortest forms, cases, separators, whitespace that is not a
+# space, month names inside words and past letters, and texts that are not ASCII (always passed).
+DATE_TIME_TRICKY = [
+    "1.2.3", "1/2/2020", "2020-01-05", "5 jan 2020", "5.jan 2020", "5. Jan 2020", "5JAN20", "Jan 5, 2020",
+    "january 5th, 2020", "Sept. 12 2021", "MARCH 3 99", "Summary 5", "2020年5月", "10:30", "9:05pm", "9 pm",
+    "9\tPM", "9\x1cam", "7AM", "at 3 o'clock", "Chapter 3 of 12", "1,000 words", "ſep 5 2020", "3 ſep 2020",
+    "12 Kelvin \u212a", "3\u00a0pm", "Dec\u00a05 2020", "page 3.", "v2", "a.m. 9", "9 a.m.", "",
+]
+GATE_ALPHABET = "0129 .:/-,aAmMpPjJnNdDsSeEcCyYtThH\t\x1c\u00a0\u017f\u212a年月"
+
+
+def _gates_keep(text: str) -> None:
+    if DATE.search(text):
+        assert compiled.may_match_date(text), text
+    if TIME.search(text):
+        assert compiled.may_match_time(text), text
+
+
+def test_the_date_and_time_gates_are_written_for_the_configured_patterns():
+    from cleaner.page.features import FeatureExtractor
+
+    assert (_REGEXP["date"], _REGEXP["time"]) == (compiled.DATE, compiled.TIME)
+    features = FeatureExtractor()
+    assert (features.may_date, features.may_time) == (compiled.may_match_date, compiled.may_match_time)
+
+
+def test_the_date_and_time_gates_turn_away_no_match_and_most_texts_with_digits():
+    for text in DATE_TIME_TRICKY:
+        _gates_keep(text)
+    # Texts that cannot match are turned away (else a gate would be no faster than the regexp).
+    assert not compiled.may_match_date("Chapter 3 of 12, with 1,000 words")
+    assert not compiled.may_match_time("Chapter 3 of 12, with 1,000 words")
+    assert compiled.may_match_date("Chapter 3 of 12 ſ")  # not ASCII: the regexp judges
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.text(alphabet=GATE_ALPHABET, max_size=24))
+def test_the_date_and_time_gates_turn_away_no_match_on_generated_texts(text):
+    _gates_keep(text)
+
+
+def _reference_candidates(cues, text: str) -> int:
+    """cleaner.page.cues.text_cues's reference prefilter as the gate's bits."""
+    low = text.lower()
+    found = 0
+    for k, (lits, fold) in enumerate(zip(cues.text_lits, cues.text_fold)):
+        hay = low if fold else text
+        if lits is None or any(lit in hay for lit in lits):
+            found |= 1 << k
+    return found
+
+
+def test_the_gates_on_the_shared_pages_texts(shared_texts):
+    from cleaner.page.cues import CueSettings
+
+    cues = CueSettings(load_config())
+    assert cues.text_gate is not None
+    ascii_texts = [t for t in shared_texts if t.isascii()]
+    differ = [t for t in ascii_texts if cues.text_gate.candidates(t) != _reference_candidates(cues, t)]
+    assert not differ, differ[:5]
+    for text in shared_texts:
+        _gates_keep(text)
+    with_digits = [t for t in ascii_texts if any(c.isdigit() for c in t)]
+    assert sum(map(compiled.may_match_time, with_digits)) < len(with_digits) / 2
+
+
+def test_the_cue_gate_reads_literals_as_the_reference_does():
+    gate = compiled.LiteralGate([("ad", "x"), None, ("Cookie",), ("é",), ("",)], [True, True, False, True, True])
+    assert gate.candidates("Read more") == 0b10011  # "ad" in the lowered text; no literals; an empty literal
+    assert gate.candidates("READ") == 0b10011
+    assert gate.candidates("cookie") == 0b10010  # compared as it is: no "Cookie"
+    assert gate.candidates("Cookie x") == 0b10111
+    assert gate.candidates("é") == (1 << 64) - 1  # not ASCII: every regexp searches it
+    long_text = "y" * 600 + "AD"  # (lowered in memory of its own)
+    assert gate.candidates(long_text) == 0b10011
+    with pytest.raises(ValueError):
+        compiled.LiteralGate([None] * 65, [True] * 65)

@@ -2,7 +2,8 @@
 """What the features read of a block's text, compiled: `measure_text` is `cleaner.page.text.measure_text`, its
 readable reference, for the default sentence patterns (SENTENCE_SPLIT and SENTENCE_END, the [features.regexp]
 values of conf/default.toml; cleaner.page.features uses the reference for any other), and `count_words` is
-`cleaner.page.text.count_words`.
+`cleaner.page.text.count_words`. Its gates (`may_match_date`, `may_match_time`, `LiteralGate`, at the end) tell
+which texts the features' regexps need not search.
 
 The reference runs nine regexp scans and a Python loop over the tokens, each building strings: 3-4 ms a 2025 page
 whose texts the feature cache has not seen (docs/speed.md, stop 50). Here one pass over the characters counts them
@@ -27,6 +28,14 @@ from cpython.unicode cimport (
     PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA,
     Py_UNICODE_ISDECIMAL, Py_UNICODE_ISDIGIT, Py_UNICODE_ISSPACE,
 )
+from libc.stdint cimport uint16_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memset
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
+    const unsigned char *PyUnicode_1BYTE_DATA(object)
 
 # The patterns this module implements, as conf/default.toml writes them (a test holds them equal).
 SENTENCE_SPLIT = '[.!?।۔؟]+["\\\'”’)\\]]*(?:\\s+|$)|[。！？]+[」』”’）)\\]]*'
@@ -217,3 +226,223 @@ def count_words(str text):
         else:
             in_word = False
     return count
+
+
+# -- Gates: whether a text can match a regexp at all -------------------------------------------------------------
+#
+# Most texts match none of the features' regexps, yet each was searched: the `date` and `time` patterns in every
+# text with a digit, and each `cue.text` pattern whose prefilter literals (cleaner.page.cues.cue_prefilter) one of
+# its ~80 `in` tests found in a short text. On a 2025 page whose texts the feature cache has not seen that was
+# 1.9 ms (docs/speed.md, stop 52). A gate reads an ASCII text once and says whether the pattern can match it: a
+# necessary condition, so a text it passes is still searched by the regexp and the attributes are the same; a
+# text that is not ASCII always passes (case folding outside ASCII, 'ſ' for 's', is the regexp's to judge).
+
+# The [features.regexp] patterns the date and time gates are written for, as conf/default.toml writes them (a test
+# holds them equal; cleaner.page.features searches every text with a digit under any other pattern).
+DATE = ("(?i)\\b(?:\\d{1,4}[./-]\\d{1,2}[./-]\\d{1,4}|\\d{1,2}\\.? ?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+        "[a-z]*\\.?,? ?\\d{2,4}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\\.? \\d{1,2}(?:st|nd|rd|th)?,?"
+        " ?\\d{2,4}|\\d{4}年\\d{1,2}月)")
+TIME = "(?i)\\b\\d{1,2}:\\d{2}(?::\\d{2})?\\s*(?:am|pm|a\\.m\\.|p\\.m\\.)?|\\b\\d{1,2}\\s*(?:am|pm)\\b"
+
+cdef const char *_MONTHS = b"janfebmaraprmayjunjulaugsepoctnovdec"
+
+
+cdef inline bint _digit(unsigned char c) noexcept:
+    return 0x30 <= c <= 0x39  # (an ASCII text's decimal digits: `\d` reads no other there)
+
+
+cdef inline bint _letter(unsigned char c) noexcept:  # `[a-z]` under IGNORECASE, in ASCII
+    return 0x61 <= (c | 0x20) <= 0x7A
+
+
+cdef inline bint _month_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
+    """Whether a month's abbreviation, in any case, begins at p[i] (`c | 0x20` lowers a letter and equals a lower-case
+    letter for no other character)."""
+    cdef int k
+    if i + 3 > n:
+        return False
+    for k in range(12):
+        if ((p[i] | 0x20) == _MONTHS[3 * k] and (p[i + 1] | 0x20) == _MONTHS[3 * k + 1]
+                and (p[i + 2] | 0x20) == _MONTHS[3 * k + 2]):
+            return True
+    return False
+
+
+def may_match_date(str text):
+    """False only when DATE cannot match `text`. Every match of one of its branches holds, in an ASCII text:
+    a digit, one of `./-` and a digit (the first); a digit, then `.` and a space, each optional, then a month (the
+    second); a month, letters, an optional `.`, a space and a digit (the third: the letters' run is taken whole, as
+    a shorter take is followed by a letter, which is neither `.` nor a space); the fourth needs 年."""
+    if not PyUnicode_IS_ASCII(text):
+        return True
+    cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
+    for i in range(n):
+        if _digit(p[i]):
+            if i + 2 < n and (p[i + 1] == 0x2E or p[i + 1] == 0x2F or p[i + 1] == 0x2D) and _digit(p[i + 2]):
+                return True
+            j = i + 1
+            if j < n and p[j] == 0x2E:
+                j += 1
+            if j < n and p[j] == 0x20:
+                j += 1
+            if _month_at(p, j, n):
+                return True
+        elif _month_at(p, i, n):
+            j = i + 3
+            while j < n and _letter(p[j]):
+                j += 1
+            if j < n and p[j] == 0x2E:
+                j += 1
+            if j + 1 < n and p[j] == 0x20 and _digit(p[j + 1]):
+                return True
+    return False
+
+
+def may_match_time(str text):
+    """False only when TIME cannot match `text`. Every match holds, in an ASCII text: a digit, `:` and a digit (the
+    first branch); or a digit, whitespace (`\\s*`, as str.isspace reads it), then `am` or `pm` in any case (the
+    second)."""
+    if not PyUnicode_IS_ASCII(text):
+        return True
+    cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
+    for i in range(n):
+        if not _digit(p[i]):
+            continue
+        if i + 2 < n and p[i + 1] == 0x3A and _digit(p[i + 2]):
+            return True
+        j = i + 1
+        while j < n and Py_UNICODE_ISSPACE(p[j]):
+            j += 1
+        if j + 1 < n and ((p[j] | 0x20) == 0x61 or (p[j] | 0x20) == 0x70) and (p[j + 1] | 0x20) == 0x6D:
+            return True
+    return False
+
+
+cdef class LiteralGate:
+    """Which of up to 64 regexps a text can match, by their prefilter literals (cleaner.page.cues.cue_prefilter):
+    regexp k's bit is set in `candidates(text)` iff the text is not ASCII, or regexp k has no literals, or one of
+    them is in the text (lowered when the regexp ignores case) -- what cleaner.page.cues.text_cues tests one `in`
+    at a time, here in one pass: a bitmap of the literals' first two characters, then a comparison at the
+    positions it holds."""
+
+    cdef uint64_t always  # the regexps searched in every text
+    cdef uint64_t single[2][128]  # per haystack (0 lowered, 1 as it is), a one-character literal's regexps
+    cdef unsigned char pairs[2][8192]  # per haystack, the bitmap of the longer literals' first two characters
+    cdef Py_ssize_t n_literals[2]
+    cdef uint16_t *keys[2]  # per haystack, the longer literals' first two characters, sorted
+    cdef uint64_t *bits[2]  # their regexps' bits
+    cdef list literals  # [haystack] -> the longer literals (bytes), in the order of `keys`
+    cdef uint64_t fold_used, raw_used  # the regexps read in each haystack
+
+    def __cinit__(self):
+        self.keys[0] = self.keys[1] = NULL
+        self.bits[0] = self.bits[1] = NULL
+
+    def __init__(self, literals, fold):
+        """`literals[k]`: regexp k's literals (None: it is searched in every text); `fold[k]`: whether they are
+        compared with the lowered text."""
+        if len(literals) != len(fold) or len(literals) > 64:
+            raise ValueError("LiteralGate takes up to 64 regexps, each with its literals and whether it folds case")
+        cdef int k, h
+        cdef uint64_t bit
+        memset(self.single, 0, sizeof(self.single))
+        memset(self.pairs, 0, sizeof(self.pairs))
+        self.always = self.fold_used = self.raw_used = 0
+        longer = [[], []]
+        for k in range(len(literals)):
+            bit = (<uint64_t> 1) << k
+            h = 0 if fold[k] else 1
+            if literals[k] is None:
+                self.always |= bit
+                continue
+            for lit in literals[k]:
+                if not lit.isascii():  # never in an ASCII text
+                    continue
+                if fold[k]:
+                    self.fold_used |= bit
+                else:
+                    self.raw_used |= bit
+                raw = lit.encode("ascii")
+                if len(raw) == 0:
+                    self.always |= bit
+                elif len(raw) == 1:
+                    self.single[h][raw[0]] |= bit
+                else:
+                    longer[h].append((raw[0] << 8 | raw[1], raw, bit))
+        self.literals = [[], []]
+        for h in range(2):
+            longer[h].sort()
+            self.n_literals[h] = len(longer[h])
+            self.keys[h] = <uint16_t *> malloc(max(1, len(longer[h])) * sizeof(uint16_t))
+            self.bits[h] = <uint64_t *> malloc(max(1, len(longer[h])) * sizeof(uint64_t))
+            if self.keys[h] == NULL or self.bits[h] == NULL:
+                raise MemoryError()
+            for k, (key, raw, bit) in enumerate(longer[h]):
+                self.keys[h][k] = key
+                self.bits[h][k] = bit
+                self.pairs[h][key >> 3] |= 1 << (key & 7)
+                self.literals[h].append(raw)
+
+    def __dealloc__(self):
+        free(self.keys[0])
+        free(self.keys[1])
+        free(self.bits[0])
+        free(self.bits[1])
+
+    cdef uint64_t _found(self, int h, const unsigned char *p, Py_ssize_t n):
+        """The bits of haystack h's literals found in p[:n]."""
+        cdef uint64_t found = 0
+        cdef Py_ssize_t i, k, lo, hi
+        cdef uint16_t key
+        cdef uint16_t *keys = self.keys[h]
+        cdef list literals = self.literals[h]
+        cdef bytes lit
+        for i in range(n):
+            found |= self.single[h][p[i]]
+            if i + 1 >= n:
+                break
+            key = p[i] << 8 | p[i + 1]
+            if not (self.pairs[h][key >> 3] >> (key & 7)) & 1:
+                continue
+            lo, hi = 0, self.n_literals[h]
+            while lo < hi:  # the first literal with this key
+                k = (lo + hi) >> 1
+                if keys[k] < key:
+                    lo = k + 1
+                else:
+                    hi = k
+            while lo < self.n_literals[h] and keys[lo] == key:
+                if not found & self.bits[h][lo]:
+                    lit = <bytes> literals[lo]
+                    if i + len(lit) <= n and memcmp(p + i, <const char *> lit, len(lit)) == 0:
+                        found |= self.bits[h][lo]
+                lo += 1
+        return found
+
+    def candidates(self, str text):
+        """The bits of the regexps `text` can match (module comment): every bit for a text that is not ASCII."""
+        if not PyUnicode_IS_ASCII(text):
+            return (<uint64_t> -1)
+        cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
+        cdef uint64_t found = self.always
+        cdef unsigned char stack[512]
+        cdef unsigned char *low
+        if self.raw_used:
+            found |= self._found(1, p, n)
+        if self.fold_used:
+            low = &stack[0]
+            if n > 512:
+                low = <unsigned char *> malloc(n)
+                if low == NULL:
+                    raise MemoryError()
+            for i in range(n):  # str.lower() of an ASCII text
+                low[i] = p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]
+            try:
+                found |= self._found(0, low, n)
+            finally:
+                if low != &stack[0]:
+                    free(low)
+        return found

@@ -201,6 +201,8 @@ class CueSettings:
         # searched; and whether they are compared with the lowered text (IGNORECASE).
         self.text_lits = [cue_prefilter(rx) for rx in self.text_rx]
         self.text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.text_rx]
+        # The same prefilter in one compiled pass (compiled_text.LiteralGate), when built.
+        self.text_gate = _literal_gate(self.text_lits, self.text_fold)
         self.page_typer = PageTyper(config)
         self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
         self.repeat_links_min = float(cc["repeat"]["links_min_share"])
@@ -233,9 +235,29 @@ def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
     return list(dict.fromkeys(found)) if found else []
 
 
+def _literal_gate(literals: list, fold: list[bool]):
+    """compiled_text.LiteralGate over the cues' prefilter literals; None when it is not built (or for more than
+    the 64 regexps it takes)."""
+    try:
+        from . import compiled_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return compiled_text.LiteralGate(literals, fold) if len(literals) <= 64 else None
+
+
 def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> None:
-    """Append the `cue.text` attributes of a short block's `text` to `out`."""
+    """Append the `cue.text` attributes of a short block's `text` to `out`. An ASCII text is searched only by
+    the regexps one of whose prefilter literals it holds: the loop below, the readable reference of the compiled
+    gate that runs when it is built (`settings.text_gate`, the same regexps in one pass over the text)."""
     if text.isascii():
+        gate = settings.text_gate
+        if gate is not None:
+            found: int = gate.candidates(text)
+            if found:  # (most texts: none)
+                for k, (name, rx) in enumerate(zip(names.text, settings.text_rx)):
+                    if found >> k & 1 and rx.search(text):
+                        out.append(name)
+            return
         low = text.lower()
         for name, rx, lits, fold in zip(names.text, settings.text_rx, settings.text_lits, settings.text_fold):
             if lits is not None:

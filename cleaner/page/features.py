@@ -146,6 +146,13 @@ class FeatureExtractor:
         self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
         compiled = _compiled_text()
         self.count_words: Callable[[str], int] = compiled.count_words if compiled is not None else count_words
+        # The date and time regexps search only the texts their compiled gates pass (compiled_text.may_match_date,
+        # may_match_time: a necessary condition, read in one pass) when the gates are written for the configured
+        # patterns; else every text with a digit, as the reference does.
+        self.may_date: Callable[[str], bool] | None = (
+            compiled.may_match_date if compiled is not None and rx["date"] == compiled.DATE else None)
+        self.may_time: Callable[[str], bool] | None = (
+            compiled.may_match_time if compiled is not None and rx["time"] == compiled.TIME else None)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
@@ -285,9 +292,10 @@ class FeatureExtractor:
             if self._may_hold_url(text) and self.re_url.search(text):
                 out.append(v.re_url)
             if m[1]:
-                if self.re_date.search(text):
+                may_date, may_time = self.may_date, self.may_time
+                if (may_date is None or may_date(text)) and self.re_date.search(text):
                     out.append(v.re_date)
-                if self.re_time.search(text):
+                if (may_time is None or may_time(text)) and self.re_time.search(text):
                     out.append(v.re_time)
             if self.re_bullet.match(text):
                 out.append(v.re_bullet)

@@ -9,6 +9,8 @@ import os
 
 import pytest
 from conftest import sampled_pages
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cleaner
 from cleaner.config import load_config
@@ -112,3 +114,15 @@ def test_shared_pages_and_their_damaged_copies_walk_alike(data_dir):
         for data in _variants(raw):
             reference, compiled = _both(decode_html(data).text)
             assert compiled == reference, page.html_path
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=st.text(alphabet="aZ09-_ .:éİKﬃ\u212a\u0130", max_size=60))
+def test_the_compiled_idclass_tokens_are_the_references(value):
+    assert compiled_walk.idclass_tokens(value) == segment.idclass_tokens(value)
+
+
+def test_the_compiled_idclass_tokens_on_tricky_values():
+    for value in ["", "a", "ab", "nav-Menu__item", "x" * 30, "x" * 31, "KELVIN\u212a", "\u0130tem", "a1 b2_c3",
+                  "main  content", "ﬃx"]:
+        assert compiled_walk.idclass_tokens(value) == segment.idclass_tokens(value), value

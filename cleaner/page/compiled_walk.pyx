@@ -27,7 +27,9 @@ nodes by their address.
 from libc.stdint cimport uintptr_t
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport (
+    PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
+)
 
 import ctypes
 
@@ -38,10 +40,14 @@ from .math import is_rendered_copy, is_tex_script, math_block, tex_script_block
 from .page_marks import PageMarks, add_itemtypes, is_json_ld, read_head
 from .segment import (
     BOX_ONLY, CLOSING_PUNCTUATION, HIDDEN, MAIN, MAX_CONTAINERS, ROOT_FRAME, TOKEN_CACHE, TOKEN_CACHE_ENTRIES,
-    UNDISPLAYED, Block, Segmentation, hides, idclass_tokens, mark_repeats,
+    UNDISPLAYED, Block, Segmentation, hides, mark_repeats,
 )
 
 ctypedef unsigned char lxb_char_t
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
+    const unsigned char *PyUnicode_1BYTE_DATA(object)
 
 
 # Lexbor's node (lexbor/dom/interfaces/node.h), checked at import (_check_layout).
@@ -176,6 +182,49 @@ cdef str _element_tag(lxb_dom_node_t *node):
         _names[slot] = (PyBytes_FromStringAndSize(<const char *> name, length), tag)
         return tag
     return _decode(name, length)
+
+
+cdef inline bint _token_char(Py_UCS4 c) noexcept:
+    return 0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A  # [0-9a-z]
+
+
+cpdef tuple idclass_tokens(str value):
+    """cleaner.page.segment.idclass_tokens, in one pass: the pieces its split leaves between runs of [^0-9a-z] in the
+    lowered value are the maximal runs of [0-9a-z], kept when 2 to 30 long (the split's empty pieces are shorter).
+    (A value the walk has not seen costs 1.6 us by the split, about 0.4 ms a 2025 page of a site not seen before.)"""
+    cdef list out = []
+    cdef Py_ssize_t n, i = 0, start, k
+    cdef const unsigned char *p
+    cdef char token[30]
+    if PyUnicode_IS_ASCII(value):  # (most values: lowered token by token, the same as the value lowered first)
+        p = PyUnicode_1BYTE_DATA(value)
+        n = PyUnicode_GET_LENGTH(value)
+        while i < n:
+            if not _token_char(p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]):
+                i += 1
+                continue
+            start = i
+            while i < n and _token_char(p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]):
+                i += 1
+            if 1 < i - start <= 30:
+                for k in range(i - start):
+                    token[k] = p[start + k] | 0x20 if 0x41 <= p[start + k] <= 0x5A else p[start + k]
+                out.append(PyUnicode_DecodeASCII(token, i - start, NULL))
+        return tuple(out)
+    cdef str low = value.lower()
+    n = PyUnicode_GET_LENGTH(low)
+    cdef int kind = PyUnicode_KIND(low)
+    cdef void *data = PyUnicode_DATA(low)
+    while i < n:
+        if not _token_char(PyUnicode_READ(kind, data, i)):
+            i += 1
+            continue
+        start = i
+        while i < n and _token_char(PyUnicode_READ(kind, data, i)):
+            i += 1
+        if 1 < i - start <= 30:
+            out.append(low[start:i])
+    return tuple(out)
 
 
 cdef inline bint _is(const lxb_char_t *name, size_t length, const char *want, size_t want_length) noexcept:

@@ -39,6 +39,8 @@ CASES = {
     "microdata": ("<div itemscope itemtype='https://schema.org/Product http://schema.org/Thing/'>"
                   "<span itemprop=name>n</span><time itemprop=datePublished datetime=2024-01-02>d</time>"
                   "<meta itemprop=datePublished content=2023><div itemscope itemtype=x/Inner>i</div></div>"),
+    "whitespace": ("<p>\u3000a\u00a0 b\t\tc \n</p><p> </p><p>x<b> </b>y<i>\u2028</i>z</p><pre>\u00a0 q\u3000\n\t</pre>"
+                   "<p>one two</p><p>one  two </p>"),
     "duplicate attributes": "<div class=a class=b id=x id=y><p class='c  D-e'>t</p></div>",
     "images": "<p>a<img alt=' the  alt '>b<img alt=''>c<img>d</p>",
     "boxes and closing punctuation": "<p><a href=/w>word</a><button></button>, next<iframe></iframe>x</p>",

@@ -28,7 +28,7 @@ from libc.stdint cimport uintptr_t
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport (
-    PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
+    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
 )
 
 import ctypes
@@ -312,9 +312,47 @@ cdef class _Walk:
         self.line_break = False
 
 
-cdef inline str _normalised(str text):
-    # cleaner.page.text.normalise_space, the same expression, without a call into another module per block
+cdef str _normalised(str text):
+    """cleaner.page.text.normalise_space (`" ".join(text.split())`) in one pass: each run of whitespace (str.isspace's)
+    between two other characters becomes one space, the runs at either end go. A text that already reads so (most
+    do) is returned as it is, an equal string."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_UCS4 c
+    cdef bint spaced = True  # (at the start: a leading run goes)
+    cdef bint changed = False
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISSPACE(c):
+            if spaced or c != 0x20 or i == n - 1:
+                changed = True
+            spaced = True
+        else:
+            spaced = False
+    if not changed:
+        return text
     return " ".join(text.split())
+
+
+cdef inline bint _all_space(str text):
+    """str.isspace(): a text of whitespace only, not empty."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    if n == 0:
+        return False
+    for i in range(n):
+        if not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+            return False
+    return True
+
+
+cdef inline bint _space_at(str text, Py_ssize_t i):
+    """text[i].isspace() for a position in the text (i = -1: the last character)."""
+    if i < 0:
+        i += PyUnicode_GET_LENGTH(text)
+    return Py_UNICODE_ISSPACE(PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i))
 
 
 cdef inline void _count(dict counts, str tag):
@@ -391,18 +429,18 @@ def walk(parsed, config):
                     if len(blocks) >= max_blocks:
                         break
                     shown = line.rstrip()
-                    if not w.line_break and shown[0].isspace():  # spaces inside a line another node began
+                    if not w.line_break and _space_at(shown, 0):  # spaces inside a line another node began
                         w.space = True
                         shown = shown.lstrip()
                     w.emit(text, "pre-line", None if shown == text else shown)
-                    w.space = line[-1].isspace()
-            elif raw.isspace():
+                    w.space = _space_at(line, -1)
+            elif _all_space(raw):
                 w.space = True
             else:
-                if raw[0].isspace():
+                if _space_at(raw, 0):
                     w.space = True
                 w.emit(_normalised(raw))
-                w.space = raw[-1].isspace()
+                w.space = _space_at(raw, -1)
             tag = None
         elif node.type == ELEMENT_NODE:
             tag = _element_tag(node)

@@ -86,15 +86,18 @@ def test_the_compiled_word_count_gives_the_references(text):
 
 DATE = re.compile(_REGEXP["date"])
 TIME = re.compile(_REGEXP["time"])
+BULLET = re.compile(_REGEXP["bullet"])
 # Where a gate could turn away a match: each branch's shortest forms, cases, separators, whitespace that is not a
 # space, month names inside words and past letters, and texts that are not ASCII (always passed).
-DATE_TIME_TRICKY = [
+GATE_TRICKY = [
     "1.2.3", "1/2/2020", "2020-01-05", "5 jan 2020", "5.jan 2020", "5. Jan 2020", "5JAN20", "Jan 5, 2020",
     "january 5th, 2020", "Sept. 12 2021", "MARCH 3 99", "Summary 5", "2020年5月", "10:30", "9:05pm", "9 pm",
     "9\tPM", "9\x1cam", "7AM", "at 3 o'clock", "Chapter 3 of 12", "1,000 words", "ſep 5 2020", "3 ſep 2020",
     "12 Kelvin \u212a", "3\u00a0pm", "Dec\u00a05 2020", "page 3.", "v2", "a.m. 9", "9 a.m.", "",
+    "- item", "• item", "\u3000» item", "12. item", "1234. no", "٣) item", "a) item", "é) no", "(iv) item", "(a_1) no",
+    "(ab)item", "-item", " \t+ x", "*", "1.", "(1)", "(12) x",
 ]
-GATE_ALPHABET = "0129 .:/-,aAmMpPjJnNdDsSeEcCyYtThH\t\x1c\u00a0\u017f\u212a年月"
+GATE_ALPHABET = "0129 .:/-,aAmMpPjJnNdDsSeEcCyYtThH\t\x1c\u00a0\u017f\u212a年月()_»•٣é"
 
 
 def _gates_keep(text: str) -> None:
@@ -102,28 +105,32 @@ def _gates_keep(text: str) -> None:
         assert compiled.may_match_date(text), text
     if TIME.search(text):
         assert compiled.may_match_time(text), text
+    if BULLET.match(text):
+        assert compiled.may_match_bullet(text), text
 
 
-def test_the_date_and_time_gates_are_written_for_the_configured_patterns():
+def test_the_text_gates_are_written_for_the_configured_patterns():
     from cleaner.page.features import FeatureExtractor
 
-    assert (_REGEXP["date"], _REGEXP["time"]) == (compiled.DATE, compiled.TIME)
+    assert (_REGEXP["date"], _REGEXP["time"], _REGEXP["bullet"]) == (compiled.DATE, compiled.TIME, compiled.BULLET)
     features = FeatureExtractor()
-    assert (features.may_date, features.may_time) == (compiled.may_match_date, compiled.may_match_time)
+    assert (features.may_date, features.may_time, features.may_bullet) == (
+        compiled.may_match_date, compiled.may_match_time, compiled.may_match_bullet)
 
 
-def test_the_date_and_time_gates_turn_away_no_match_and_most_texts_with_digits():
-    for text in DATE_TIME_TRICKY:
+def test_the_text_gates_turn_away_no_match_and_most_texts_with_digits():
+    for text in GATE_TRICKY:
         _gates_keep(text)
     # Texts that cannot match are turned away (else a gate would be no faster than the regexp).
     assert not compiled.may_match_date("Chapter 3 of 12, with 1,000 words")
     assert not compiled.may_match_time("Chapter 3 of 12, with 1,000 words")
     assert compiled.may_match_date("Chapter 3 of 12 ſ")  # not ASCII: the regexp judges
+    assert not compiled.may_match_bullet("Chapter 3") and not compiled.may_match_bullet("1234. no")
 
 
 @settings(max_examples=1500, deadline=None)
 @given(text=st.text(alphabet=GATE_ALPHABET, max_size=24))
-def test_the_date_and_time_gates_turn_away_no_match_on_generated_texts(text):
+def test_the_text_gates_turn_away_no_match_on_generated_texts(text):
     _gates_keep(text)
 
 

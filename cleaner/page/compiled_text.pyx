@@ -244,6 +244,8 @@ DATE = ("(?i)\\b(?:\\d{1,4}[./-]\\d{1,2}[./-]\\d{1,4}|\\d{1,2}\\.? ?(?:jan|feb|m
         " ?\\d{2,4}|\\d{4}年\\d{1,2}月)")
 TIME = "(?i)\\b\\d{1,2}:\\d{2}(?::\\d{2})?\\s*(?:am|pm|a\\.m\\.|p\\.m\\.)?|\\b\\d{1,2}\\s*(?:am|pm)\\b"
 
+BULLET = "^\\s*(?:[-*•·◦▪▫■□●○►▸»>~+]|\\d{1,3}[.)]|[a-zA-Z][.)]|\\(\\w{1,3}\\))\\s+"
+
 cdef const char *_MONTHS = b"janfebmaraprmayjunjulaugsepoctnovdec"
 
 
@@ -318,6 +320,45 @@ def may_match_time(str text):
         if j + 1 < n and ((p[j] | 0x20) == 0x61 or (p[j] | 0x20) == 0x70) and (p[j + 1] | 0x20) == 0x6D:
             return True
     return False
+
+
+cdef inline bint _bullet_char(Py_UCS4 c) noexcept:  # BULLET's [-*•·◦▪▫■□●○►▸»>~+]
+    return (c == 0x2D or c == 0x2A or c == 0x2022 or c == 0xB7 or c == 0x25E6 or c == 0x25AA or c == 0x25AB
+            or c == 0x25A0 or c == 0x25A1 or c == 0x25CF or c == 0x25CB or c == 0x25BA or c == 0x25B8 or c == 0xBB
+            or c == 0x3E or c == 0x7E or c == 0x2B)
+
+
+def may_match_bullet(str text):
+    """False only when BULLET cannot match at the start of `text`, in any script: past the leading whitespace (none
+    of the branches begins with whitespace, so `\\s*` takes it all), a bullet character; up to three decimal
+    digits and `.` or `)` (taken whole: a shorter run of digits is followed by a digit); an ASCII letter and `.`
+    or `)`; or `(`, up to three word characters and `)` -- each followed by whitespace."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_UCS4 c
+    while i < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+        i += 1
+    if i >= n:
+        return False
+    c = PyUnicode_READ(kind, data, i)
+    j = -1  # where the whitespace must follow
+    if _bullet_char(c):
+        j = i + 1
+    elif Py_UNICODE_ISDECIMAL(c):
+        j = i + 1
+        while j < n and j < i + 3 and Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, j)):
+            j += 1
+        j = j + 1 if j < n and PyUnicode_READ(kind, data, j) in (0x2E, 0x29) else -1
+    elif c < 0x80 and 0x61 <= (<unsigned int> c | 0x20) <= 0x7A:
+        j = i + 2 if i + 1 < n and PyUnicode_READ(kind, data, i + 1) in (0x2E, 0x29) else -1
+    elif c == 0x28:
+        j = i + 1
+        while j < n and j < i + 4 and (Py_UNICODE_ISALNUM(PyUnicode_READ(kind, data, j))
+                                        or PyUnicode_READ(kind, data, j) == 0x5F):
+            j += 1
+        j = j + 1 if j > i + 1 and j < n and PyUnicode_READ(kind, data, j) == 0x29 else -1
+    return 0 <= j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))
 
 
 cdef class LiteralGate:

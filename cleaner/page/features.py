@@ -146,13 +146,15 @@ class FeatureExtractor:
         self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
         compiled = _compiled_text()
         self.count_words: Callable[[str], int] = compiled.count_words if compiled is not None else count_words
-        # The date and time regexps search only the texts their compiled gates pass (compiled_text.may_match_date,
-        # may_match_time: a necessary condition, read in one pass) when the gates are written for the configured
-        # patterns; else every text with a digit, as the reference does.
+        # The date, time and bullet regexps search only the texts their compiled gates pass (compiled_text.may_match_date,
+        # may_match_time, may_match_bullet: a necessary condition, read in one pass) when the gates are written for the
+        # configured patterns; else every text (with a digit, for dates and times), as the reference does.
         self.may_date: Callable[[str], bool] | None = (
             compiled.may_match_date if compiled is not None and rx["date"] == compiled.DATE else None)
         self.may_time: Callable[[str], bool] | None = (
             compiled.may_match_time if compiled is not None and rx["time"] == compiled.TIME else None)
+        self.may_bullet: Callable[[str], bool] | None = (
+            compiled.may_match_bullet if compiled is not None and rx["bullet"] == compiled.BULLET else None)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[int, AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
@@ -297,7 +299,8 @@ class FeatureExtractor:
                     out.append(v.re_date)
                 if (may_time is None or may_time(text)) and self.re_time.search(text):
                     out.append(v.re_time)
-            if self.re_bullet.match(text):
+            may_bullet = self.may_bullet
+            if (may_bullet is None or may_bullet(text)) and self.re_bullet.match(text):
                 out.append(v.re_bullet)
         if "cue" in fam and st.n_words <= self.cues.max_words:
             text_cues(self.cues, v.cues, text, shared if "cue" in wf else private)

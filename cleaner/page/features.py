@@ -146,9 +146,9 @@ class FeatureExtractor:
         self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
         compiled = _compiled_text()
         self.count_words: Callable[[str], int] = compiled.count_words if compiled is not None else count_words
-        # The date, time and bullet regexps search only the texts their compiled gates pass (compiled_text.may_match_date,
-        # may_match_time, may_match_bullet: a necessary condition, read in one pass) when the gates are written for the
-        # configured patterns; else every text (with a digit, for dates and times), as the reference does.
+        # The date, time and bullet regexps search only the texts their compiled gates pass (a necessary condition,
+        # read in one pass: compiled_text.may_match_date, may_match_time, may_match_bullet) when the gates are written
+        # for the configured patterns; else every text (with a digit, for dates and times), as the reference does.
         self.may_date: Callable[[str], bool] | None = (
             compiled.may_match_date if compiled is not None and rx["date"] == compiled.DATE else None)
         self.may_time: Callable[[str], bool] | None = (

@@ -1,0 +1,116 @@
+#!/usr/bin/env python
+"""Instructions a page of the whole cleaning, counted by callgrind: a figure the machine's load does not move, so two
+versions can be compared in any sitting (docs/speed.md quotes it at every step).
+
+    .venv/bin/python scripts/count_instructions.py [--pages 60] [--top 40] [--keep DIR]
+
+Two runs of one loop under `valgrind --tool=callgrind`, at the same time (one a core):
+  * the warm-up: the packaged default model loaded, then 30 wcxb pages cleaned (every 50th from the 2nd), which fills
+    the name and text caches with what any page of 2025 brings;
+  * the same, then N other wcxb pages (every 25th: 60 by default), each cleaned once.
+Instructions a page = (second - first) / N: the cleaning of pages whose texts, id/class values and attribute names the
+caches have not seen, as on a crawl, without the model's loading and the imports. (Until stop 51 the loop cleaned the
+same 30 pages twice, so half the pages found their texts cached: 74.7 M a page there is 102 M a page here.)
+
+Prints the total a page and the inclusive count a page of the `--top` functions that cost most (the project's
+compiled stages, Lexbor, the regexp engine). Needs valgrind (`apt-get install valgrind`; exit 2 without it) and the
+compiled stages (scripts/build_native.py): with them missing, the pure-Python reference is counted, and said so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The loop each run executes (argv: data directory, number of measured pages or 0 for the warm-up only).
+_LOOP = r"""
+import gzip, sys
+sys.path.insert(0, sys.argv[3])
+import cleaner
+from cleaner.api import clean_html
+from cleaner.gold.data import find_pages
+from cleaner.label.model import load_model
+from cleaner.tools.runtime import tune_gc
+from cleaner.config import load_config
+
+tune_gc(load_config())
+pages = find_pages(sys.argv[1], ["wcxb"])
+n = int(sys.argv[2])
+todo = pages[1::50] + (pages[::25][:n] if n else [])
+def raw(page):
+    data = page.html_path.read_bytes()
+    return gzip.decompress(data) if page.html_path.name.endswith(".gz") else data
+model = load_model()
+for data in [raw(p) for p in todo]:
+    clean_html(data, model=model)
+print(cleaner.NATIVE_STATUS)
+"""
+
+
+def _inclusive(out_file: Path) -> dict[str, int]:
+    """Function -> inclusive instructions, from callgrind_annotate."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out_file)],
+                          capture_output=True, text=True, check=True).stdout
+    costs: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
+        if not m:
+            continue
+        name = re.sub(r"\s*\[.*\]\s*$", "", m.group(2)).strip()
+        name = re.sub(r"^.*/(c|tmp-cython|Objects|Python|Modules)/", "", name)
+        costs[name] = max(costs.get(name, 0), int(m.group(1).replace(",", "")))
+    return costs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--pages", type=int, default=60, help="pages measured after the warm-up (default 60)")
+    ap.add_argument("--top", type=int, default=40, help="functions listed (default 40)")
+    ap.add_argument("--keep", type=Path, help="keep the two callgrind files in this directory")
+    args = ap.parse_args(argv)
+    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+        print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="count-instructions-")) if args.keep is None else args.keep
+    work.mkdir(parents=True, exist_ok=True)
+    loop = work / "loop.py"
+    loop.write_text(_LOOP)
+    runs = {}
+    for n in (0, args.pages):
+        out = work / f"callgrind.{n}.out"
+        runs[n] = (out, subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(loop),
+             str(args.data), str(n), str(ROOT)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)))
+    status = ""
+    for _, proc in runs.values():
+        stdout, stderr = proc.communicate()
+        if proc.returncode != 0:
+            print(stderr[-2000:], file=sys.stderr)
+            return 1
+        status = stdout.strip() or status
+    base, full = _inclusive(runs[0][0]), _inclusive(runs[args.pages][0])
+    per_page = {name: (cost - base.get(name, 0)) / args.pages for name, cost in full.items()}
+    print(f"{status}\n{args.pages} wcxb pages after a warm-up of 30: "
+          f"{per_page.get('PROGRAM TOTALS', 0) / 1e6:.1f} M instructions a page\n")
+    wanted = re.compile(r"CPyDef_|__pyx_pw_|__pyx_f_|lxb_html_document_parse$|sre_search$|_blake2b_hexdigest$"
+                        r"|PyUnicode_DecodeUTF8Stateful$|gc_collect_main$")
+    rows = sorted(((cost, name) for name, cost in per_page.items() if wanted.search(name)), reverse=True)
+    for cost, name in rows[: args.top]:
+        print(f"{cost / 1e6:7.2f}  {name[:140]}")
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

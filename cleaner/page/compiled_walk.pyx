@@ -313,9 +313,9 @@ cdef class _Walk:
 
 
 cdef str _normalised(str text):
-    """cleaner.page.text.normalise_space (`" ".join(text.split())`) in one pass: each run of whitespace (str.isspace's)
-    between two other characters becomes one space, the runs at either end go. A text that already reads so (most
-    do) is returned as it is, an equal string."""
+    """cleaner.page.text.normalise_space (`" ".join(text.split())`: each run of whitespace, as str.isspace reads it,
+    between two other characters becomes one space, the runs at either end go). One pass over the text tells whether
+    it already reads so (most do): then it is returned as it is, an equal string, without the split's list."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k = 0
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)

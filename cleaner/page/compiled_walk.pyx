@@ -188,6 +188,10 @@ cdef inline bint _token_char(Py_UCS4 c) noexcept:
     return 0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A  # [0-9a-z]
 
 
+cdef inline unsigned char _ascii_lower(unsigned char c) noexcept:  # str.lower() of an ASCII character
+    return c | 0x20 if 0x41 <= c <= 0x5A else c
+
+
 cpdef tuple idclass_tokens(str value):
     """cleaner.page.segment.idclass_tokens, in one pass: the pieces its split leaves between runs of [^0-9a-z] in the
     lowered value are the maximal runs of [0-9a-z], kept when 2 to 30 long (the split's empty pieces are shorter).
@@ -200,15 +204,15 @@ cpdef tuple idclass_tokens(str value):
         p = PyUnicode_1BYTE_DATA(value)
         n = PyUnicode_GET_LENGTH(value)
         while i < n:
-            if not _token_char(p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]):
+            if not _token_char(_ascii_lower(p[i])):
                 i += 1
                 continue
             start = i
-            while i < n and _token_char(p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]):
+            while i < n and _token_char(_ascii_lower(p[i])):
                 i += 1
             if 1 < i - start <= 30:
                 for k in range(i - start):
-                    token[k] = p[start + k] | 0x20 if 0x41 <= p[start + k] <= 0x5A else p[start + k]
+                    token[k] = _ascii_lower(p[start + k])
                 out.append(PyUnicode_DecodeASCII(token, i - start, NULL))
         return tuple(out)
     cdef str low = value.lower()
@@ -316,7 +320,7 @@ cdef str _normalised(str text):
     """cleaner.page.text.normalise_space (`" ".join(text.split())`: each run of whitespace, as str.isspace reads it,
     between two other characters becomes one space, the runs at either end go). One pass over the text tells whether
     it already reads so (most do): then it is returned as it is, an equal string, without the split's list."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k = 0
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
     cdef Py_UCS4 c

@@ -19,6 +19,7 @@ from ..config import Config
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
+from .text import compiled_text_module
 
 # -- cue regexps: a literal prefilter -------------------------------------------------------
 # Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
@@ -238,11 +239,8 @@ def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
 def _literal_gate(literals: list, fold: list[bool]):
     """compiled_text.LiteralGate over the cues' prefilter literals; None when it is not built (or for more than
     the 64 regexps it takes)."""
-    try:
-        from . import compiled_text  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return compiled_text.LiteralGate(literals, fold) if len(literals) <= 64 else None
+    compiled = compiled_text_module()
+    return compiled.LiteralGate(literals, fold) if compiled is not None and len(literals) <= 64 else None
 
 
 def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> None:

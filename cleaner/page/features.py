@@ -39,7 +39,7 @@ from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
 from .segment import Block
-from .text import count_words, measure_text
+from .text import compiled_text_module, count_words, measure_text
 
 FAMILIES = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
@@ -99,18 +99,9 @@ def own_attribute_count(row) -> int:
     return len(row)
 
 
-def _compiled_text():
-    """cleaner/page/compiled_text.pyx if it is built, else None (the references of cleaner.page.text run)."""
-    try:
-        from . import compiled_text  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return compiled_text
-
-
 def compiled_measure(sentence_split: str, sentence_end: str) -> Callable[[str, bool], tuple[int, ...]] | None:
     """cleaner/page/compiled_text.pyx's measure_text if it is built and implements these sentence patterns."""
-    compiled = _compiled_text()
+    compiled = compiled_text_module()
     if compiled is None or (sentence_split, sentence_end) != (compiled.SENTENCE_SPLIT, compiled.SENTENCE_END):
         return None
     measure: Callable[[str, bool], tuple[int, ...]] = compiled.measure_text
@@ -144,7 +135,7 @@ class FeatureExtractor:
         # The text's counts in one compiled pass (cleaner/page/compiled_text.pyx) when it implements the configured
         # sentence patterns, else by the readable reference, cleaner.page.text.measure_text.
         self.compiled_measure = compiled_measure(rx["sentence_split"], rx["sentence_end"])
-        compiled = _compiled_text()
+        compiled = compiled_text_module()
         self.count_words: Callable[[str], int] = compiled.count_words if compiled is not None else count_words
         # The date, time and bullet regexps search only the texts their compiled gates pass (a necessary condition,
         # read in one pass: compiled_text.may_match_date, may_match_time, may_match_bullet) when the gates are written

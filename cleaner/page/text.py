@@ -10,6 +10,17 @@ from __future__ import annotations
 
 import re
 
+
+def compiled_text_module():
+    """cleaner/page/compiled_text.pyx, this module's compiled twin (and the features' regexp gates), if it is built;
+    else None, and the references here run."""
+    try:
+        from . import compiled_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return compiled_text
+
+
 # Han, kana, CJK compatibility ideographs and extension planes: one word per code point.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")

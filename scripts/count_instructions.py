@@ -9,8 +9,10 @@ Two runs of one loop under `valgrind --tool=callgrind`, at the same time (one a 
     the name and text caches with what any page of 2025 brings;
   * the same, then N other wcxb pages (every 25th: 60 by default), each cleaned once.
 Instructions a page = (second - first) / N: the cleaning of pages whose texts, id/class values and attribute names the
-caches have not seen, as on a crawl, without the model's loading and the imports. (Until stop 51 the loop cleaned the
-same 30 pages twice, so half the pages found their texts cached: 74.7 M a page there is 102 M a page here.)
+caches have not seen, as on a crawl, without the model's loading and the imports. Both runs read and decompress all
+30 + N pages first, so the difference holds no gzip (at stop 52 it did: 3.3 M of its 92.8 M a page). (Until stop 51
+the loop cleaned the same 30 pages twice, so half the pages found their texts cached: 74.7 M a page there is 102 M a
+page here.)
 
 Prints the total a page and the inclusive count a page of the `--top` functions that cost most (the project's
 compiled stages, Lexbor, the regexp engine). Needs valgrind (`apt-get install valgrind`; exit 2 without it) and the
@@ -30,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The loop each run executes (argv: data directory, number of measured pages or 0 for the warm-up only).
+# The loop each run executes (argv: data directory, number of measured pages, the project's root, 1 to clean the
+# measured pages or 0 for the warm-up only).
 _LOOP = r"""
 import gzip, sys
 sys.path.insert(0, sys.argv[3])
@@ -43,13 +46,15 @@ from cleaner.config import load_config
 
 tune_gc(load_config())
 pages = find_pages(sys.argv[1], ["wcxb"])
-n = int(sys.argv[2])
-todo = pages[1::50] + (pages[::25][:n] if n else [])
+n, measured = int(sys.argv[2]), sys.argv[4] == "1"
+warm_up, more = pages[1::50], pages[::25][:n]
 def raw(page):
     data = page.html_path.read_bytes()
     return gzip.decompress(data) if page.html_path.name.endswith(".gz") else data
+# Both runs read and decompress every page, so the difference is the cleaning alone.
+todo = [raw(p) for p in warm_up + more]
 model = load_model()
-for data in [raw(p) for p in todo]:
+for data in todo[: len(warm_up) + (len(more) if measured else 0)]:
     clean_html(data, model=model)
 print(cleaner.NATIVE_STATUS)
 """
@@ -89,7 +94,7 @@ def main(argv=None) -> int:
         out = work / f"callgrind.{n}.out"
         runs[n] = (out, subprocess.Popen(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(loop),
-             str(args.data), str(n), str(ROOT)],
+             str(args.data), str(args.pages), str(ROOT), "1" if n else "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)))
     status = ""
     for _, proc in runs.values():

@@ -165,3 +165,25 @@ def test_the_compiled_tag_scan_gives_the_references_edits(limits, data_dir):
     texts += ["".join(t) for t in zip(*[iter(_TRICKY * 3)] * 7)]  # the tricky ones run together
     for text in texts:
         assert compiled.scan_edits(text, *limits) == scan_edits(text, *limits), text[:200]
+
+
+def test_the_compiled_bracket_count_is_the_references(data_dir):
+    """The guard's gate counts the '<' not followed by '/' in one compiled pass: the same decision as the
+    reference's two `str.count`, on texts of every width (one, two and four bytes a character)."""
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.page.decode import decode_html
+    from cleaner.page.markup_guard import more_start_tags_than
+
+    texts = _TRICKY + ["<</", "</<", "<<", "x<", "<\u4e2d</", "\U0001f600<a></a><", "é<" * 5, "</" * 5]
+    texts += [decode_html(p.read_html()).text for p in sampled_pages(data_dir, 20)]
+    widths = set()
+    for text in texts:
+        top = max(map(ord, text), default=0)
+        widths.add(1 if top < 0x100 else 2 if top < 0x10000 else 4)
+        expected = text.count("<") - text.count("</")
+        assert compiled.count_start_brackets(text) == expected, text[:200]
+        for limit in (expected - 1, expected, expected + 1):
+            assert more_start_tags_than(text, limit) == (expected > limit)
+    assert widths == {1, 2, 4}

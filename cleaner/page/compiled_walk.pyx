@@ -359,6 +359,26 @@ cdef inline bint _space_at(str text, Py_ssize_t i):
     return Py_UNICODE_ISSPACE(PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i))
 
 
+cdef tuple _merged_idclass(tuple tokens, tuple inherited):
+    """`tuple(dict.fromkeys(tokens + inherited))[:24]`, the reference's merge of an element's id/class tokens with
+    those it inherits, without the dict: `inherited` is a merge already, so its tokens are distinct, and each is
+    compared only with the element's own few. (dict.fromkeys cost 9,000 instructions a merge, 3 M a page of 2025.)"""
+    cdef list out = []
+    cdef Py_ssize_t n_own
+    cdef str token
+    for token in tokens:
+        if token not in out:
+            out.append(token)
+    n_own = len(out)
+    own = out[:]
+    for token in inherited:
+        if len(out) >= 24:
+            break
+        if n_own == 0 or token not in own:
+            out.append(token)
+    return tuple(out[:24])
+
+
 cdef inline void _count(dict counts, str tag):
     counts[tag] = counts.get(tag, 0) + 1
 
@@ -480,7 +500,7 @@ def walk(parsed, config):
                     key = (tokens, idclass)
                     merged = idclass_seen.get(key)
                     if merged is None:
-                        merged = idclass_seen[key] = tuple(dict.fromkeys(tokens + idclass))[:24]
+                        merged = idclass_seen[key] = _merged_idclass(tokens, idclass)
                     idclass = merged
             element = len(element_parent)
             element_parent.append(parent[7])

@@ -11,42 +11,30 @@ formatting element's start tag becomes a Python string (its identity is the tag 
 are the reference's, in the same order (tests/test_parser_bombs.py compares both).
 """
 
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint64_t
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     int PyUnicode_KIND(object text)
     void *PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
 
 
 def count_start_brackets(str html):
     """`html.count("<") - html.count("</")`, the '<' not followed by '/' (markup_guard.more_start_tags_than), in one
-    pass without a branch, which the C compiler vectorises. (The two counts read a page of 2025 three times over:
-    2.3 M instructions, 2.5 % of its cleaning.)"""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(html), i, count = 0
+    pass: from '<' to '<' by PyUnicode_FindChar (memchr, for text of one byte a character), each followed by one
+    look. (The two counts read a page of 2025 three times over: 2.3 M instructions, 2.5 % of its cleaning.)"""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(html), pos = 0, count = 0
     cdef int kind = PyUnicode_KIND(html)
-    cdef const uint8_t *p1
-    cdef const uint16_t *p2
-    cdef const uint32_t *p4
-    if n == 0:
-        return 0
-    if kind == 1:
-        p1 = <const uint8_t *> PyUnicode_DATA(html)
-        for i in range(n - 1):
-            count += (p1[i] == 60) & (p1[i + 1] != 47)
-        count += p1[n - 1] == 60
-    elif kind == 2:
-        p2 = <const uint16_t *> PyUnicode_DATA(html)
-        for i in range(n - 1):
-            count += (p2[i] == 60) & (p2[i + 1] != 47)
-        count += p2[n - 1] == 60
-    else:
-        p4 = <const uint32_t *> PyUnicode_DATA(html)
-        for i in range(n - 1):
-            count += (p4[i] == 60) & (p4[i + 1] != 47)
-        count += p4[n - 1] == 60
-    return count
+    cdef void *data = PyUnicode_DATA(html)
+    while True:
+        pos = PyUnicode_FindChar(html, 60, pos, n, 1)  # '<'
+        if pos < 0:
+            return count
+        pos += 1
+        if pos == n or PyUnicode_READ(kind, data, pos) != 47:  # not '/'
+            count += 1
 
 # How the scan treats a name (the reference's sets).
 cdef enum:

@@ -170,3 +170,19 @@ def test_the_cue_gate_reads_literals_as_the_reference_does():
     assert gate.candidates(long_text) == 0b10011
     with pytest.raises(ValueError):
         compiled.LiteralGate([None] * 65, [True] * 65)
+
+
+def test_the_idclass_cue_gate_gives_the_references_cues(shared_texts):
+    """cue.idclass: the cues of a token by the compiled gate are those of the reference's substring loop, on every
+    token of the shared pages' words and on tokens that hold a cue's substring at either end or twice."""
+    from cleaner.page.cues import CueCache, CueSettings
+
+    settings_ = CueSettings(load_config())
+    cache = CueCache(settings_.idclass)
+    assert cache.gate is not None
+    subs = [sub for _, cue_subs in settings_.idclass for sub in cue_subs]
+    tokens = {t for text in shared_texts for t in re.split(r"[^0-9a-z]+", text.lower()) if 1 < len(t) <= 30}
+    tokens |= {f"{a}{b}" for a in subs for b in ("", "x", "s2", subs[0])} | {f"x{a}" for a in subs} | {"a", "zz"}
+    for token in tokens:
+        expected = tuple(name for name, cue_subs in cache.cues if any(sub in token for sub in cue_subs))
+        assert cache[token] == expected, token

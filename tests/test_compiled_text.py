@@ -134,12 +134,13 @@ def test_the_text_gates_turn_away_no_match_on_generated_texts(text):
     _gates_keep(text)
 
 
-def _reference_candidates(cues, text: str) -> int:
+def _reference_candidates(cues, text: str, low: str | None = None, raw: str | None = None, lits_of=None) -> int:
     """cleaner.page.cues.text_cues's reference prefilter as the gate's bits."""
-    low = text.lower()
+    low = text.lower() if low is None else low
+    raw = text if raw is None else raw
     found = 0
-    for k, (lits, fold) in enumerate(zip(cues.text_lits, cues.text_fold)):
-        hay = low if fold else text
+    for k, (lits, fold) in enumerate(zip(lits_of or cues.text_lits, cues.text_fold)):
+        hay = low if fold else raw
         if lits is None or any(lit in hay for lit in lits):
             found |= 1 << k
     return found
@@ -153,6 +154,22 @@ def test_the_gates_on_the_shared_pages_texts(shared_texts):
     ascii_texts = [t for t in shared_texts if t.isascii()]
     differ = [t for t in ascii_texts if cues.text_gate.candidates(t) != _reference_candidates(cues, t)]
     assert not differ, differ[:5]
+    # A text that is not ASCII: the gate gives the reference's bits (read_wide, cue_prefilter_wide), it turns a
+    # regexp away only when it cannot match, and it turns most away.
+    from cleaner.page.cues import read_wide
+
+    wide = [t for t in shared_texts if not t.isascii()]
+    wide += [t.replace("i", "\u0131").replace("s", "\u017f").replace("k", "\u212a") + "é" for t in ascii_texts[::7]]
+    wide += [t.upper().replace("I", "\u0130").replace("K", "\u212a") + "—" for t in ascii_texts[::7]]
+    searched = 0
+    for text in wide:
+        found = cues.text_gate.candidates(text)
+        assert found == _reference_candidates(cues, text, read_wide(text, True), read_wide(text, False),
+                                              cues.text_lits_wide), text
+        searched += bin(found).count("1")
+        for k, rx in enumerate(cues.text_rx):
+            assert found >> k & 1 or not rx.search(text), (cues.text_names[k], text)
+    assert searched < len(wide) * len(cues.text_rx) / 3
     for text in shared_texts:
         _gates_keep(text)
     with_digits = [t for t in ascii_texts if any(c.isdigit() for c in t)]
@@ -165,7 +182,7 @@ def test_the_cue_gate_reads_literals_as_the_reference_does():
     assert gate.candidates("READ") == 0b10011
     assert gate.candidates("cookie") == 0b10010  # compared as it is: no "Cookie"
     assert gate.candidates("Cookie x") == 0b10111
-    assert gate.candidates("é") == (1 << 64) - 1  # not ASCII: every regexp searches it
+    assert gate.candidates("é") == (1 << 64) - 1  # not ASCII, and no literals for such texts: every regexp searches it
     long_text = "y" * 600 + "AD"  # (lowered in memory of its own)
     assert gate.candidates(long_text) == 0b10011
     with pytest.raises(ValueError):
@@ -186,3 +203,28 @@ def test_the_idclass_cue_gate_gives_the_references_cues(shared_texts):
     for token in tokens:
         expected = tuple(name for name, cue_subs in cache.cues if any(sub in token for sub in cue_subs))
         assert cache[token] == expected, token
+
+
+def test_a_regexp_ignoring_case_equates_four_letters_outside_ascii_with_ascii_ones():
+    """read_wide's premise (cleaner.page.cues._WIDE_FOLDS): among every code point outside ASCII, re ignoring case
+    matches an ASCII character only with İ, ı (i), ſ (s) and the Kelvin sign (k)."""
+    from cleaner.page.cues import _WIDE_FOLDS
+
+    any_ascii = re.compile(r"(?i)[\x00-\x7f]")
+    found = {}
+    for c in range(0x80, 0x110000):
+        ch = chr(c)
+        if any_ascii.fullmatch(ch):
+            found[ch] = {a.lower() for a in map(chr, range(128)) if re.fullmatch("(?i)" + re.escape(a), ch)}
+    assert found == {ch: {a} for ch, a in _WIDE_FOLDS.items()}
+
+
+def test_the_wide_gate_reads_a_text_as_read_wide_does():
+    gate = compiled.LiteralGate([("ad",), ("cookie",), ("x",)], [True, False, True], [("ad", "publicit\x80"), ("cookie",), None])
+    assert gate.candidates("é") == 0b100  # no literal; the third has none for such texts
+    assert gate.candidates("é AD") == gate.candidates("é \u0130\u212aAD") == 0b101
+    assert gate.candidates("é \u212aD") == 0b100  # the Kelvin sign is k, not d
+    assert gate.candidates("Publicité") == gate.candidates("PUBLICITÉ") == 0b101
+    assert gate.candidates("publicitè") == 0b101 and gate.candidates("publicit e é") == 0b100
+    assert gate.candidates("é Cookie") == 0b100 and gate.candidates("é cookie") == 0b110  # compared as it is
+    assert gate.candidates("é" * 600 + "Ad") == 0b101  # (read into memory of its own)

@@ -362,58 +362,76 @@ def may_match_bullet(str text):
 
 
 cdef class LiteralGate:
-    """Which of up to 64 regexps a text can match, by their prefilter literals (cleaner.page.cues.cue_prefilter):
-    regexp k's bit is set in `candidates(text)` iff the text is not ASCII, or regexp k has no literals, or one of
-    them is in the text (lowered when the regexp ignores case) -- what cleaner.page.cues.text_cues tests one `in`
-    at a time, here in one pass: a bitmap of the literals' first two characters, then a comparison at the
-    positions it holds."""
+    """Which of up to 64 regexps a text can match, by their prefilter literals (cleaner.page.cues.cue_prefilter): regexp
+    k's bit is set in `candidates(text)` iff regexp k has no literals, or one of them is in the text -- what
+    cleaner.page.cues.text_cues's reference tests one `in` at a time, here in one pass: a bitmap of the literals' first
+    two characters, then a comparison at the positions it holds.
 
-    cdef uint64_t always  # the regexps searched in every text
-    cdef uint64_t single[2][128]  # per haystack (0 lowered, 1 as it is), a one-character literal's regexps
-    cdef unsigned char pairs[2][8192]  # per haystack, the bitmap of the longer literals' first two characters
-    cdef Py_ssize_t n_literals[2]
-    cdef uint16_t *keys[2]  # per haystack, the longer literals' first two characters, sorted
-    cdef uint64_t *bits[2]  # their regexps' bits
+    An ASCII text is compared with the ASCII literals (`literals`), lowered when the regexp ignores case. A text that
+    is not ASCII is compared, when the gate is given them, with the literals for such texts (`wide_literals`,
+    cleaner.page.cues.cue_prefilter_wide), read as cleaner.page.cues.read_wide reads it: each character as the byte a
+    literal holds for it (0x80 for any character outside ASCII but four letters); without them, every bit is set."""
+
+    cdef uint64_t always  # the regexps searched in every ASCII text
+    cdef uint64_t always_wide  # ... in every other text
+    cdef bint has_wide  # whether other texts are gated (wide_literals given)
+    # per haystack: 0 an ASCII text lowered, 1 as it is, 2 and 3 the same of another text read by read_wide
+    cdef uint64_t single[4][256]  # a one-character literal's regexps
+    cdef unsigned char pairs[4][8192]  # the bitmap of the longer literals' first two characters
+    cdef Py_ssize_t n_literals[4]
+    cdef uint16_t *keys[4]  # the longer literals' first two characters, sorted
+    cdef uint64_t *bits[4]  # their regexps' bits
     cdef list literals  # [haystack] -> the longer literals (bytes), in the order of `keys`
-    cdef uint64_t fold_used, raw_used  # the regexps read in each haystack
+    cdef uint64_t used[4]  # the regexps read in each haystack
 
     def __cinit__(self):
-        self.keys[0] = self.keys[1] = NULL
-        self.bits[0] = self.bits[1] = NULL
+        cdef int h
+        for h in range(4):
+            self.keys[h] = NULL
+            self.bits[h] = NULL
 
-    def __init__(self, literals, fold):
-        """`literals[k]`: regexp k's literals (None: it is searched in every text); `fold[k]`: whether they are
-        compared with the lowered text."""
-        if len(literals) != len(fold) or len(literals) > 64:
+    def __init__(self, literals, fold, wide_literals=None):
+        """`literals[k]`: regexp k's literals for an ASCII text (None: it is searched in every text); `fold[k]`: whether
+        they are compared with the lowered text; `wide_literals[k]`: its literals for another text, each character as
+        read_wide gives it (None: searched in every such text)."""
+        if len(literals) != len(fold) or len(literals) > 64 or (
+                wide_literals is not None and len(wide_literals) != len(literals)):
             raise ValueError("LiteralGate takes up to 64 regexps, each with its literals and whether it folds case")
         cdef int k, h
         cdef uint64_t bit
         memset(self.single, 0, sizeof(self.single))
         memset(self.pairs, 0, sizeof(self.pairs))
-        self.always = self.fold_used = self.raw_used = 0
-        longer = [[], []]
+        memset(self.used, 0, sizeof(self.used))
+        self.always = self.always_wide = 0
+        self.has_wide = wide_literals is not None
+        longer = [[], [], [], []]
         for k in range(len(literals)):
             bit = (<uint64_t> 1) << k
-            h = 0 if fold[k] else 1
-            if literals[k] is None:
-                self.always |= bit
-                continue
-            for lit in literals[k]:
-                if not lit.isascii():  # never in an ASCII text
+            for wide in range(2 if self.has_wide else 1):
+                lits = wide_literals[k] if wide else literals[k]
+                if lits is None:
+                    if wide:
+                        self.always_wide |= bit
+                    else:
+                        self.always |= bit
                     continue
-                if fold[k]:
-                    self.fold_used |= bit
-                else:
-                    self.raw_used |= bit
-                raw = lit.encode("ascii")
-                if len(raw) == 0:
-                    self.always |= bit
-                elif len(raw) == 1:
-                    self.single[h][raw[0]] |= bit
-                else:
-                    longer[h].append((raw[0] << 8 | raw[1], raw, bit))
-        self.literals = [[], []]
-        for h in range(2):
+                h = 2 * wide + (0 if fold[k] else 1)
+                self.used[h] |= bit
+                for lit in lits:
+                    if not wide and not lit.isascii():  # never in an ASCII text
+                        continue
+                    raw = lit.encode("latin-1")  # (ASCII, and 0x80 in a wide literal)
+                    if len(raw) == 0:
+                        if wide:
+                            self.always_wide |= bit
+                        else:
+                            self.always |= bit
+                    elif len(raw) == 1:
+                        self.single[h][raw[0]] |= bit
+                    else:
+                        longer[h].append((raw[0] << 8 | raw[1], raw, bit))
+        self.literals = [[], [], [], []]
+        for h in range(4):
             longer[h].sort()
             self.n_literals[h] = len(longer[h])
             self.keys[h] = <uint16_t *> malloc(max(1, len(longer[h])) * sizeof(uint16_t))
@@ -427,10 +445,10 @@ cdef class LiteralGate:
                 self.literals[h].append(raw)
 
     def __dealloc__(self):
-        free(self.keys[0])
-        free(self.keys[1])
-        free(self.bits[0])
-        free(self.bits[1])
+        cdef int h
+        for h in range(4):
+            free(self.keys[h])
+            free(self.bits[h])
 
     cdef uint64_t _found(self, int h, const unsigned char *p, Py_ssize_t n):
         """The bits of haystack h's literals found in p[:n]."""
@@ -463,27 +481,49 @@ cdef class LiteralGate:
         return found
 
     def candidates(self, str text):
-        """The bits of the regexps `text` can match (module comment): every bit for a text that is not ASCII."""
-        if not PyUnicode_IS_ASCII(text):
-            return (<uint64_t> -1)
-        cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
+        """The bits of the regexps `text` can match (class docstring)."""
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
-        cdef uint64_t found = self.always
+        cdef bint ascii = PyUnicode_IS_ASCII(text)
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void *data = PyUnicode_DATA(text)
+        cdef const unsigned char *p
+        cdef Py_UCS4 c
+        cdef uint64_t found
         cdef unsigned char stack[512]
-        cdef unsigned char *low
-        if self.raw_used:
-            found |= self._found(1, p, n)
-        if self.fold_used:
-            low = &stack[0]
-            if n > 512:
-                low = <unsigned char *> malloc(n)
-                if low == NULL:
-                    raise MemoryError()
-            for i in range(n):  # str.lower() of an ASCII text
-                low[i] = p[i] | 0x20 if 0x41 <= p[i] <= 0x5A else p[i]
-            try:
-                found |= self._found(0, low, n)
-            finally:
-                if low != &stack[0]:
-                    free(low)
+        cdef unsigned char *read = &stack[0]
+        cdef int base = 0 if ascii else 2
+        if not ascii and not self.has_wide:
+            return (<uint64_t> -1)
+        found = self.always if ascii else self.always_wide
+        if n > 512:
+            read = <unsigned char *> malloc(n)
+            if read == NULL:
+                raise MemoryError()
+        try:
+            if self.used[base + 1] & ~found:  # compared as it is
+                if ascii:
+                    p = PyUnicode_1BYTE_DATA(text)
+                else:
+                    for i in range(n):  # (read_wide(text, False))
+                        c = PyUnicode_READ(kind, data, i)
+                        read[i] = <unsigned char> c if c < 0x80 else 0x80
+                    p = read
+                found |= self._found(base + 1, p, n)
+            if self.used[base] & ~found:  # lowered
+                for i in range(n):  # (str.lower() of an ASCII text; read_wide(text, True) of another)
+                    c = PyUnicode_READ(kind, data, i)
+                    if c < 0x80:
+                        read[i] = <unsigned char> ((<unsigned int> c) | 0x20) if 0x41 <= c <= 0x5A else <unsigned char> c
+                    elif c == 0x130 or c == 0x131:  # İ ı
+                        read[i] = 0x69
+                    elif c == 0x17F:  # ſ
+                        read[i] = 0x73
+                    elif c == 0x212A:  # the Kelvin sign
+                        read[i] = 0x6B
+                    else:
+                        read[i] = 0x80
+                found |= self._found(base, read, n)
+        finally:
+            if read != &stack[0]:
+                free(read)
         return found

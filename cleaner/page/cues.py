@@ -25,8 +25,29 @@ from .text import compiled_text_module
 # Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
 # literal strings one of which every match must contain are derived from its parse (sre_parse), so that a
 # text of ASCII characters only that contains none of them (case-folded as the regexp folds) need not be
-# searched. Non-ASCII texts are always searched: Unicode case folding has equivalences across the ASCII
-# boundary (the Kelvin sign and "k", the long s and "s", dotted capital I and "i").
+# searched. A text that is not ASCII is compared with literals of its own (cue_prefilter_wide), each character
+# as `read_wide` reads it: Unicode case folding has equivalences across the ASCII boundary (the Kelvin sign and
+# "k", the long s and "s", dotted capital and dotless i and "i"), and a literal's character outside ASCII is
+# compared as "any character outside ASCII".
+
+# The characters outside ASCII that a regexp ignoring case equates with an ASCII letter (re's own equivalences: the
+# only four among every code point, tests/test_compiled_text.py).
+_WIDE_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+_OUTSIDE_ASCII = "\x80"  # what read_wide makes of any other character outside ASCII
+
+
+def _wide_char(ch: str, fold: bool) -> str:
+    if ch < "\x80":
+        return ch.lower() if fold else ch
+    return _WIDE_FOLDS.get(ch, _OUTSIDE_ASCII) if fold else _OUTSIDE_ASCII
+
+
+def read_wide(text: str, fold: bool) -> str:
+    """A text as the literals of cue_prefilter_wide are compared with it: an ASCII character as it is (lowered when
+    the regexp ignores case), the four letters of _WIDE_FOLDS as their ASCII letter when it ignores case, any other
+    character outside ASCII as U+0080. Where a regexp's character matches a text's, both read the same: so a text
+    without any of a regexp's literals read so cannot match it."""
+    return "".join([_wide_char(ch, fold) for ch in text])
 
 def _sre_modules() -> tuple:
     """The regexp parser and its constants, by their public names (sre_parse, sre_constants: deprecated since
@@ -89,9 +110,16 @@ def _option_score(opt: frozenset) -> tuple:
     return (min(map(len, opt)) if opt else 1 << 30, -len(opt))
 
 
-def _required_literals(seq, flags: int) -> frozenset | None:
-    """A set of strings one of which every match of the parsed sequence `seq` contains (on an ASCII text),
-    or None when none is known."""
+def _wide_literal_option(run: list, flags: int) -> frozenset | None:
+    """The option a run of literal characters gives in a text that is not ASCII: {the run as read_wide reads it}."""
+    fold = bool(flags & re.IGNORECASE)
+    return frozenset(["".join([_wide_char(ch, fold) for ch in run])])
+
+
+def _required_literals(seq, flags: int, option: Callable[[list, int], frozenset | None] = _literal_option
+                       ) -> frozenset | None:
+    """A set of strings one of which every match of the parsed sequence `seq` contains (on an ASCII text; on
+    another, read by read_wide, with `option` _wide_literal_option), or None when none is known."""
     c = _sre_modules()[1]
 
     options: list = []
@@ -99,7 +127,7 @@ def _required_literals(seq, flags: int) -> frozenset | None:
 
     def end_run() -> None:
         if run:
-            opt = _literal_option(run, flags)
+            opt = option(run, flags)
             if opt is not None:
                 options.append(opt)
             run.clear()
@@ -118,7 +146,7 @@ def _required_literals(seq, flags: int) -> frozenset | None:
                     if bop is not c.LITERAL:
                         break
                     lead.append(chr(bav))
-                opt = _literal_option(run + lead, flags)
+                opt = option(run + lead, flags)
                 if opt is None or joined is None:
                     joined = None
                     break
@@ -130,16 +158,16 @@ def _required_literals(seq, flags: int) -> frozenset | None:
         if op is c.BRANCH:
             acc: frozenset | None = frozenset()
             for b in av[1]:
-                part = _required_literals(b, flags)
+                part = _required_literals(b, flags, option)
                 if part is None or acc is None:
                     acc = None
                     break
                 acc = acc | part
             sub = acc
         elif op is c.SUBPATTERN and not av[1] and not av[2]:
-            sub = _required_literals(av[3], flags)
+            sub = _required_literals(av[3], flags, option)
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
-            sub = _required_literals(av[2], flags)
+            sub = _required_literals(av[2], flags, option)
         if sub is not None:
             options.append(sub)
     end_run()
@@ -157,11 +185,22 @@ def cue_prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
     return _PREFILTERS[key]
 
 
+def cue_prefilter_wide(rx: re.Pattern[str]) -> tuple[str, ...] | None:
+    """The literals one of which a text that is not ASCII, read by read_wide, must contain for `rx` to match it;
+    None when the regexp is to be searched in every such text. Memoized by pattern."""
+    key = (rx.pattern, rx.flags | _WIDE_KEY)
+    if key not in _PREFILTERS:
+        _PREFILTERS[key] = _prefilter(rx, _wide_literal_option)
+    return _PREFILTERS[key]
+
+
 _PREFILTERS: dict[tuple[str, int], tuple[str, ...] | None] = {}
+_WIDE_KEY = 1 << 30  # (no re flag)
 
 
-def _prefilter(rx: re.Pattern[str]) -> tuple[str, ...] | None:
-    found = _required_literals(_sre_modules()[0].parse(rx.pattern, rx.flags), rx.flags)
+def _prefilter(rx: re.Pattern[str], option: Callable[[list, int], frozenset | None] = _literal_option
+               ) -> tuple[str, ...] | None:
+    found = _required_literals(_sre_modules()[0].parse(rx.pattern, rx.flags), rx.flags, option)
     if found is None:
         return None
     # A literal containing a shorter one adds nothing ("ads" once "ad" is looked for).
@@ -211,9 +250,10 @@ class CueSettings:
         # Per regexp: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
         # searched; and whether they are compared with the lowered text (IGNORECASE).
         self.text_lits = [cue_prefilter(rx) for rx in self.text_rx]
+        self.text_lits_wide = [cue_prefilter_wide(rx) for rx in self.text_rx]  # (for a text that is not ASCII)
         self.text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.text_rx]
         # The same prefilter in one compiled pass (compiled_text.LiteralGate), when built.
-        self.text_gate = _literal_gate(self.text_lits, self.text_fold)
+        self.text_gate = _literal_gate(self.text_lits, self.text_fold, self.text_lits_wide)
         self.page_typer = PageTyper(config)
         self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
         self.repeat_links_min = float(cc["repeat"]["links_min_share"])
@@ -246,41 +286,42 @@ def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
     return list(dict.fromkeys(found)) if found else []
 
 
-def _literal_gate(literals: list, fold: list[bool]):
-    """compiled_text.LiteralGate over the cues' prefilter literals; None when it is not built (or for more than
-    the 64 regexps it takes)."""
+def _literal_gate(literals: list, fold: list[bool], wide_literals: list | None = None):
+    """compiled_text.LiteralGate over the cues' prefilter literals (and those for a text that is not ASCII, when
+    given); None when it is not built (or for more than the 64 regexps it takes)."""
     compiled = compiled_text_module()
-    return compiled.LiteralGate(literals, fold) if compiled is not None and len(literals) <= 64 else None
+    if compiled is None or len(literals) > 64:
+        return None
+    return compiled.LiteralGate(literals, fold, wide_literals)
 
 
 def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> None:
-    """Append the `cue.text` attributes of a short block's `text` to `out`. An ASCII text is searched only by
-    the regexps one of whose prefilter literals it holds: the loop below, the readable reference of the compiled
-    gate that runs when it is built (`settings.text_gate`, the same regexps in one pass over the text)."""
-    if text.isascii():
-        gate = settings.text_gate
-        if gate is not None:
-            found: int = gate.candidates(text)
-            if found:  # (most texts: none)
-                for k, (name, rx) in enumerate(zip(names.text, settings.text_rx)):
-                    if found >> k & 1 and rx.search(text):
-                        out.append(name)
-            return
-        low = text.lower()
-        for name, rx, lits, fold in zip(names.text, settings.text_rx, settings.text_lits, settings.text_fold):
-            if lits is not None:
-                hay = low if fold else text
-                for lit in lits:
-                    if lit in hay:
-                        break
-                else:
-                    continue  # none of its literals: it cannot match
-            if rx.search(text):
-                out.append(name)
-    else:
-        for name, rx in zip(names.text, settings.text_rx):
-            if rx.search(text):
-                out.append(name)
+    """Append the `cue.text` attributes of a short block's `text` to `out`. The text is searched only by the
+    regexps one of whose prefilter literals it holds (an ASCII text by cue_prefilter's, another, read by read_wide,
+    by cue_prefilter_wide's): the loop below, the readable reference of the compiled gate that runs when it is built
+    (`settings.text_gate`, the same bits in one pass over the text)."""
+    gate = settings.text_gate
+    if gate is not None:
+        found: int = gate.candidates(text)
+        if found:  # (most texts: none)
+            for k, (name, rx) in enumerate(zip(names.text, settings.text_rx)):
+                if found >> k & 1 and rx.search(text):
+                    out.append(name)
+        return
+    ascii = text.isascii()
+    low = text.lower() if ascii else read_wide(text, True)
+    raw = text if ascii else read_wide(text, False)
+    for name, rx, lits, fold in zip(names.text, settings.text_rx,
+                                    settings.text_lits if ascii else settings.text_lits_wide, settings.text_fold):
+        if lits is not None:
+            hay = low if fold else raw
+            for lit in lits:
+                if lit in hay:
+                    break
+            else:
+                continue  # none of its literals: it cannot match
+        if rx.search(text):
+            out.append(name)
 
 
 # Where a block lies against the page's main container (main_relations): the index is the relation.

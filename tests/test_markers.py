@@ -141,3 +141,20 @@ def test_the_typer_tags_every_segment_as_crfsuite_does(data_dir):
     for page in sampled_pages(data_dir, 30):
         clean_html(page.read_html(), model=model)
     assert typer.segments > 3000  # (4,693 segments of 151 pages)
+
+
+def test_the_compiled_text_shape_is_the_references():
+    """What the typer reads of a segment's text, compiled (compiled_text.text_shape), equals its reference
+    (markers.text_shape): words, capitalised words, all caps and a sentence ending inside, in every script, with
+    whitespace that is not a space and a titlecase letter (ǅ) among them."""
+    import random
+
+    compiled = pytest.importorskip("cleaner.page.compiled_text", reason="not built (scripts/build_native.py)")
+    from cleaner.label.markers import text_shape
+
+    rng = random.Random(3)
+    alphabet = "aA .!?\t\n\x1cÉé ǅ\u2028İ中x"
+    texts = ["", "A. b", "ABC DEF", "ABC déf", "ǅ", "x.\u00a0y", "Hi!  There", "ÉTÉ 2025", "中文。文"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(n)) for n in range(60) for _ in range(50)]
+    for text in texts:
+        assert compiled.text_shape(text) == text_shape(text), repr(text)

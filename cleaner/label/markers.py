@@ -30,6 +30,7 @@ from mypy_extensions import mypyc_attr
 
 from ..config import Config
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
+from ..page.text import compiled_text_module
 from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
 
 MARKERS = (HEADER, PARAGRAPH, LIST)
@@ -146,12 +147,10 @@ _ASCII_SHAPE = bytes(32 if chr(b).isspace() else 85 if chr(b).isupper() else 120
 _SENTENCE_INSIDE = re.compile(r"[.!?] ")
 
 
-def _text_shape(text: str) -> list[str]:
-    if not text:
-        return []
-    last, first = text[-1], text[0]
-    # The share of text.split()'s words that start with an uppercase letter. A word starts at
-    # the first character or after whitespace, so ASCII text (most segments) needs no split:
+def text_shape(text: str) -> tuple[int, int, bool, bool]:
+    """(the words of `text.split()`, those that start with an uppercase letter, `text.isupper()`, whether a sentence
+    ends inside it): the readable reference of compiled_text.text_shape, which _text_shape reads when it is built."""
+    # A word starts at the first character or after whitespace, so ASCII text (most segments) needs no split:
     # count those starts in a byte string of its character classes (no object per word).
     if text.isascii():
         shape = text.encode().translate(_ASCII_SHAPE)
@@ -161,14 +160,27 @@ def _text_shape(text: str) -> list[str]:
         words = text.split()
         upper = sum(1 for w in words if w[0].isupper())
         n_words = len(words)
-    capitalised = upper / n_words if n_words else 0.0
+    return n_words, upper, text.isupper(), _SENTENCE_INSIDE.search(text) is not None
+
+
+_COMPILED_TEXT = compiled_text_module()
+_shape_of: Callable[[str], tuple[int, int, bool, bool]] = (
+    text_shape if _COMPILED_TEXT is None else _COMPILED_TEXT.text_shape)
+
+
+def _text_shape(text: str) -> list[str]:
+    if not text:
+        return []
+    last, first = text[-1], text[0]
+    n_words, upper, allcaps, sentence_inside = _shape_of(text)
+    capitalised = upper / n_words if n_words else 0.0  # the share of words that start with an uppercase letter
     return [
         "last=" + ("." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
                    else "0" if last.isdigit() else "o"),
         "first=" + ("U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"),
         _CAPITALISED[int(capitalised * 10)],  # a share: in [0, 1]
-        "allcaps=True" if text.isupper() else "allcaps=False",
-        "sentence-inside=False" if _SENTENCE_INSIDE.search(text) is None else "sentence-inside=True",
+        "allcaps=True" if allcaps else "allcaps=False",
+        "sentence-inside=True" if sentence_inside else "sentence-inside=False",
     ]
 
 

@@ -128,3 +128,20 @@ def test_the_compiled_idclass_tokens_on_tricky_values():
     for value in ["", "a", "ab", "nav-Menu__item", "x" * 30, "x" * 31, "KELVIN\u212a", "\u0130tem", "a1 b2_c3",
                   "main  content", "ﬃx"]:
         assert compiled_walk.idclass_tokens(value) == segment.idclass_tokens(value), value
+
+
+_TOKENS = st.sampled_from(["nav", "main", "post", "card", "x1", "item", "content", "ab"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(own=st.lists(_TOKENS, max_size=30), inherited=st.lists(_TOKENS, max_size=30, unique=True),
+       copies=st.booleans())
+def test_the_compiled_idclass_merge_is_the_references(own, inherited, copies):
+    """An element's tokens merged with those it inherits (a merge already: distinct), as the reference merges
+    them: `tuple(dict.fromkeys(own + inherited))[:24]`, with equal tokens that are other objects among them."""
+    if copies:  # equal strings that are not the same object, as two id/class values give them
+        own = ["".join(list(t)) for t in own]
+    expected = tuple(dict.fromkeys(tuple(own) + tuple(inherited)))[:24]
+    assert compiled_walk.merged_idclass(tuple(own), tuple(inherited)) == expected
+    many = tuple(f"t{k}" for k in range(30))  # more than 24 of its own
+    assert compiled_walk.merged_idclass(many + tuple(own), tuple(inherited)) == many[:24]

@@ -275,3 +275,40 @@ def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_t
     assert blog[para.format("old")] and not blog[para.format("first comment on the")]
     thread = inside('<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>')
     assert thread[para.format("old")] and thread[para.format("first comment on the")]
+
+
+def test_the_compiled_main_subtree_is_the_references(data_dir):
+    """The main container's subtree, compiled (compiled_walk.main_subtree), equals its reference
+    (cues.main_subtree) on the element trees of shared pages and on generated trees, ties and empty pages included."""
+    import random
+
+    import pytest
+    from conftest import sampled_pages
+
+    compiled = pytest.importorskip("cleaner.page.compiled_walk", reason="not built (scripts/build_native.py)")
+    from cleaner.page.cues import main_subtree
+    from cleaner.page.decode import decode_html
+
+    cases = []
+    for page in sampled_pages(data_dir, 60):
+        seg = segment_blocks(decode_html(page.read_html()).text)
+        parents = seg.page.element_parent
+        words = [0] * len(parents)
+        for b in seg.blocks:
+            if 0 <= b.element < len(parents):
+                words[b.element] += len(b.text.split())
+        cases.append((words, parents))
+    rng = random.Random(5)
+    for n in range(1, 40):
+        parents = [0] + [rng.randrange(e) for e in range(1, n)]
+        cases.append(([rng.choice((0, 0, 1, 3, 3)) for _ in range(n)], parents))
+    cases.append(([0, 0, 0], [0, 0, 1]))  # no prose
+    inside_some = 0
+    for words, parents in cases:
+        for share in (0.5, 0.6, 1.0):
+            expected = main_subtree(words, parents, share)
+            assert compiled.main_subtree(words, parents, share) == expected
+            inside_some += expected is not None and 0 < sum(expected) < len(expected)
+    assert inside_some > len(cases)
+    with pytest.raises(ValueError):
+        compiled.main_subtree([1, 1], [0, 1], 0.5)  # an element its own parent: not a tree in document order

@@ -25,6 +25,7 @@ nodes by their address.
 """
 
 from libc.stdint cimport uintptr_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport (
@@ -359,43 +360,54 @@ cdef inline bint _space_at(str text, Py_ssize_t i):
     return Py_UNICODE_ISSPACE(PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i))
 
 
-cdef inline bint _same_token(str a, str b):
-    return a is b or (PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) and a == b)
-
-
-cdef tuple _merged_idclass(tuple tokens, tuple inherited):
+cpdef tuple merged_idclass(tuple tokens, tuple inherited):
     """`tuple(dict.fromkeys(tokens + inherited))[:24]`, the reference's merge of an element's id/class tokens with
     those it inherits, without the dict: `inherited` is a merge already, so its tokens are distinct, and each is
-    compared only with the element's own few (most often the same object: the walk caches each value's tokens).
+    compared only with the element's own few, by hash first as a dict would (a str keeps its hash once computed).
     (dict.fromkeys cost 9,000 instructions a merge, 3 M a page of 2025.)"""
     cdef list out = []
     cdef Py_ssize_t n_own = 0, i, k
+    cdef Py_hash_t own_hash[24]
+    cdef Py_hash_t h
     cdef str token
     cdef bint seen
     for i in range(len(tokens)):
         token = <str> tokens[i]
+        h = hash(token)
         seen = False
         for k in range(n_own):
-            if _same_token(<str> out[k], token):
+            if own_hash[k] == h and (<str> out[k] is token or <str> out[k] == token):
                 seen = True
                 break
         if not seen:
+            if n_own == 24:  # the merge keeps 24
+                break
             out.append(token)
+            own_hash[n_own] = h
             n_own += 1
     for i in range(len(inherited)):
         if len(out) >= 24:
             break
         token = <str> inherited[i]
+        h = hash(token)
         seen = False
         for k in range(n_own):
-            if _same_token(<str> out[k], token):
+            if own_hash[k] == h and (<str> out[k] is token or <str> out[k] == token):
                 seen = True
                 break
         if not seen:
             out.append(token)
-    if len(out) > 24:
-        del out[24:]
     return tuple(out)
+
+
+cdef inline frozenset _with(dict widened, frozenset ancestors, str tag):
+    """`ancestors | {tag}`, made once a page for each (ancestors, tag): a page has a few dozen ancestor sets, and
+    building a set for each element cost 0.6 M instructions a page of 2025."""
+    key = (ancestors, tag)
+    out = widened.get(key)
+    if out is None:
+        out = widened[key] = ancestors | {tag}
+    return <frozenset> out
 
 
 cdef inline void _count(dict counts, str tag):
@@ -438,6 +450,7 @@ def walk(parsed, config):
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
     cdef dict token_cache = TOKEN_CACHE
     cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass) -> its idclass
+    cdef dict widened = {}  # (ancestors, a tag) -> the ancestors with it (_with)
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
     w.space = False
@@ -519,7 +532,7 @@ def walk(parsed, config):
                     key = (tokens, idclass)
                     merged = idclass_seen.get(key)
                     if merged is None:
-                        merged = idclass_seen[key] = _merged_idclass(tokens, idclass)
+                        merged = idclass_seen[key] = merged_idclass(tokens, idclass)
                     idclass = merged
             element = len(element_parent)
             element_parent.append(parent[7])
@@ -546,22 +559,22 @@ def walk(parsed, config):
                 containers = containers[-MAX_CONTAINERS:]
             ancestors = parent[2]
             if tag not in ancestors:
-                ancestors = ancestors | {tag}
+                ancestors = _with(widened, ancestors, tag)
             in_itemscope = parent[8]
             if attrs.any:
                 if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.aria_hidden is not None or attrs.style)
                         and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style)):
-                    ancestors = ancestors | {HIDDEN}
+                    ancestors = _with(widened, ancestors, HIDDEN)
                 itemprop = attrs.itemprop
                 if itemprop:
                     if MAIN not in ancestors and itemprop == "articleBody":
-                        ancestors = ancestors | {MAIN}
+                        ancestors = _with(widened, ancestors, MAIN)
                     itemprop = itemprop.lower()
                     itemprops[itemprop] = itemprops.get(itemprop, 0) + 1
                     if itemprop == "datepublished" and not marks.date_published:
                         marks.date_published = attrs.content or attrs.datetime or ""
                 if MAIN not in ancestors and attrs.role == "main":
-                    ancestors = ancestors | {MAIN}
+                    ancestors = _with(widened, ancestors, MAIN)
                 if not in_itemscope and attrs.has_itemscope:
                     in_itemscope = True
                     add_itemtypes(attrs.itemtype, marks.itemtypes)
@@ -634,6 +647,50 @@ def walk(parsed, config):
     mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
+
+
+def main_subtree(list words, list element_parent, double share):
+    """cleaner.page.cues.main_subtree(words, element_parent, share), its readable reference, over C arrays: per
+    element whether it lies in the page's main container, or None. `element_parent` is the walk's: every element's
+    parent comes before it."""
+    cdef Py_ssize_t n = len(element_parent), e, p, top
+    cdef Py_ssize_t *total = <Py_ssize_t *> malloc(3 * max(n, 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *parent = total + n
+    cdef Py_ssize_t *best = total + 2 * n
+    cdef double need
+    cdef list inside
+    if total == NULL:
+        raise MemoryError()
+    try:
+        if len(words) != n:
+            raise ValueError("main_subtree: one word count per element")
+        for e in range(n):
+            total[e] = words[e]
+            parent[e] = element_parent[e]
+            best[e] = -1
+            if e and not 0 <= parent[e] < e:
+                raise ValueError("main_subtree: an element's parent comes before it")
+        for e in range(n - 1, 0, -1):
+            p = parent[e]
+            total[p] += total[e]
+            if best[p] < 0 or total[e] >= total[best[p]]:
+                best[p] = e
+        if n == 0 or total[0] <= 0:
+            return None
+        need = share * total[0]
+        top = 0
+        while best[top] >= 0 and total[best[top]] >= need:
+            top = best[top]
+        inside = [False] * n
+        inside[top] = True
+        best[top] = 1  # (best is reused: 1 inside, 0 not)
+        for e in range(top + 1, n):
+            best[e] = best[parent[e]] if parent[e] >= top else 0
+            if best[e] == 1:
+                inside[e] = True
+        return inside
+    finally:
+        free(total)
 
 
 cdef dict _nodes_by_address(tree):

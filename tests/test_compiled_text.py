@@ -220,7 +220,8 @@ def test_a_regexp_ignoring_case_equates_four_letters_outside_ascii_with_ascii_on
 
 
 def test_the_wide_gate_reads_a_text_as_read_wide_does():
-    gate = compiled.LiteralGate([("ad",), ("cookie",), ("x",)], [True, False, True], [("ad", "publicit\x80"), ("cookie",), None])
+    gate = compiled.LiteralGate([("ad",), ("cookie",), ("x",)], [True, False, True],
+                                [("ad", "publicit\x80"), ("cookie",), None])
     assert gate.candidates("é") == 0b100  # no literal; the third has none for such texts
     assert gate.candidates("é AD") == gate.candidates("é \u0130\u212aAD") == 0b101
     assert gate.candidates("é \u212aD") == 0b100  # the Kelvin sign is k, not d

@@ -34,3 +34,18 @@ def test_the_label_package_names_attributes_with_the_compiled_code():
     assert encode_attribute is compiled.attribute_code
     code = encode_attribute("idclass.nav")
     assert len(code) == 12 and int(code, 16) >= 0 and code == code.lower()
+
+
+def test_the_ids_of_an_attribute_and_its_copies_are_the_references():
+    """ConjoinedIds names an attribute and its copies under each convention in one compiled call
+    (compiled_codes.code_ids): the ids the reference loop looks up, found or not, short names and names past one
+    block, ASCII or not."""
+    names = ["idclass.nav", "tag.self=main", "idclass.é", "idclass." + "x" * 120, "idclass.\ud800"]
+    prefixes = ("main|", "article|", "cleaneval|", "dragnet|", "é" * 3 + "|")
+    known = [p + n for n in names for p in ("",) + prefixes][::2]  # every other name in the vocabulary
+    index = {encode_attribute_reference(name): k for k, name in enumerate(known, 1)}
+    for name in names + ["idclass.unknown"]:
+        expected = tuple(index.get(encode_attribute_reference(p + name), 0) for p in ("",) + prefixes)
+        assert compiled.code_ids(index, name, prefixes) == expected, name
+        assert compiled.code_ids(index, name, ()) == expected[:1]
+    assert any(compiled.code_ids(index, name, prefixes).count(0) not in (0, 6) for name in names)

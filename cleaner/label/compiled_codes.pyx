@@ -15,6 +15,8 @@ length up to 300 bytes, non-ASCII and lone surrogates (`surrogatepass`) included
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 
 import hashlib
 
@@ -102,21 +104,11 @@ cdef uint64_t _digest_word(const uint8_t *message, Py_ssize_t length) noexcept n
     return h[0] ^ v[0] ^ v[8]
 
 
-cpdef bytes attribute_code(str attribute):
-    """cleaner.label.crf.encode_attribute(attribute): the 48-bit code of a readable attribute, 12 hex digits."""
-    cdef bytes data
-    cdef const uint8_t *message
-    cdef Py_ssize_t length
+cdef bytes _code(const uint8_t *message, Py_ssize_t length):
+    """The code of a name's UTF-8 bytes (attribute_code)."""
     cdef uint64_t word
     cdef char out[2 * DIGEST]
     cdef int i
-    if PyUnicode_IS_ASCII(attribute):  # (its bytes are its UTF-8)
-        message = PyUnicode_1BYTE_DATA(attribute)
-        length = PyUnicode_GET_LENGTH(attribute)
-    else:
-        data = attribute.encode("utf-8", "surrogatepass")
-        message = <const uint8_t *> PyBytes_AS_STRING(data)
-        length = PyBytes_GET_SIZE(data)
     if length > BLOCK:
         return hashlib.blake2b(message[:length], digest_size=DIGEST).hexdigest().encode()
     word = _digest_word(message, length)
@@ -124,3 +116,47 @@ cpdef bytes attribute_code(str attribute):
         out[2 * i] = HEX[(word >> (8 * i + 4)) & 15]
         out[2 * i + 1] = HEX[(word >> (8 * i)) & 15]
     return PyBytes_FromStringAndSize(out, 2 * DIGEST)
+
+
+cdef inline object _id(dict index, bytes code):
+    cdef PyObject *found = PyDict_GetItem(index, code)
+    return 0 if found == NULL else <object> found
+
+
+def code_ids(dict index, str attribute, tuple prefixes):
+    """`(index.get(attribute_code(attribute), 0),) + tuple(index.get(attribute_code(p + attribute), 0) for p in
+    prefixes)`: an attribute's id in a model's vocabulary (`index`: code -> id) and the ids of its copies under each
+    prefix (cleaner.label.crf.ConjoinedIds, whose reference loop this is), each name's bytes laid in one buffer on the
+    stack, without a string per copy."""
+    cdef bytes data = _utf8(attribute)
+    cdef const uint8_t *name = <const uint8_t *> PyBytes_AS_STRING(data)
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(data), k, n = len(prefixes)
+    cdef bytes prefix
+    cdef uint8_t buffer[BLOCK]
+    out = [_id(index, _code(name, length))]
+    for k in range(n):
+        prefix = _utf8(<str> prefixes[k])
+        if PyBytes_GET_SIZE(prefix) + length > BLOCK:  # (hashlib's, over the joined bytes)
+            out.append(_id(index, _code(<const uint8_t *> PyBytes_AS_STRING(prefix + data),
+                                        PyBytes_GET_SIZE(prefix) + length)))
+            continue
+        memcpy(buffer, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
+        memcpy(buffer + PyBytes_GET_SIZE(prefix), name, length)
+        out.append(_id(index, _code(buffer, PyBytes_GET_SIZE(prefix) + length)))
+    return tuple(out)
+
+
+cdef inline bytes _utf8(str text):
+    # (an ASCII str's bytes are its UTF-8: copied without encoding)
+    if PyUnicode_IS_ASCII(text):
+        return PyBytes_FromStringAndSize(<const char *> PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text))
+    return text.encode("utf-8", "surrogatepass")
+
+
+cpdef bytes attribute_code(str attribute):
+    """cleaner.label.crf.encode_attribute(attribute): the 48-bit code of a readable attribute, 12 hex digits."""
+    cdef bytes data
+    if PyUnicode_IS_ASCII(attribute):  # (its bytes are its UTF-8)
+        return _code(PyUnicode_1BYTE_DATA(attribute), PyUnicode_GET_LENGTH(attribute))
+    data = attribute.encode("utf-8", "surrogatepass")
+    return _code(<const uint8_t *> PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))

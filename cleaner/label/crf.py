@@ -157,9 +157,13 @@ class ConjoinedIds(AttributeIds):
     def __missing__(self, key: str) -> int:
         if len(self) >= self.MAX_ENTRIES:
             self.clear()
-        i = self.id_of(key)
-        if key.startswith(self.prefixes):
-            ids = (i,) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
+        if not key.startswith(self.prefixes):
+            i = self.id_of(key)
+        else:
+            if self.encoded and compiled_codes is not None:  # (the loop below in one compiled call)
+                ids: tuple[int, ...] = compiled_codes.code_ids(self.vocabulary.index, key, self.copy_prefixes)
+            else:
+                ids = (self.id_of(key),) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
             with self._lock:
                 pair = self._pairs.get(ids)
                 if pair is None:

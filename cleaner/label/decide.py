@@ -50,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ..labels import continues_segment
+from ..page.text import compiled_text_module
 
 OTHER = "other"
 CONTENT = ("header", "paragraph", "list", "continuation")
@@ -119,6 +120,16 @@ class DecisionSettings:
 
 
 _WORD = re.compile(r"\w+")
+
+
+def words_key(text: str) -> str:
+    """A text's words (`\\w+`), each followed by a space: two segments have the same words iff their keys, joined,
+    are equal (a space is no word character). The readable reference of compiled_text.words_key."""
+    return "".join([w + " " for w in _WORD.findall(text)])
+
+
+_COMPILED_TEXT = compiled_text_module()
+_words_key: Callable[[str], str] = words_key if _COMPILED_TEXT is None else _COMPILED_TEXT.words_key
 # A headline of fewer words matches too many titles by chance ("Home", "News").
 HEADLINE_MIN_WORDS = 2
 # The share of the headline's words that the <title> must hold ("Headline - Site" holds all of them).
@@ -189,12 +200,12 @@ def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, wo
             count[size] = count.get(size, 0) + 1
     if all(c < 2 for c in count.values()):
         return labels
-    seen: set[tuple[str, ...]] = set()
+    seen: set[str] = set()
     out = labels
     for segment, size in zip(segments, sizes):
         if count.get(size, 0) < 2:
             continue
-        words = tuple(w for i in segment for w in _WORD.findall(texts[i].casefold()))
+        words = "".join([_words_key(texts[i].casefold()) for i in segment])
         if words in seen:
             if out is labels:
                 out = list(labels)

@@ -391,6 +391,33 @@ def text_shape(str text):
     return words, upper, cased and not lowered, sentence_inside
 
 
+def words_key(str text):
+    """`"".join(w + " " for w in re.findall(r"\\w+", text))` (cleaner.label.decide.words_key, its reference): each
+    run of word characters (alphanumeric or `_`, as re reads `\\w`) followed by a space, in one pass without a match
+    object or a str per word."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_UCS4 c
+    cdef bint in_word = False
+    cdef list out = []
+    cdef Py_ssize_t start = 0
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISALNUM(c) or c == 0x5F:
+            if not in_word:
+                start = i
+                in_word = True
+        elif in_word:
+            out.append(text[start:i])
+            in_word = False
+    if in_word:
+        out.append(text[start:n])
+    if not out:
+        return ""
+    return " ".join(out) + " "
+
+
 cdef class LiteralGate:
     """Which of up to 64 regexps a text can match, by their prefilter literals (cleaner.page.cues.cue_prefilter): regexp
     k's bit is set in `candidates(text)` iff regexp k has no literals, or one of them is in the text -- what

@@ -1,15 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Attribute codes, compiled: `attribute_code(attribute)` is `cleaner.label.crf.encode_attribute`, its readable
-reference (hashlib's BLAKE2b with a 6-byte digest, as 12 hex digits), which names every attribute a model file
-stores.
+"""Attribute codes, compiled: `attribute_code(attribute)` is `cleaner.label.crf.encode_attribute_reference`, its
+readable reference (hashlib's BLAKE2b with a 6-byte digest, as 12 hex digits), which names every attribute a model
+file stores; `code_ids` names an attribute and its copies under each convention at once (cleaner.label.crf.ConjoinedIds).
 
-A page of a site not seen before brings a few hundred attribute names no cache holds (its id/class tokens, each
-once as the block's own and once under each convention), and each is hashed to be looked up in the model. Through
-hashlib a name cost about 5,800 instructions: the hash object, its keyword arguments, the hex digest and its
-encoding around one compression of 1,500. Here a name of at most 128 bytes (every name a page brings: a longer one
-goes to hashlib) is one compression over a block on the stack (RFC 7693, BLAKE2b with the parameter block of an
-unkeyed 6-byte digest), written out as hex in place. tests/test_native.py compares the two on names of every
-length up to 300 bytes, non-ASCII and lone surrogates (`surrogatepass`) included.
+A page of a site not seen before brings about 390 attribute names no cache holds (its id/class tokens, each as the
+block's own and under each convention), and each is hashed to be looked up in the model. Through hashlib a name cost
+about 5,000 instructions (the hash object, its keyword arguments, the hex digest and its encoding around one
+compression). Here a name of at most 128 bytes (every name a page brings: a longer one goes to hashlib) is one
+compression over a block on the stack (RFC 7693, BLAKE2b with the parameter block of an unkeyed 6-byte digest),
+written out as hex in place: 3,400, most of it the compression. tests/test_compiled_codes.py compares the two on
+names of every length up to 300 bytes, non-ASCII and lone surrogates (`surrogatepass`) included.
 """
 
 from libc.stdint cimport uint8_t, uint64_t

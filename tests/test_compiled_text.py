@@ -217,6 +217,10 @@ def test_a_regexp_ignoring_case_equates_four_letters_outside_ascii_with_ascii_on
         if any_ascii.fullmatch(ch):
             found[ch] = {a.lower() for a in map(chr, range(128)) if re.fullmatch("(?i)" + re.escape(a), ch)}
     assert found == {ch: {a} for ch, a in _WIDE_FOLDS.items()}
+    # and the other way round: no other character outside ASCII, as the regexp's, matches an ASCII one
+    others = re.compile(r"(?i)[\x80-\u012f\u0132-\u017e\u0180-\u2129\u212b-\U0010ffff]")
+    assert not [a for a in map(chr, range(128)) if others.fullmatch(a)]
+    assert {a for a in map(chr, range(128)) if re.fullmatch(r"(?i)[\x80-\U0010ffff]", a)} == set("IKSiks")
 
 
 def test_the_wide_gate_reads_a_text_as_read_wide_does():

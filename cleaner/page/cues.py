@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from mypy_extensions import mypyc_attr
 
 from ..config import Config
+from . import compiled_twin
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
@@ -385,18 +386,11 @@ def main_subtree(words: list[int], element_parent: list[int], share: float) -> l
     return inside
 
 
-def _compiled_main_subtree() -> Callable[[list[int], list[int], float], list[bool] | None]:
-    """compiled_walk.main_subtree if it is built, else the reference. (A page of 2025 has some 3,000 elements; the
-    reference's loops over them cost 0.6 M instructions a call, and a page calls it twice.)"""
-    try:
-        from . import compiled_walk  # type: ignore[attr-defined]
-    except ImportError:
-        return main_subtree
-    compiled: Callable[[list[int], list[int], float], list[bool] | None] = compiled_walk.main_subtree
-    return compiled
-
-
-_main_subtree = _compiled_main_subtree()
+# compiled_walk.main_subtree if it is built, else the reference. (A page of 2025 has some 3,000 elements; the
+# reference's loops over them cost 0.6 M instructions a call, and a page calls it twice.)
+_COMPILED_WALK = compiled_twin("compiled_walk")
+_main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
+    main_subtree if _COMPILED_WALK is None else _COMPILED_WALK.main_subtree)
 
 
 def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: CueSettings,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..config import Config
+from . import compiled_twin
 
 # Tags whose end the HTML5 tree builder implies, so an unclosed one does not nest deeper.
 _AUTO_CLOSED = frozenset(
@@ -176,17 +177,7 @@ def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:
     return _apply(html, [(start, end, "") for start, end in cuts])
 
 
-def _compiled_module():
-    """cleaner/page/compiled_guard.pyx (built by scripts/build_native.py), or None: the references here then run,
-    and cleaner.NATIVE_STATUS says so."""
-    try:
-        from . import compiled_guard  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return compiled_guard
-
-
-_compiled_guard = _compiled_module()
+_compiled_guard = compiled_twin("compiled_guard")  # (None: the references here run)
 compiled_scan = None if _compiled_guard is None else _compiled_guard.scan_edits
 
 

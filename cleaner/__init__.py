@@ -39,11 +39,13 @@ only while they match the sources they were built from, so an edited module is n
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import json
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 __version__ = "0.1.0"
 
@@ -53,11 +55,11 @@ __version__ = "0.1.0"
 NATIVE_MODULES = (
     "page.text", "page.page_marks", "page.segment", "page.compiled_walk", "page.compiled_guard", "page.compiled_text",
     "page.cues", "page.feature_names", "page.features", "label.compiled_chain", "label.compiled_codes",
-    "output.markdown", "page.structure",
+    "output.markdown", "output.compiled_corpus", "page.structure",
     "label.markers", "label.decide", "output.assemble", "label.crf", "page.markup_guard", "page.page_type",
 )
 CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "page.compiled_text", "label.compiled_chain",
-                  "label.compiled_codes")
+                  "label.compiled_codes", "output.compiled_corpus")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 
@@ -128,6 +130,16 @@ def use_native_build(package: str, path: list[str]) -> None:
     is the compiled one while the build is current (NATIVE_BUILD is None otherwise)."""
     if NATIVE_BUILD is not None:
         path.insert(0, str(NATIVE_BUILD.joinpath(*package.split(".")[1:])))
+
+
+def compiled_twin(module: str) -> ModuleType | None:
+    """The Cython module `module` of CYTHON_MODULES (named within this package, "page.compiled_text"), or None when
+    it is not built or does not load: the readable reference beside it then runs, and NATIVE_STATUS says so
+    (`cleaner --version`, the job's per-worker record)."""
+    try:
+        return importlib.import_module(f"{__name__}.{module}")
+    except ImportError:
+        return None
 
 
 def native_modules() -> list[str]:

@@ -29,6 +29,7 @@ import gzip, pickle, sys
 sys.path.insert(0, sys.argv[1])
 import cleaner
 from cleaner.api import clean_html
+from cleaner.output.corpus import default_corpus_columns
 from cleaner.output.markdown import MarkdownOptions
 MARKDOWN = MarkdownOptions(links=True, images=True, emphasis=True)  # (the Markdown's modules are compiled too)
 def variants(data):
@@ -46,7 +47,7 @@ for path in sys.argv[3:]:
     for data in variants(gzip.decompress(raw) if path.endswith(".gz") else raw):
         r = clean_html(data, keep_blocks=True, markdown=MARKDOWN)
         out.append((r.status, r.reason, r.error, r.cleaneval, r.labels, r.confidences, r.decision, r.markdown,
-                    r.markdown_fallback))
+                    r.markdown_fallback, default_corpus_columns().columns(r.plain or "")))
 pickle.dump((cleaner.native_modules(), out), open(sys.argv[2], "wb"))
 """
 
@@ -84,7 +85,7 @@ def test_compiled_and_pure_python_give_the_same_output(tmp_path):
     assert len(pure) == 5 * len(pages) and sum(r[0] == "cleaned" for r in pure) > 200
     assert not [r for r in native if r[1] == "internal_error"]
     for k, (a, b) in enumerate(zip(native, pure)):
-        assert a == b, (pages[k // 5], k % 5)  # outcome, labels, text, probabilities and Markdown, exactly
+        assert a == b, (pages[k // 5], k % 5)  # outcome, labels, text, probabilities, Markdown, corpus columns
 
 
 def _fake_package(tmp_path: Path, build: bool = True) -> Path:

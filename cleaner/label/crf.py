@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import threading
 from collections.abc import Callable
 from itertools import chain
-from types import ModuleType
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
+from .. import compiled_twin
 from . import chain as reference_chain
 from .crfsuite_file import (  # noqa: F401 (TRANSITION: read from here too)
     STATE,
@@ -40,18 +39,8 @@ from .crfsuite_file import (  # noqa: F401 (TRANSITION: read from here too)
     read_crfsuite,
 )
 
-
-def _compiled(name: str) -> ModuleType | None:
-    """A compiled module of this package (cleaner/_native/label/, scripts/build_native.py), or None: its reference
-    then runs, and cleaner.NATIVE_STATUS (`cleaner --version`, the job's per-worker record) says so."""
-    try:
-        return importlib.import_module(f"{__package__}.{name}")
-    except ImportError:
-        return None
-
-
-compiled_chain = _compiled("compiled_chain")
-compiled_codes = _compiled("compiled_codes")
+compiled_chain = compiled_twin("label.compiled_chain")
+compiled_codes = compiled_twin("label.compiled_codes")
 
 
 def encode_attribute_reference(attribute: str) -> bytes:

@@ -35,11 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
+from .. import compiled_twin
 from ..page.text import TOKEN_RE
+
+_compiled = compiled_twin("output.compiled_corpus")
 
 # Lead bytes of Han and kana in UTF-8 (a quick test before TOKEN_RE, which makes each one a word; a false alarm
 # costs only time)
 _CJK_BYTES_RX = re.compile(rb"[\xe3-\xe9]|\xef[\xa4-\xab]|\xf0[\xa0-\xaf]")
+# ... whose first bytes, as one character class, re scans for four times faster than for the pattern
+_CJK_LEAD_RX = re.compile(rb"[\xe3-\xe9\xef\xf0]")
 # ASCII characters other than letters and digits become spaces (one bytes.translate: no per-character regex) ...
 _ASCII_TABLE = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
 # ... and so do the UTF-8 of General Punctuation (U+2000-U+207F: dashes, curly quotes, ellipsis), Latin-1
@@ -51,9 +56,16 @@ _CHUNK = 4096  # shingles hashed at once: bounds the (permutations x shingles) m
 def words_of(text: str) -> list[bytes]:
     """The normalised words of a text, UTF-8: NFKC, casefolded, split at whitespace and punctuation (ASCII,
     General Punctuation, Latin-1 and CJK punctuation); each Han or kana character is a word of its own."""
+    if text.isascii():  # (a third of pages: NFKC leaves ASCII as it is, and casefolds it to lower case)
+        return text.lower().encode("ascii").translate(_ASCII_TABLE).split()
+    return words_of_any(text)
+
+
+def words_of_any(text: str) -> list[bytes]:
+    """words_of for a text in any script (words_of takes a shorter way for ASCII)."""
     folded = unicodedata.normalize("NFKC", text).casefold().encode("utf-8", "replace")  # a lone surrogate: "?"
     spaced = _PUNCT_RX.sub(b" ", folded.translate(_ASCII_TABLE))
-    if _CJK_BYTES_RX.search(spaced):
+    if _CJK_LEAD_RX.search(spaced) and _CJK_BYTES_RX.search(spaced):
         return [w.encode("utf-8") for w in TOKEN_RE.findall(spaced.decode("utf-8"))]
     return spaced.split()
 
@@ -125,6 +137,16 @@ class MinHasher:
                 shingles += word_hashes[j:j + count] * self._positions[j]
         return shingles
 
+    def minimum_reference(self, shingles: np.ndarray, signature: np.ndarray) -> None:
+        """signature[i] = min(signature[i], min over the shingles x of (a_i x + b_i) mod 2^64): the readable reference
+        of compiled_corpus.minhash_minimum. In chunks of shingles: a long page's whole (functions x shingles) matrix
+        would take 900 bytes a shingle."""
+        with np.errstate(over="ignore"):
+            for start in range(0, shingles.size, _CHUNK):
+                mixed = self._a * shingles[None, start:start + _CHUNK]
+                mixed += self._b
+                np.minimum(signature, mixed.min(axis=1), out=signature)
+
     def keys(self, text: str) -> MinHashKeys | None:
         """The signature and band keys of `text`; None when it has no word."""
         return self.keys_of_hashes(word_hashes(words_of(text)))
@@ -135,13 +157,11 @@ class MinHasher:
         if hashes.size == 0:
             return None
         # h_i(x) = ((a_i x + b_i) mod 2^64) >> 32; the shift commutes with the minimum, so it is taken last.
-        # In chunks of shingles: a long page's whole matrix would take 900 bytes per shingle.
         signature = np.full(self.permutations, np.iinfo(np.uint64).max, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for start in range(0, hashes.size, _CHUNK):
-                mixed = self._a * hashes[None, start:start + _CHUNK]
-                mixed += self._b
-                np.minimum(signature, mixed.min(axis=1), out=signature)
+        if _compiled is None:
+            self.minimum_reference(hashes, signature)
+        else:  # (0.3 ms of a page in numpy, 0.05 ms compiled)
+            _compiled.minhash_minimum(hashes, self._a.ravel(), self._b.ravel(), signature)
         signature >>= np.uint64(32)
         with np.errstate(over="ignore"):
             keys = (signature.reshape(self.bands, self.rows) * self._row_multipliers).sum(axis=1, dtype=np.uint64)

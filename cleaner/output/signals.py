@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from .. import compiled_twin
+
 # Terminal punctuation of a line (C4's and FineWeb's list, with the CJK full stops and closing quotes).
 END_PUNCTUATION = (".", "!", "?", '"', "'", "\u201d", "\u2019", "\u00bb", "\u2026", "\u3002", "\uff01", "\uff1f",
                    "\u300d", "\u300f", ":", ";", ")")
@@ -59,11 +61,12 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def text_signals(text: str) -> TextSignals:
-    """The signals of `text` (one pass over its lines and words)."""
+def signal_counts_reference(text: str) -> tuple[int, ...]:
+    """(lines, line characters, repeated lines, their characters, lines ending in punctuation, short lines, bullet
+    lines, lines ending with an ellipsis, words, word characters, words with a letter) of `text`: the readable
+    reference of compiled_corpus.signal_counts, which `signal_counts` is when it is built."""
     lines = [s for s in (line.strip() for line in text.splitlines()) if s]
     words = text.split()
-    n_lines, n_words = len(lines), len(words)
     seen: set[str] = set()
     dup_lines = dup_chars = line_chars = 0
     end_punct = short = bullet = ellipsis_end = 0
@@ -84,9 +87,21 @@ def text_signals(text: str) -> TextSignals:
             ellipsis_end += 1
     # a word is alphabetic at once (most are), or once the punctuation around it is stripped, or holds a
     # letter beside digits or inner punctuation (the regex, for the few left)
-    alpha = n_words - sum(1 for w in words if not w.isalpha() and not w.strip(_EDGE_PUNCTUATION).isalpha()
-                          and not _LETTER_RX.search(w))
+    alpha = len(words) - sum(1 for w in words if not w.isalpha() and not w.strip(_EDGE_PUNCTUATION).isalpha()
+                             and not _LETTER_RX.search(w))
     word_chars = len("".join(words))  # one C call, not a length per word
+    return (len(lines), line_chars, dup_lines, dup_chars, end_punct, short, bullet, ellipsis_end,
+            len(words), word_chars, alpha)
+
+
+_compiled = compiled_twin("output.compiled_corpus")
+signal_counts = signal_counts_reference if _compiled is None else _compiled.signal_counts
+
+
+def text_signals(text: str) -> TextSignals:
+    """The signals of `text` (one pass over its lines and words)."""
+    (n_lines, line_chars, dup_lines, dup_chars, end_punct, short, bullet, ellipsis_end,
+     n_words, word_chars, alpha) = signal_counts(text)
     symbols = text.count("#") + text.count("...") + text.count("\u2026")
     return TextSignals(
         chars=len(text),

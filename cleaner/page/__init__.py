@@ -9,19 +9,6 @@ goes in front of this package's sources here.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 from .. import use_native_build
 
 use_native_build(__name__, __path__)  # noqa: F821 (the package's __path__)
-
-
-def compiled_twin(name: str) -> ModuleType | None:
-    """This package's Cython module `name` (compiled_text, compiled_guard, compiled_walk: built by
-    scripts/build_native.py), or None when it is not built or does not load: the readable references beside it then
-    run, and cleaner.NATIVE_STATUS says so."""
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ImportError:
-        return None

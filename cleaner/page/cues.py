@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 # scripts/build_native.py compiles this module with mypyc (see cleaner/page/features.py).
 from mypy_extensions import mypyc_attr
 
+from .. import compiled_twin
 from ..config import Config
-from . import compiled_twin
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
@@ -388,7 +388,7 @@ def main_subtree(words: list[int], element_parent: list[int], share: float) -> l
 
 # compiled_walk.main_subtree if it is built, else the reference. (A page of 2025 has some 3,000 elements; the
 # reference's loops over them cost 0.6 M instructions a call, and a page calls it twice.)
-_COMPILED_WALK = compiled_twin("compiled_walk")
+_COMPILED_WALK = compiled_twin("page.compiled_walk")
 _main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
     main_subtree if _COMPILED_WALK is None else _COMPILED_WALK.main_subtree)
 

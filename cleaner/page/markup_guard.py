@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import compiled_twin
 from ..config import Config
-from . import compiled_twin
 
 # Tags whose end the HTML5 tree builder implies, so an unclosed one does not nest deeper.
 _AUTO_CLOSED = frozenset(
@@ -177,7 +177,7 @@ def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:
     return _apply(html, [(start, end, "") for start, end in cuts])
 
 
-_compiled_guard = compiled_twin("compiled_guard")  # (None: the references here run)
+_compiled_guard = compiled_twin("page.compiled_guard")  # (None: the references here run)
 compiled_scan = None if _compiled_guard is None else _compiled_guard.scan_edits
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 from email.utils import parsedate
 
@@ -83,8 +83,12 @@ class PageMetadata:
     page_type: str | None = None  # the `cue` family's page type (cleaner.page.page_type); None for "unknown"
 
     def as_dict(self) -> dict[str, str | None]:
-        """The fields by name, in FIELDS order: the job's columns, the JSON output's keys."""
-        return asdict(self)
+        """The fields by name, in FIELDS order: the job's columns, the JSON output's keys. (Not dataclasses.asdict,
+        which deep-copies each value: 40 us a page, twice.)"""
+        return {name: getattr(self, name) for name in FIELDS}
+
+
+assert FIELDS == tuple(PageMetadata.__dataclass_fields__), "FIELDS names PageMetadata's fields in their order"
 
 
 def _text(value: object, limit: int = VALUE_MAX_CHARS) -> str | None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
-from . import compiled_twin
+from .. import compiled_twin
 
 
 def compiled_text_module():
     """cleaner/page/compiled_text.pyx, this module's compiled twin (and the features' regexp gates), if it is built;
     else None, and the references here run."""
-    return compiled_twin("compiled_text")
+    return compiled_twin("page.compiled_text")
 
 
 # Han, kana, CJK compatibility ideographs and extension planes: one word per code point.

@@ -19,6 +19,7 @@ import cleaner
 from cleaner.api import clean_html
 from cleaner.gold.data import find_pages
 from cleaner.label.model import load_model
+from cleaner.output.corpus import default_corpus_columns
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,11 +29,12 @@ import json, sys
 import cleaner, cleaner.config
 from cleaner.api import clean_html
 from cleaner.label.model import load_model
+from cleaner.output.corpus import default_corpus_columns
 page = open(sys.argv[1], "rb").read()
 r = clean_html(page)
 print(json.dumps({"package": cleaner.__file__, "config": str(cleaner.config.DEFAULT_CONFIG_PATH),
                   "model": load_model().hash, "status": r.status, "cleaneval": r.cleaneval,
-                  "native": cleaner.native_modules()}))
+                  "columns": default_corpus_columns().columns(r.plain), "native": cleaner.native_modules()}))
 """
 
 
@@ -74,6 +76,7 @@ def test_the_wheel_carries_config_models_and_assets_and_cleans_without_the_check
     here = clean_html(page.read_bytes())
     assert got["status"] == here.status == "cleaned"
     assert got["cleaneval"] == here.cleaneval
+    assert got["columns"] == json.loads(json.dumps(default_corpus_columns().columns(here.plain)))
     assert got["native"] == sorted(cleaner.NATIVE_MODULES)
 
 

@@ -17,6 +17,7 @@ from mypy_extensions import mypyc_attr
 
 from .. import compiled_twin
 from ..config import Config
+from .lookup_table import LookupTable
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
@@ -210,7 +211,7 @@ def _prefilter(rx: re.Pattern[str], option: Callable[[list, int], frozenset | No
 
 
 @mypyc_attr(native_class=False)
-class CueCache(dict):
+class CueCache(LookupTable):
     """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
     built once per token (tokens recur across a site's pages and across sites)."""
 

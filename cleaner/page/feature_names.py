@@ -16,6 +16,7 @@ from mypy_extensions import mypyc_attr
 
 from ..config import Config
 from .cues import CueNames, CueSettings
+from .lookup_table import LookupTable
 
 
 def _fmt(x: float) -> str:
@@ -29,7 +30,7 @@ def _bin_label(bins: list[float], value: float) -> str:
 
 
 @mypyc_attr(native_class=False)
-class BinTable(dict):
+class BinTable(LookupTable):
     """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
 
     Feature extraction runs per block on every page, so formatting and bisecting are done
@@ -53,7 +54,7 @@ class BinTable(dict):
 
 
 @mypyc_attr(native_class=False)
-class PrefixCache(dict):
+class PrefixCache(LookupTable):
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
     value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
     the code of the prefixed name (cleaner.label.model.AttributeCodec)."""

@@ -31,7 +31,6 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from .. import compiled_twin
-from ..page.lookup_table import LookupTable
 from . import chain as reference_chain
 from .crfsuite_file import (  # noqa: F401 (TRANSITION: read from here too)
     STATE,
@@ -80,7 +79,7 @@ class Vocabulary:
 
 
 @mypyc_attr(native_class=False)
-class AttributeIds(LookupTable):
+class AttributeIds(dict):
     """Readable attribute -> its id in a `Vocabulary`, named as the models store it: its code
     (`encode_attribute`) or, for models stored readable, the name itself. A codec for
     FeatureExtractor.extract, so rows come out as ids; bounded, because id/class tokens are an open

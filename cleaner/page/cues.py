@@ -17,7 +17,6 @@ from mypy_extensions import mypyc_attr
 
 from .. import compiled_twin
 from ..config import Config
-from .lookup_table import LookupTable
 from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
@@ -211,7 +210,7 @@ def _prefilter(rx: re.Pattern[str], option: Callable[[list, int], frozenset | No
 
 
 @mypyc_attr(native_class=False)
-class CueCache(LookupTable):
+class CueCache(dict):
     """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
     built once per token (tokens recur across a site's pages and across sites)."""
 

@@ -16,7 +16,6 @@ from mypy_extensions import mypyc_attr
 
 from ..config import Config
 from .cues import CueNames, CueSettings
-from .lookup_table import LookupTable
 
 
 def _fmt(x: float) -> str:
@@ -30,7 +29,7 @@ def _bin_label(bins: list[float], value: float) -> str:
 
 
 @mypyc_attr(native_class=False)
-class BinTable(LookupTable):
+class BinTable(dict):
     """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
 
     Feature extraction runs per block on every page, so formatting and bisecting are done
@@ -54,7 +53,7 @@ class BinTable(LookupTable):
 
 
 @mypyc_attr(native_class=False)
-class PrefixCache(LookupTable):
+class PrefixCache(dict):
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
     value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
     the code of the prefixed name (cleaner.label.model.AttributeCodec)."""

@@ -24,14 +24,15 @@ Pipeline (one module per stage, plain dataclasses between them):
 Compiled modules. The per-block stages (`NATIVE_MODULES`, named within this package) are plain,
 type-annotated Python that `scripts/build_native.py` can compile with mypyc into `cleaner/_native/`
 (the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
-same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Five stages are Cython
+same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Six modules are Cython
 (`CYTHON_MODULES`), built by the same script, each with a readable reference that gives the same results: the
 pre-parse guard's tag scan (`page.compiled_guard`; reference `cleaner.page.markup_guard.scan_edits`), the
 segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference `cleaner.page.segment._walk`), the counts the
-features read of a block's text (`page.compiled_text`; reference `cleaner.page.text.measure_text`) and the CRF's
-inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit) and the
+features read of a block's text (`page.compiled_text`; reference `cleaner.page.text.measure_text`), the CRF's
+inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit), the
 attribute codes a model names its attributes by (`label.compiled_codes`; reference
-`cleaner.label.crf.encode_attribute`, hashlib's BLAKE2b). They are used
+`cleaner.label.crf.encode_attribute`, hashlib's BLAKE2b) and the corpus columns' loops (`output.compiled_corpus`;
+references in `cleaner.output.signals` and `cleaner.output.dedup`). They are used
 only while they match the sources they were built from, so an edited module is never shadowed by a stale build;
 `WEBCLEANER_PURE_PYTHON=1` turns them off.
 """

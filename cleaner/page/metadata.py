@@ -88,7 +88,7 @@ class PageMetadata:
         return {name: getattr(self, name) for name in FIELDS}
 
 
-assert FIELDS == tuple(PageMetadata.__dataclass_fields__), "FIELDS names PageMetadata's fields in their order"
+assert tuple(PageMetadata.__dataclass_fields__) == FIELDS, "FIELDS names PageMetadata's fields in their order"
 
 
 def _text(value: object, limit: int = VALUE_MAX_CHARS) -> str | None:

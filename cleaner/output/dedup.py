@@ -160,7 +160,7 @@ class MinHasher:
         signature = np.full(self.permutations, np.iinfo(np.uint64).max, dtype=np.uint64)
         if _compiled is None:
             self.minimum_reference(hashes, signature)
-        else:  # (0.3 ms of a page in numpy, 0.05 ms compiled)
+        else:  # (0.40 ms of a page in numpy, 0.11 ms compiled)
             _compiled.minhash_minimum(hashes, self._a.ravel(), self._b.ravel(), signature)
         signature >>= np.uint64(32)
         with np.errstate(over="ignore"):

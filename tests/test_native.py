@@ -19,6 +19,7 @@ from conftest import sampled_pages
 
 import cleaner
 from cleaner.api import clean_html
+from cleaner.output.corpus import default_corpus_columns
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -61,7 +62,8 @@ def test_the_setup_builds_the_compiled_stages_and_they_are_what_runs():
     # not slow every page down unnoticed. (WEBCLEANER_PURE_PYTHON=1 is the documented way to opt out.)
     if os.environ.get(cleaner.PURE_PYTHON_ENV, "") not in ("", "0"):
         pytest.skip("pure Python asked for")
-    clean_html(b"<p>Hello <b>world</b>, a page.</p>")
+    result = clean_html(b"<p>Hello <b>world</b>, a page.</p>")
+    default_corpus_columns().columns(result.plain or "")  # (the job's corpus columns: their compiled module too)
     assert cleaner.NATIVE_STATUS.startswith("compiled"), cleaner.NATIVE_STATUS
     assert cleaner.native_modules() == sorted(cleaner.NATIVE_MODULES)
 

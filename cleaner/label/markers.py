@@ -30,6 +30,7 @@ from mypy_extensions import mypyc_attr
 
 from ..config import Config
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
+from ..page.feature_names import PrefixCache
 from ..page.text import compiled_text_module
 from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
 
@@ -168,20 +169,87 @@ _shape_of: Callable[[str], tuple[int, int, bool, bool]] = (
     text_shape if _COMPILED_TEXT is None else _COMPILED_TEXT.text_shape)
 
 
-def _text_shape(text: str) -> list[str]:
+def _text_shape(text: str, names: TyperNames) -> list:
     if not text:
         return []
     last, first = text[-1], text[0]
     n_words, upper, allcaps, sentence_inside = _shape_of(text)
     capitalised = upper / n_words if n_words else 0.0  # the share of words that start with an uppercase letter
     return [
-        "last=" + ("." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
-                   else "0" if last.isdigit() else "o"),
-        "first=" + ("U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"),
-        _CAPITALISED[int(capitalised * 10)],  # a share: in [0, 1]
-        "allcaps=True" if allcaps else "allcaps=False",
-        "sentence-inside=True" if sentence_inside else "sentence-inside=False",
+        names.last["." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
+                   else "0" if last.isdigit() else "o"],
+        names.first["U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"],
+        names.capitalised[int(capitalised * 10)],  # a share: in [0, 1]
+        names.allcaps[1 if allcaps else 0],
+        names.sentence_inside[1 if sentence_inside else 0],
     ]
+
+
+_ATTRS_CACHE_ENTRIES = 20_000  # (block markup is an open vocabulary: the cache of its ids is bounded)
+
+
+class TyperNames:
+    """Every attribute a segment's row can carry, in one naming: readable (what CRFsuite trains on and its tagger
+    reads), or with `ids` (a typer's AttributeIds) as the ids the typer scores. Named once here, so that cleaning
+    a page neither builds the rows' attribute strings nor looks them up (the encoding of readable rows cost 20,000
+    instructions a segment, docs/speed.md, stop 55): the rows come out as ids, in the readable rows' order, so a
+    segment's scores are summed in the same order and are equal to the last bit."""
+
+    def __init__(self, settings: MarkerSettings, ids: AttributeIds | None = None) -> None:
+        self.ids = ids
+        name = self.name
+        bins = settings.word_bins
+        self.top = top = bins[-1] if bins else 0
+
+        def binned(prefix: str) -> list:  # indexed by a value up to the last bin; [top + 1] is "more"
+            return [name(prefix + _bin(v, bins)) for v in range(top + 2)]
+
+        self.bias = name("bias")
+        self.crf = PrefixCache("crf=", ids)
+        self.words = binned("words=")
+        self.blocks = binned("blocks=")
+        self.segments = binned("page.segments=")
+        self.p = [(y, [name(n) for n in deciles]) for y, deciles in _P_NAMES]
+        self.last = {k: name("last=" + k) for k in ".:a0o"}
+        self.first = {k: name("first=" + k) for k in "Ul0o"}
+        self.capitalised = [name(n) for n in _CAPITALISED]
+        self.allcaps = (name("allcaps=False"), name("allcaps=True"))
+        self.sentence_inside = (name("sentence-inside=False"), name("sentence-inside=True"))
+        self.same_layout = (name("same-layout=False"), name("same-layout=True"))
+        self.first_segment = name("first-segment")
+        self.last_segment = name("last-segment")
+        self.share = {y: [name(n) for n in _decile_names(f"page.{y}=")] for y in MARKERS}
+        self.in_li = [name(n) for n in _decile_names("page.in-li=")]
+        self._attrs: dict[tuple[str, ...], list] = {}  # a block's markup attributes (block_attributes) -> their ids
+
+    def name(self, attribute: str):
+        return attribute if self.ids is None else self.ids[attribute]
+
+    def binned(self, table: list, value: int):
+        """`table`'s name of `value` (one of `words`, `blocks`, `segments`)."""
+        return table[value if value <= self.top else self.top + 1]
+
+    def attrs(self, attrs: tuple[str, ...]) -> list:
+        """A block's markup attributes (block_attributes) in this naming."""
+        if self.ids is None:
+            return list(attrs)
+        named = self._attrs.get(attrs)
+        if named is None:
+            if len(self._attrs) >= _ATTRS_CACHE_ENTRIES:
+                self._attrs.clear()
+            named = self._attrs[attrs] = list(map(self.ids.__getitem__, attrs))
+        return named
+
+
+_READABLE: dict[MarkerSettings, TyperNames] = {}
+
+
+def readable_names(settings: MarkerSettings) -> TyperNames:
+    """The readable naming of `settings` (built once)."""
+    names = _READABLE.get(settings)
+    if names is None:
+        names = _READABLE[settings] = TyperNames(settings)
+    return names
 
 
 def segment_features(
@@ -192,18 +260,21 @@ def segment_features(
     texts: Sequence[str],
     word_counts: Sequence[int],
     settings: MarkerSettings,
-) -> list[list[str]]:
-    """One attribute list per segment (see the module docstring)."""
+    names: TyperNames | None = None,
+) -> list[list]:
+    """One attribute list per segment (see the module docstring), readable, or in `names`' naming."""
     if not spans:
         return []
+    if names is None:
+        names = readable_names(settings)
     n = len(spans)
     first = [block_attrs(s) for s, _ in spans]
     crf = [labels[s] for s, _ in spans]
-    share = {y: crf.count(y) / n for y in MARKERS}
     # share of segments inside a list item ("li" is one of the configured ancestor_tags)
     in_li = sum(1 for attrs, _ in first if "anc=li" in attrs) / n
-    page = [f"page.{y}=" + _decile(share[y]) for y in MARKERS]
-    page += ["page.in-li=" + _decile(in_li), "page.segments=" + _bin(n, settings.word_bins)]
+    page = [names.share[y][int(crf.count(y) / n * 10)] for y in MARKERS]
+    page += [names.in_li[int(in_li * 10)], names.binned(names.segments, n)]
+    name = names.name
     rows = []
     prev_sig = None
     for k, ((s, e), (attrs, sig), label) in enumerate(zip(spans, first, crf)):
@@ -211,19 +282,18 @@ def segment_features(
             text, words = texts[s].strip(), word_counts[s]
         else:
             text, words = " ".join(texts[s:e]).strip(), sum(word_counts[s:e])
-        row = ["bias", "crf=" + label, "words=" + _bin(words, settings.word_bins),
-               "blocks=" + _bin(e - s, settings.word_bins)]
-        for y, names in _P_NAMES:
+        row = [names.bias, names.crf[label], names.binned(names.words, words), names.binned(names.blocks, e - s)]
+        for y, deciles in names.p:
             p = marginal(y, s)
-            row.append(names[int(p * 10)] if 0.0 <= p <= 1.0 else f"p.{y}=" + _decile(p))
-        row += attrs
-        row += _text_shape(text)
-        row.append("same-layout=True" if sig == prev_sig else "same-layout=False")
+            row.append(deciles[int(p * 10)] if 0.0 <= p <= 1.0 else name(f"p.{y}=" + _decile(p)))
+        row += names.attrs(attrs)
+        row += _text_shape(text, names)
+        row.append(names.same_layout[1 if sig == prev_sig else 0])
         prev_sig = sig
         if k == 0:
-            row.append("first-segment")
+            row.append(names.first_segment)
         if k == n - 1:
-            row.append("last-segment")
+            row.append(names.last_segment)
         rows.append(row + page)
     return rows
 
@@ -269,6 +339,7 @@ class MarkerTyper:
             raise ValueError(f"not a CRFsuite model: {exc}") from exc
         self._vocabulary = Vocabulary([self._model])
         self._ids = AttributeIds(self._vocabulary, encoded=False)  # (the typer's attributes are stored readable)
+        self._names = TyperNames(settings, self._ids)  # (its rows come out as ids)
         self._threads = threading.local()  # a tagger per thread: it holds the sequence it tags
         self._tagger()
 
@@ -289,10 +360,10 @@ class MarkerTyper:
         spans = segment_spans(labels)
         if not spans:
             return labels
-        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings)
+        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings, self._names)
         out = list(labels)
         tagger = self._tagger()
-        tagger.set(self._ids.encode(x))
+        tagger.set(x)
         for (s, _), marker in zip(spans, tagger.tag()):
             out[s] = marker
         return out

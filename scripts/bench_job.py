@@ -6,15 +6,19 @@ dragnet, 2,062 pages):
 
   loop      clean_html over the same payloads in one Python process (payloads read beforehand), with the
             collector thresholds of the job's workers ([runtime] gc_thresholds: 5-7 % faster than Python's own)
+  loop + rows   the same, each page's output row built too as the job builds it (cleaner.output.schema.build_row:
+            the corpus columns, language, dedup keys and signals, which clean_html alone does not compute): the
+            job's work a page, without its reading, Arrow, Parquet and engine
   clean-warc --jobs 1   the same WARC through `cleaner clean-warc` (no JVM), the whole command timed; and its
             worker's seconds over the pieces alone (the rate of a long run: start-up and publishing left out)
   local[1]  the job in local mode on one core (JVM started beforehand; elapsed = job.run())
   local[2]  the same on two cores
 
 and reports documents/second, the ratios (targets: local[1] and clean-warc >= 0.9 x loop, local[2] >= 1.7 x
-local[1]), peak Python worker memory (ru_maxrss reported back by each worker) and the load
-average before and after (other processes share the machine). The loop runs before and after the
-jobs, to show how much the machine's speed drifted during the benchmark.
+local[1]; each job's ratio to `loop + rows` too: what the job costs beyond the work it adds a page), peak Python
+worker memory (ru_maxrss reported back by each worker) and the load average before and after (other processes
+share the machine). The loops run before and after the jobs, to show how much the machine's speed drifted during
+the benchmark.
 
 With --distribution it also measures the work distributions on skewed inputs (one big WARC and
 several small ones) at local[2]: one task per file, packed by bytes, packed + record ranges.
@@ -42,8 +46,11 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.label.model import DEFAULT_MODEL_PATH, load_model  # noqa: E402
+from cleaner.output.corpus import CorpusColumns  # noqa: E402
+from cleaner.output.schema import build_row, row_values  # noqa: E402
 from cleaner.tools.runtime import tune_gc  # noqa: E402
 from cleaner.warc import WarcFileStats, iter_html_records  # noqa: E402
+from jobs.worker import corpus_columns  # noqa: E402
 
 
 def make_warc(out: Path, *args: str) -> Path:
@@ -53,11 +60,12 @@ def make_warc(out: Path, *args: str) -> Path:
     return out
 
 
-def payloads(paths: list[Path]) -> list[tuple[bytes, str | None]]:
+def payloads(paths: list[Path]) -> list:
+    """The HTML records of `paths` (cleaner.warc.HtmlRecord: the payload, its charset, what a row says of it)."""
     out = []
     for p in paths:
         with open(p, "rb") as fh:
-            out += [(r.payload, r.http_charset) for r in iter_html_records(fh, str(p), WarcFileStats())]
+            out += list(iter_html_records(fh, str(p), WarcFileStats()))
     return out
 
 
@@ -86,10 +94,13 @@ def tree_cpu_seconds(root: int | None = None) -> float:
     return total
 
 
-def loop(pages, model, config) -> dict:
+def loop(pages, model, config, corpus: CorpusColumns | None = None) -> dict:
+    """clean_html over `pages`; with `corpus`, each page's row built too, as the job's worker builds it."""
     t, c = time.perf_counter(), time.process_time()
-    for data, charset in pages:
-        clean_html(data, http_charset=charset, model=model, config=config)
+    for rec in pages:
+        result = clean_html(rec.payload, http_charset=rec.http_charset, model=model, config=config)
+        if corpus is not None:
+            row_values(build_row(rec, result, crawl="bench", processing_ms=0.0, corpus=corpus))
     dt, dc = time.perf_counter() - t, time.process_time() - c
     return {"docs": len(pages), "seconds": round(dt, 2), "docs_per_s": round(len(pages) / dt, 2),
             "cpu_seconds": round(dc, 2), "docs_per_cpu_s": round(len(pages) / dc, 2),
@@ -198,8 +209,11 @@ def main(argv=None) -> int:
         results["pages"] = len(pages)
         results["warc_mb"] = round(warc.stat().st_size / 1e6, 2)
         print(f"bench: {len(pages)} pages, {results['warc_mb']} MB WARC", file=sys.stderr)
+        corpus = corpus_columns(config)
         results["loop_before"] = loop(pages, model, config)
         print("loop:", results["loop_before"], file=sys.stderr)
+        results["loop_rows_before"] = loop(pages, model, config, corpus)
+        print("loop + rows:", results["loop_rows_before"], file=sys.stderr)
         run_clean_warc([warc], args.work / "warmup-local", model_args)  # (the page cache, as for the jobs)
         results["clean-warc --jobs 1"] = run_clean_warc([warc], args.work / "out-local", model_args)
         print("clean-warc --jobs 1:", results["clean-warc --jobs 1"], file=sys.stderr)
@@ -211,16 +225,19 @@ def main(argv=None) -> int:
             results[master] = res
             print(master, res, file=sys.stderr)
             spark.stop()
+        results["loop_rows_after"] = loop(pages, model, config, corpus)
+        print("loop + rows:", results["loop_rows_after"], file=sys.stderr)
         results["loop_after"] = loop(pages, model, config)
         print("loop:", results["loop_after"], file=sys.stderr)
-        loop_rate = (results["loop_before"]["docs_per_s"] + results["loop_after"]["docs_per_s"]) / 2
-        results["ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_s"] / loop_rate, 3)
-        loop_cpu = (results["loop_before"]["docs_per_cpu_s"] + results["loop_after"]["docs_per_cpu_s"]) / 2
-        results["cpu_ratio_local1_vs_loop"] = round(results["local[1]"]["docs_per_cpu_s"] / loop_cpu, 3)
-        for name, key in (("clean_warc", "clean-warc --jobs 1"),):
-            results[f"ratio_{name}_vs_loop"] = round(results[key]["docs_per_s"] / loop_rate, 3)
-            results[f"cpu_ratio_{name}_vs_loop"] = round(results[key]["docs_per_cpu_s"] / loop_cpu, 3)
-            results[f"ratio_{name}_pieces_vs_loop"] = round(results[key]["pieces_docs_per_s"] / loop_rate, 3)
+        for suffix, name in (("", "loop"), ("_rows", "loop_rows")):
+            rate = (results[f"{name}_before"]["docs_per_s"] + results[f"{name}_after"]["docs_per_s"]) / 2
+            cpu = (results[f"{name}_before"]["docs_per_cpu_s"] + results[f"{name}_after"]["docs_per_cpu_s"]) / 2
+            results[f"ratio_local1_vs_loop{suffix}"] = round(results["local[1]"]["docs_per_s"] / rate, 3)
+            results[f"cpu_ratio_local1_vs_loop{suffix}"] = round(results["local[1]"]["docs_per_cpu_s"] / cpu, 3)
+            key = "clean-warc --jobs 1"
+            results[f"ratio_clean_warc_vs_loop{suffix}"] = round(results[key]["docs_per_s"] / rate, 3)
+            results[f"cpu_ratio_clean_warc_vs_loop{suffix}"] = round(results[key]["docs_per_cpu_s"] / cpu, 3)
+            results[f"ratio_clean_warc_pieces_vs_loop{suffix}"] = round(results[key]["pieces_docs_per_s"] / rate, 3)
         results["ratio_local2_vs_local1"] = round(
             results["local[2]"]["docs_per_s"] / results["local[1]"]["docs_per_s"], 3)
 

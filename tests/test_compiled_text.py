@@ -82,6 +82,21 @@ def test_the_compiled_word_count_gives_the_references(text):
     assert compiled.count_words(text) == count_words(text)
 
 
+def test_every_ascii_character_is_read_as_python_reads_it():
+    """The compiled passes answer ASCII characters from their own tests, not Python's Unicode database: each of the
+    128, alone, inside a word, between words and after an uppercase letter, is read as the references read it."""
+    from cleaner.label.decide import words_key
+    from cleaner.label.markers import text_shape
+
+    for c in map(chr, range(128)):
+        for text in (c, f"a{c}b", f"A{c}", f"x {c} 1", f"{c}{c}.", f"é{c}"):
+            for per_character in (True, False):
+                assert compiled.measure_text(text, per_character) == measure_text(text, per_character, SPLIT, END), text
+            assert compiled.count_words(text) == count_words(text), repr(text)
+            assert compiled.text_shape(text) == text_shape(text), repr(text)
+            assert compiled.words_key(text) == words_key(text), repr(text)
+
+
 # -- the gates: a text they turn away cannot match the regexp, and the cues' gate is the reference's prefilter --
 
 DATE = re.compile(_REGEXP["date"])

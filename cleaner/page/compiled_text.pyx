@@ -43,6 +43,46 @@ SENTENCE_SPLIT = '[.!?।۔؟]+["\\\'”’)\\]]*(?:\\s+|$)|[。！？]+[」』�
 SENTENCE_END = '[.!?。！？।۔؟…]["\\\'”’)\\]」』）]*$'
 
 
+# Python's character predicates (`Py_UNICODE_IS*`, what str.isalpha and re's classes read), with ASCII answered here:
+# Python's are calls into its Unicode database for every character, ASCII included, and measure_text's loop made
+# four to seven of them a character (docs/speed.md, stop 55). In ASCII: the letters are [A-Za-z] (the upper ones
+# [A-Z], the lower [a-z], none titlecase), the decimal digits (and the digits, and the numerics) [0-9].
+cdef inline bint _alpha(Py_UCS4 c) noexcept:
+    if c < 0x80:
+        return 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
+    return Py_UNICODE_ISALPHA(c)
+
+
+cdef inline bint _decimal(Py_UCS4 c) noexcept:
+    if c < 0x80:
+        return 0x30 <= c <= 0x39
+    return Py_UNICODE_ISDECIMAL(c)
+
+
+cdef inline bint _digit_of(Py_UCS4 c) noexcept:  # str.isdigit's character
+    if c < 0x80:
+        return 0x30 <= c <= 0x39
+    return Py_UNICODE_ISDIGIT(c)
+
+
+cdef inline bint _alnum(Py_UCS4 c) noexcept:
+    if c < 0x80:
+        return 0x30 <= c <= 0x39 or 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
+    return Py_UNICODE_ISALNUM(c)
+
+
+cdef inline bint _upper(Py_UCS4 c) noexcept:
+    if c < 0x80:
+        return 0x41 <= c <= 0x5A
+    return Py_UNICODE_ISUPPER(c)
+
+
+cdef inline bint _lower_or_title(Py_UCS4 c) noexcept:
+    if c < 0x80:
+        return 0x61 <= c <= 0x7A
+    return Py_UNICODE_ISLOWER(c) or Py_UNICODE_ISTITLE(c)
+
+
 cdef inline bint _is_punct(Py_UCS4 c):
     # cleaner.page.text._PUNCT_RE's class.
     if c < 0x80:
@@ -140,11 +180,11 @@ def measure_text(str text, bint per_character):
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
         space = Py_UNICODE_ISSPACE(c)
-        is_alnum = Py_UNICODE_ISALNUM(c)
+        is_alnum = _alnum(c)
         if space:
             white += 1
         elif is_alnum:
-            if Py_UNICODE_ISDECIMAL(c):
+            if _decimal(c):
                 num += 1
             else:
                 alpha += 1
@@ -159,10 +199,10 @@ def measure_text(str text, bint per_character):
                 continue
             # A Han or kana character is a token of its own.
             n_tokens += 1
-            tokens[_token_class(Py_UNICODE_ISALPHA(c), Py_UNICODE_ISDIGIT(c), is_alnum)] += 1
+            tokens[_token_class(_alpha(c), _digit_of(c), is_alnum)] += 1
             continue
-        is_alpha = Py_UNICODE_ISALPHA(c)
-        is_digit = Py_UNICODE_ISDIGIT(c)
+        is_alpha = _alpha(c)
+        is_digit = _digit_of(c)
         if in_token:
             all_alpha = all_alpha and is_alpha
             all_digit = all_digit and is_digit
@@ -220,7 +260,7 @@ def count_words(str text):
         if _is_cjk(c):
             count += 1
             in_word = False
-        elif c == 0x5F or Py_UNICODE_ISALNUM(c):
+        elif c == 0x5F or _alnum(c):
             if not in_word:
                 count += 1
                 in_word = True
@@ -255,7 +295,7 @@ cdef inline bint _digit(unsigned char c) noexcept:
 
 
 cdef inline bint _letter(unsigned char c) noexcept:  # `[a-z]` under IGNORECASE, in ASCII
-    return 0x61 <= (c | 0x20) <= 0x7A
+    return 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
 
 
 cdef inline bint _month_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
@@ -377,14 +417,14 @@ def text_shape(str text):
         space = Py_UNICODE_ISSPACE(c)
         if not space and was_space:  # a word of str.split() starts here
             words += 1
-            if Py_UNICODE_ISUPPER(c):
+            if _upper(c):
                 upper += 1
         if c == 0x20 and (previous == 0x2E or previous == 0x21 or previous == 0x3F):  # [.!?] then a space
             sentence_inside = True
         if not lowered:  # str.isupper(): a cased character, and none lowercase or titlecase
-            if Py_UNICODE_ISLOWER(c) or Py_UNICODE_ISTITLE(c):
+            if _lower_or_title(c):
                 lowered = True
-            elif Py_UNICODE_ISUPPER(c):
+            elif _upper(c):
                 cased = True
         was_space = space
         previous = c
@@ -404,7 +444,7 @@ def words_key(str text):
     cdef Py_ssize_t start = 0
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
-        if Py_UNICODE_ISALNUM(c) or c == 0x5F:
+        if _alnum(c) or c == 0x5F:
             if not in_word:
                 start = i
                 in_word = True

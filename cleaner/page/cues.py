@@ -10,11 +10,9 @@ the names (`CueNames`) and calls the functions here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
-# scripts/build_native.py compiles this module with mypyc (see cleaner/page/features.py).
-from mypy_extensions import mypyc_attr
-
+# (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
 from .. import compiled_twin
 from ..config import Config
 from .page_marks import PageMarks
@@ -209,13 +207,14 @@ def _prefilter(rx: re.Pattern[str], option: Callable[[list, int], frozenset | No
 
 
 
-@mypyc_attr(native_class=False)
-class CueCache(dict):
+class CueCache:
     """id/class token -> the `cue.idclass=<cue>` attributes of the cues one of whose substrings it holds,
-    built once per token (tokens recur across a site's pages and across sites)."""
+    built once per token (tokens recur across a site's pages and across sites). (A compiled class, as
+    cleaner.page.feature_names.BinTable: idclass_cues calls its lookup directly.)"""
+
+    MAX_ENTRIES = 50_000  # an open vocabulary on a real crawl
 
     def __init__(self, cues: list, namer=None):
-        super().__init__()
         self.cues = [(("cue.idclass=" + name) if namer is None else namer("cue.idclass=" + name), subs)
                      for name, subs in cues]
         # The same tests in one compiled pass over an ASCII token (compiled_text.LiteralGate: cue k's bit is set iff
@@ -223,19 +222,28 @@ class CueCache(dict):
         # (The loop below cost 6,000 instructions a token a page of 2025 brings: 1 M a page.)
         self.gate = (_literal_gate([list(subs) for _, subs in cues], [False] * len(cues))
                      if all(sub for _, subs in cues for sub in subs) else None)
+        self.found: dict[str, tuple] = {}
 
-    def __missing__(self, token: str):
-        if len(self) >= 50_000:  # an open vocabulary on a real crawl
-            self.clear()
+    def __getitem__(self, token: str) -> tuple:
+        value = self.found.get(token)
+        if value is None:
+            value = self._missing(token)
+        return value
+
+    def _missing(self, token: str) -> tuple:
+        if len(self.found) >= self.MAX_ENTRIES:
+            self.found.clear()
         gate = self.gate
         if gate is not None and token.isascii():
             found: int = gate.candidates(token)
             value = tuple(name for k, (name, _) in enumerate(self.cues) if found >> k & 1)
         else:
             value = tuple(name for name, subs in self.cues if any(sub in token for sub in subs))
-        self[token] = value
+        self.found[token] = value
         return value
 
+    def __len__(self) -> int:
+        return len(self.found)
 
 
 class CueSettings:
@@ -268,7 +276,7 @@ class CueNames:
     attribute, `namer` (None: readable) each id/class cue, `repeat_table` is the binned `cue.repeat` table."""
 
     def __init__(self, settings: CueSettings, name: Callable[[str], object],
-                 namer: Callable[[str], object] | None, repeat_table: Mapping[int, object]):
+                 namer: Callable[[str], object] | None, repeat_table):
         self.idclass = CueCache(settings.idclass, namer)
         self.text = [name("cue.text=" + cue) for cue in settings.text_names]
         self.page = {kind: name("cue.page=" + kind) for kind in settings.page_typer.names}

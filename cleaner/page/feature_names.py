@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-# scripts/build_native.py compiles this module with mypyc; the classes that subclass dict stay interpreted
-# classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
-from mypy_extensions import mypyc_attr
-
+# scripts/build_native.py compiles this module with mypyc: its classes become C types, whose lookups the features'
+# compiled code calls directly. Nothing here changes how the module runs as Python.
 from ..config import Config
 from .cues import CueNames, CueSettings
 
@@ -28,49 +26,63 @@ def _bin_label(bins: list[float], value: float) -> str:
     return _fmt(bins[i if i >= 0 else 0])
 
 
-@mypyc_attr(native_class=False)
-class BinTable(dict):
+class BinTable:
     """Precomputed attribute names `name=bin` for integer inputs 0..cap: `table[i]`.
 
     Feature extraction runs per block on every page, so formatting and bisecting are done
-    once here, and a lookup is a dict subscript in C (a method call per attribute cost ~0.2 ms a
-    page); inputs above `cap` fall to `__missing__`, which gives cap's name. `namer` turns each
-    name into what a row carries (the name itself, or its code)."""
-
-    __slots__ = ("cap",)
+    once here, and a lookup is an index into a list; inputs above `cap` get cap's name, and a
+    negative input, a bug upstream and not a bin, is a KeyError. `namer` turns each name into what
+    a row carries (the name itself, or its code). (A compiled class: the features' compiled code calls
+    its lookup directly, where a dict subclass's subscript cost 36-44 ns, docs/speed.md, stop 55.)"""
 
     def __init__(self, name: str, bins: list[float], cap: int, scale: float = 1.0, namer=None):
-        labels = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
+        labels: list = [f"{name}={_bin_label(bins, i / scale)}" for i in range(cap + 1)]
         if namer is not None:
             labels = [namer(x) for x in labels]
-        super().__init__(enumerate(labels))
+        self.labels = labels
         self.cap = cap
 
-    def __missing__(self, i: int):
+    def __getitem__(self, i: int) -> object:
         if i > self.cap:
-            return self[self.cap]
-        raise KeyError(i)  # a negative count: a bug upstream, not a bin
+            i = self.cap
+        elif i < 0:
+            raise KeyError(i)
+        return self.labels[i]
+
+    def __len__(self) -> int:
+        return self.cap + 1
 
 
-@mypyc_attr(native_class=False)
-class PrefixCache(dict):
+class PrefixCache:
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
     value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
-    the code of the prefixed name (cleaner.label.model.AttributeCodec)."""
+    the code of the prefixed name (cleaner.label.model.AttributeCodec). (A compiled class, as BinTable.)"""
+
+    MAX_ENTRIES = 50_000  # tag names and id/class tokens are an open vocabulary on a real crawl
 
     def __init__(self, prefix: str, codec=None):
-        super().__init__()
         self.prefix = prefix
         self.codec = codec
+        self.names: dict[str, object] = {}
 
-    def __missing__(self, key: str):
-        if len(self) >= 50_000:  # tag names are an open vocabulary on a real crawl
-            self.clear()
-        value: object = self.prefix + key  # (a name, or with a codec its code: compiled code checks the type)
+    def __getitem__(self, key: str) -> object:
+        value = self.names.get(key)  # (never None: a name or its code)
+        if value is None:
+            value = self._missing(key)
+        return value
+
+    def _missing(self, key: str) -> object:
+        names = self.names
+        if len(names) >= self.MAX_ENTRIES:
+            names.clear()
+        value: object = self.prefix + key
         if self.codec is not None:
             value = self.codec[value]
-        self[key] = value
+        names[key] = value
         return value
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 class AttributeNames:

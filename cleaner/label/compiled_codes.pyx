@@ -8,8 +8,10 @@ block's own and under each convention), and each is hashed to be looked up in th
 about 5,000 instructions (the hash object, its keyword arguments, the hex digest and its encoding around one
 compression). Here a name of at most 128 bytes (every name a page brings: a longer one goes to hashlib) is one
 compression over a block on the stack (RFC 7693, BLAKE2b with the parameter block of an unkeyed 6-byte digest),
-written out as hex in place: 3,400, most of it the compression. tests/test_compiled_codes.py compares the two on
-names of every length up to 300 bytes, non-ASCII and lone surrogates (`surrogatepass`) included.
+written out as hex in place: 3,400, most of it the compression (about 2,700 since the block's words are its bytes
+copied, on a little-endian machine, not assembled byte by byte: docs/speed.md, stop 55).
+tests/test_compiled_codes.py compares the two on names of every length up to 300 bytes, non-ASCII and lone
+surrogates (`surrogatepass`) included.
 """
 
 from libc.stdint cimport uint8_t, uint64_t
@@ -24,6 +26,16 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     const unsigned char *PyUnicode_1BYTE_DATA(object)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
+
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define WEBCLEANER_LITTLE_ENDIAN 1
+    #else
+    #define WEBCLEANER_LITTLE_ENDIAN 0
+    #endif
+    """
+    const int LITTLE_ENDIAN "WEBCLEANER_LITTLE_ENDIAN"  # (the compiler's word: BLAKE2b reads its words little endian)
 
 # BLAKE2b's initial chaining value (SHA-512's) and message schedule (RFC 7693, sections 2.6 and 2.7).
 cdef uint64_t IV[8]
@@ -77,12 +89,16 @@ cdef uint64_t _digest_word(const uint8_t *message, Py_ssize_t length) noexcept n
     cdef uint8_t block[BLOCK]
     cdef const uint8_t *s
     cdef int i, r
-    memset(block, 0, BLOCK)
-    memcpy(block, message, length)
-    for i in range(16):  # the block's words, little endian whatever the machine
-        m[i] = 0
-        for r in range(7, -1, -1):
-            m[i] = (m[i] << 8) | block[8 * i + r]
+    if LITTLE_ENDIAN:  # the block's bytes are its words already (a fifth of the instructions a name)
+        memset(m, 0, BLOCK)
+        memcpy(m, message, length)
+    else:
+        memset(block, 0, BLOCK)
+        memcpy(block, message, length)
+        for i in range(16):  # the block's words, little endian whatever the machine
+            m[i] = 0
+            for r in range(7, -1, -1):
+                m[i] = (m[i] << 8) | block[8 * i + r]
     for i in range(8):
         h[i] = IV[i]
     h[0] ^= 0x01010000 ^ DIGEST  # parameter block: digest length, no key, fanout 1, depth 1

@@ -158,3 +158,16 @@ def test_the_compiled_text_shape_is_the_references():
     texts += ["".join(rng.choice(alphabet) for _ in range(n)) for n in range(60) for _ in range(50)]
     for text in texts:
         assert compiled.text_shape(text) == text_shape(text), repr(text)
+
+
+@pytest.mark.parametrize("bins", [SETTINGS.word_bins, (1, 80, 40), (5,)])
+def test_the_typer_names_a_count_as_its_bin_whatever_the_bins_order(bins):
+    # TyperNames looks a count's bin up in a table up to the largest bin; above it the name is "more", as _bin says.
+    from dataclasses import replace
+
+    from cleaner.label.markers import TyperNames, _bin
+
+    names = TyperNames(replace(SETTINGS, word_bins=bins))
+    for value in range(0, 3 * max(bins) + 2):
+        assert names.binned(names.words, value) == "words=" + _bin(value, bins), value
+        assert names.binned(names.segments, value) == "page.segments=" + _bin(value, bins), value

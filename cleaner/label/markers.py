@@ -199,7 +199,7 @@ class TyperNames:
         self.ids = ids
         name = self.name
         bins = settings.word_bins
-        self.top = top = bins[-1] if bins else 0
+        self.top = top = max(bins) if bins else 0  # (above the largest bin: "more")
 
         def binned(prefix: str) -> list:  # indexed by a value up to the last bin; [top + 1] is "more"
             return [name(prefix + _bin(v, bins)) for v in range(top + 2)]

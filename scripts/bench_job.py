@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+import cleaner  # noqa: E402
 from cleaner.api import clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.label.model import DEFAULT_MODEL_PATH, load_model  # noqa: E402
@@ -159,6 +160,7 @@ def run_job(spark, inputs: list[Path], out: Path, model_args: list[str], *extra:
         "peak_worker_rss_mb": max(w["max_rss_mb"] for w in workers),
         "parquet_files": rec["output"]["parquet_files"],
         "parquet_mb": round(rec["output"]["bytes_written"] / 1e6, 2),
+        "worker_native": sorted({w.get("native", "") for w in workers}),
     }
 
 
@@ -182,7 +184,8 @@ def run_clean_warc(inputs: list[Path], out: Path, model_args: list[str], jobs: i
             "cpu_seconds": round(cpu, 2), "docs_per_cpu_s": round(docs / cpu, 2),
             "pieces_seconds": round(pieces, 2), "pieces_docs_per_s": round(docs / pieces, 2),
             "fixed_seconds": round(wall - pieces, 2),
-            "peak_worker_rss_mb": max(w["max_rss_mb"] for w in rec["workers"].values())}
+            "peak_worker_rss_mb": max(w["max_rss_mb"] for w in rec["workers"].values()),
+            "worker_native": sorted({w.get("native", "") for w in rec["workers"].values()})}
 
 
 def main(argv=None) -> int:
@@ -263,11 +266,21 @@ def main(argv=None) -> int:
         results["distribution"] = dist
 
     results["load_after"] = os.getloadavg()
+    # The workers must have run the code the loop ran: a build made stale meanwhile (a file edited during the
+    # bench) leaves them on the pure-Python reference, two to three times slower, and the ratios meaningless.
+    loop_native = cleaner.NATIVE_STATUS
+    results["loop_native"] = loop_native
+    differ = {name: r["worker_native"] for name, r in results.items()
+              if isinstance(r, dict) and r.get("worker_native") not in (None, [loop_native])}
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(text + "\n")
+    if differ:
+        print(f"bench: the workers did not run what the loop ran ({loop_native}): {differ}; the ratios are not "
+              "comparable", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -31,6 +31,7 @@ from mypy_extensions import mypyc_attr
 from ..config import Config
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from ..page.feature_names import PrefixCache
+from ..page.segment import Block
 from ..page.text import compiled_text_module
 from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
 
@@ -105,7 +106,7 @@ class MarkerSettings:
 BlockLayout = tuple[tuple[str, ...], int]
 
 
-def block_attributes(block, settings: MarkerSettings) -> BlockLayout:
+def block_attributes(block: Block, settings: MarkerSettings) -> BlockLayout:
     """What the typer reads from a segment's first block (its markup), and the block's
     layout signature (innermost containers and div group: list items of one list share it;
     only compared within one page, so Python's per-process string hash is enough)."""

@@ -129,6 +129,11 @@ def session(master: str):
     return spark, time.perf_counter() - t
 
 
+def worker_native(workers) -> list[str]:
+    """What the workers of a run ran (their run record's `native`: compiled, or why not), each once."""
+    return sorted({w.get("native", "") for w in workers})
+
+
 def run_job(spark, inputs: list[Path], out: Path, model_args: list[str], *extra: str) -> dict:
     from jobs.clean_warc import CleanWarcJob
 
@@ -160,7 +165,7 @@ def run_job(spark, inputs: list[Path], out: Path, model_args: list[str], *extra:
         "peak_worker_rss_mb": max(w["max_rss_mb"] for w in workers),
         "parquet_files": rec["output"]["parquet_files"],
         "parquet_mb": round(rec["output"]["bytes_written"] / 1e6, 2),
-        "worker_native": sorted({w.get("native", "") for w in workers}),
+        "worker_native": worker_native(workers),
     }
 
 
@@ -185,7 +190,7 @@ def run_clean_warc(inputs: list[Path], out: Path, model_args: list[str], jobs: i
             "pieces_seconds": round(pieces, 2), "pieces_docs_per_s": round(docs / pieces, 2),
             "fixed_seconds": round(wall - pieces, 2),
             "peak_worker_rss_mb": max(w["max_rss_mb"] for w in rec["workers"].values()),
-            "worker_native": sorted({w.get("native", "") for w in rec["workers"].values()})}
+            "worker_native": worker_native(rec["workers"].values())}
 
 
 def main(argv=None) -> int:
@@ -235,12 +240,12 @@ def main(argv=None) -> int:
         for suffix, name in (("", "loop"), ("_rows", "loop_rows")):
             rate = (results[f"{name}_before"]["docs_per_s"] + results[f"{name}_after"]["docs_per_s"]) / 2
             cpu = (results[f"{name}_before"]["docs_per_cpu_s"] + results[f"{name}_after"]["docs_per_cpu_s"]) / 2
-            results[f"ratio_local1_vs_loop{suffix}"] = round(results["local[1]"]["docs_per_s"] / rate, 3)
-            results[f"cpu_ratio_local1_vs_loop{suffix}"] = round(results["local[1]"]["docs_per_cpu_s"] / cpu, 3)
-            key = "clean-warc --jobs 1"
-            results[f"ratio_clean_warc_vs_loop{suffix}"] = round(results[key]["docs_per_s"] / rate, 3)
-            results[f"cpu_ratio_clean_warc_vs_loop{suffix}"] = round(results[key]["docs_per_cpu_s"] / cpu, 3)
-            results[f"ratio_clean_warc_pieces_vs_loop{suffix}"] = round(results[key]["pieces_docs_per_s"] / rate, 3)
+            local1, clean_warc = results["local[1]"], results["clean-warc --jobs 1"]
+            results[f"ratio_local1_vs_loop{suffix}"] = round(local1["docs_per_s"] / rate, 3)
+            results[f"cpu_ratio_local1_vs_loop{suffix}"] = round(local1["docs_per_cpu_s"] / cpu, 3)
+            results[f"ratio_clean_warc_vs_loop{suffix}"] = round(clean_warc["docs_per_s"] / rate, 3)
+            results[f"cpu_ratio_clean_warc_vs_loop{suffix}"] = round(clean_warc["docs_per_cpu_s"] / cpu, 3)
+            results[f"ratio_clean_warc_pieces_vs_loop{suffix}"] = round(clean_warc["pieces_docs_per_s"] / rate, 3)
         results["ratio_local2_vs_local1"] = round(
             results["local[2]"]["docs_per_s"] / results["local[1]"]["docs_per_s"], 3)
 
@@ -270,8 +275,9 @@ def main(argv=None) -> int:
     # bench) leaves them on the pure-Python reference, two to three times slower, and the ratios meaningless.
     loop_native = cleaner.NATIVE_STATUS
     results["loop_native"] = loop_native
-    differ = {name: r["worker_native"] for name, r in results.items()
-              if isinstance(r, dict) and r.get("worker_native") not in (None, [loop_native])}
+    runs = {**{name: r for name, r in results.items() if isinstance(r, dict)}, **results.get("distribution", {})}
+    differ = {name: r["worker_native"] for name, r in runs.items()
+              if r.get("worker_native") not in (None, [loop_native])}
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:

@@ -202,14 +202,14 @@ class TyperNames:
         bins = settings.word_bins
         self.top = top = max(bins) if bins else 0  # (above the largest bin: "more")
 
-        def binned(prefix: str) -> list:  # indexed by a value up to the last bin; [top + 1] is "more"
+        def table(prefix: str) -> list:  # indexed by a value up to the largest bin; [top + 1] is "more"
             return [name(prefix + _bin(v, bins)) for v in range(top + 2)]
 
         self.bias = name("bias")
         self.crf = PrefixCache("crf=", ids)
-        self.words = binned("words=")
-        self.blocks = binned("blocks=")
-        self.segments = binned("page.segments=")
+        self.words = table("words=")
+        self.blocks = table("blocks=")
+        self.segments = table("page.segments=")
         self.p = [(y, [name(n) for n in deciles]) for y, deciles in _P_NAMES]
         self.last = {k: name("last=" + k) for k in ".:a0o"}
         self.first = {k: name("first=" + k) for k in "Ul0o"}

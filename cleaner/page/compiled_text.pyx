@@ -47,28 +47,28 @@ SENTENCE_END = '[.!?。！？।۔؟…]["\\\'”’)\\]」』）]*$'
 # Python's are calls into its Unicode database for every character, ASCII included, and measure_text's loop made
 # four to seven of them a character (docs/speed.md, stop 55). In ASCII: the letters are [A-Za-z] (the upper ones
 # [A-Z], the lower [a-z], none titlecase), the decimal digits (and the digits, and the numerics) [0-9].
+cdef inline bint _digit(unsigned char c) noexcept:
+    return 0x30 <= c <= 0x39  # (an ASCII text's decimal digits: `\d` reads no other there)
+
+
+cdef inline bint _letter(unsigned char c) noexcept:  # `[a-z]` under IGNORECASE, in ASCII
+    return 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
+
+
 cdef inline bint _alpha(Py_UCS4 c) noexcept:
-    if c < 0x80:
-        return 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
-    return Py_UNICODE_ISALPHA(c)
+    return _letter(<unsigned char> c) if c < 0x80 else Py_UNICODE_ISALPHA(c)
 
 
 cdef inline bint _decimal(Py_UCS4 c) noexcept:
-    if c < 0x80:
-        return 0x30 <= c <= 0x39
-    return Py_UNICODE_ISDECIMAL(c)
+    return _digit(<unsigned char> c) if c < 0x80 else Py_UNICODE_ISDECIMAL(c)
 
 
 cdef inline bint _digit_of(Py_UCS4 c) noexcept:  # str.isdigit's character
-    if c < 0x80:
-        return 0x30 <= c <= 0x39
-    return Py_UNICODE_ISDIGIT(c)
+    return _digit(<unsigned char> c) if c < 0x80 else Py_UNICODE_ISDIGIT(c)
 
 
 cdef inline bint _alnum(Py_UCS4 c) noexcept:
-    if c < 0x80:
-        return 0x30 <= c <= 0x39 or 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
-    return Py_UNICODE_ISALNUM(c)
+    return (_digit(<unsigned char> c) or _letter(<unsigned char> c)) if c < 0x80 else Py_UNICODE_ISALNUM(c)
 
 
 cdef inline bint _upper(Py_UCS4 c) noexcept:
@@ -288,14 +288,6 @@ TIME = "(?i)\\b\\d{1,2}:\\d{2}(?::\\d{2})?\\s*(?:am|pm|a\\.m\\.|p\\.m\\.)?|\\b\\
 BULLET = "^\\s*(?:[-*•·◦▪▫■□●○►▸»>~+]|\\d{1,3}[.)]|[a-zA-Z][.)]|\\(\\w{1,3}\\))\\s+"
 
 cdef const char *_MONTHS = b"janfebmaraprmayjunjulaugsepoctnovdec"
-
-
-cdef inline bint _digit(unsigned char c) noexcept:
-    return 0x30 <= c <= 0x39  # (an ASCII text's decimal digits: `\d` reads no other there)
-
-
-cdef inline bint _letter(unsigned char c) noexcept:  # `[a-z]` under IGNORECASE, in ASCII
-    return 0x61 <= (<unsigned int> c | 0x20) <= 0x7A
 
 
 cdef inline bint _month_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:

@@ -242,9 +242,6 @@ class CueCache:
         self.found[token] = value
         return value
 
-    def __len__(self) -> int:
-        return len(self.found)
-
 
 class CueSettings:
     """The family's settings ([features.cues]), compiled. (Models trained before the cue family have no

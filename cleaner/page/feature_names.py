@@ -49,9 +49,6 @@ class BinTable:
             raise KeyError(i)
         return self.labels[i]
 
-    def __len__(self) -> int:
-        return self.cap + 1
-
 
 class PrefixCache:
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
@@ -80,9 +77,6 @@ class PrefixCache:
             value = self.codec[value]
         names[key] = value
         return value
-
-    def __len__(self) -> int:
-        return len(self.names)
 
 
 class AttributeNames:

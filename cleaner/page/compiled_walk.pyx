@@ -446,7 +446,7 @@ def walk(parsed, config):
     w.closed = {}
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
     cdef dict token_cache = TOKEN_CACHE
-    cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass) -> its idclass
+    cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
     cdef dict widened = {}  # (ancestors, a tag) -> the ancestors with it (_with)
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
@@ -525,8 +525,11 @@ def walk(parsed, config):
                             cached = token_cache[value] = idclass_tokens(value)
                         tokens += cached
                 if tokens:
-                    # (siblings of one template repeat their tokens under one parent: merged once per page)
-                    key = (tokens, idclass)
+                    # (siblings of one template repeat their tokens under one parent: merged once per page). The
+                    # inherited tuple is keyed by its identity, not its value: hashing its up to 24 tokens at every
+                    # element cost more than the merge it saves. Every such tuple is the root frame's or a value of
+                    # this dict, alive until the page is walked, so no two of them share an address.
+                    key = (tokens, <uintptr_t> <void *> idclass)
                     merged = idclass_seen.get(key)
                     if merged is None:
                         merged = idclass_seen[key] = merged_idclass(tokens, idclass)

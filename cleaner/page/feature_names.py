@@ -68,6 +68,16 @@ class PrefixCache:
             value = self._missing(key)
         return value
 
+    def names_of(self, keys: tuple[str, ...]) -> list[object]:
+        """[self[key] for key in keys], in compiled code (a block's id/class tokens: mapped through the bound
+        `__getitem__` from Python's `map`, every token cost a generic call)."""
+        names = self.names
+        out: list[object] = []
+        for key in keys:
+            value = names.get(key)
+            out.append(value if value is not None else self._missing(key))
+        return out
+
     def _missing(self, key: str) -> object:
         names = self.names
         if len(names) >= self.MAX_ENTRIES:

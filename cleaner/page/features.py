@@ -54,6 +54,27 @@ TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions
 CONTEXT_CACHE_ENTRIES = 20_000  # AttributeNames.container_cache and idclass_cache, each
 
 
+class FamilySwitches:
+    """Which of the FAMILIES a set holds, one field each: the features read them at every block, where a lookup in
+    the set cost 0.3-0.5 M instructions a page."""
+
+    def __init__(self, families: frozenset[str]) -> None:
+        self.container = "container" in families
+        self.split = "split" in families
+        self.char = "char" in families
+        self.token = "token" in families
+        self.sentence = "sentence" in families
+        self.dup = "dup" in families
+        self.regexp = "regexp" in families
+        self.group = "group" in families
+        self.position = "position" in families
+        self.document = "document" in families
+        self.tag = "tag" in families
+        self.idclass = "idclass" in families
+        self.density = "density" in families
+        self.cue = "cue" in families
+
+
 @dataclass(init=False)  # (the __init__ written out, compiled by mypyc: see cleaner.page.segment.Block)
 class BlockStats:
     """Numbers measured on one block, shared by features and the output statistics."""
@@ -127,6 +148,8 @@ class FeatureExtractor:
         self.block_tags = frozenset(self.config["segment"]["block_tags"])
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
+        self.on = FamilySwitches(self.families)
+        self.windowed = FamilySwitches(self.window_families)
         # Sentence ends are counted once per text for `sentence.end` and `document.sentence-count`.
         self.count_sentence_ends = not self.families.isdisjoint(("sentence", "document"))
         self.max_idclass = int(fc["max_idclass_tokens_per_block"])
@@ -162,11 +185,11 @@ class FeatureExtractor:
     def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
         """Append the block's own attributes: `shared` ones are also given to neighbours. Returns the
         number of sentence ends in the block's text (for the page's `document.sentence-count`)."""
-        fam = self.families
-        wf = self.window_families
+        on = self.on
+        windowed = self.windowed
         text = b.text
-        if "container" in fam:
-            out = shared if "container" in wf else private
+        if on.container:
+            out = shared if windowed.container else private
             anc = b.ancestors
             names = v.container_cache.get(anc)
             if names is None:
@@ -176,8 +199,8 @@ class FeatureExtractor:
                     v.container_cache.clear()
                 v.container_cache[anc] = names
             out.extend(names)
-        if "split" in fam:
-            out = shared if "split" in wf else private
+        if on.split:
+            out = shared if windowed.split else private
             p = br = hr = inline = block = 0
             for tag_counts in (b.opened, b.closed):
                 for tag, n in tag_counts.items():
@@ -209,30 +232,30 @@ class FeatureExtractor:
             cached = cache[text] = (sh, pr, ends)
         shared.extend(cached[0])
         private.extend(cached[1])
-        if "tag" in fam:
-            out = shared if "tag" in wf else private
+        if on.tag:
+            out = shared if windowed.tag else private
             cont = b.containers
             out.append(v.tag_self[cont[-1] if cont else "-"])
             out.append(v.tag_parent[cont[-2] if len(cont) > 1 else "-"])
             if b.artificial:
                 out.append(v.tag_artificial[b.artificial])
-        if "density" in fam and b.in_link:
-            (shared if "density" in wf else private).append(v.in_link)
-        if b.idclass and ("idclass" in fam or "cue" in fam):
+        if on.density and b.in_link:
+            (shared if windowed.density else private).append(v.in_link)
+        if b.idclass and (on.idclass or on.cue):
             tokens = b.idclass
             if len(tokens) > self.max_idclass:
                 tokens = tokens[: self.max_idclass]
             named = v.idclass_cache.get(tokens)
             if named is None:
-                named = (list(map(v.idclass.__getitem__, tokens)) if "idclass" in fam else [],
-                         idclass_cues(v.cues, tokens) if "cue" in fam else [])
+                named = (v.idclass.names_of(tokens) if on.idclass else [],
+                         idclass_cues(v.cues, tokens) if on.cue else [])
                 if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
                     v.idclass_cache.clear()
                 v.idclass_cache[tokens] = named
             if named[0]:
-                (shared if "idclass" in wf else private).extend(named[0])
+                (shared if windowed.idclass else private).extend(named[0])
             if named[1]:
-                (shared if "cue" in wf else private).extend(named[1])
+                (shared if windowed.cue else private).extend(named[1])
         return cached[2]
 
     def _may_hold_url(self, text: str) -> bool:
@@ -249,28 +272,28 @@ class FeatureExtractor:
         """Attributes of the char, token, sentence, regexp and text-density families; returns the
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
         `sentence.end` and the page's `document.sentence-count` both read."""
-        fam = self.families
+        on = self.on
         measure = self.compiled_measure
         m: tuple[int, ...] = (measure(text, self.per_character_tokens) if measure is not None
                               else measure_text(text, self.per_character_tokens, self.re_sent_split, self.re_sent_end))
         ends = m[11] if self.count_sentence_ends else 0
-        wf = self.window_families
+        windowed = self.windowed
         n_chars = st.n_chars or 1
-        if "char" in fam:
-            out = shared if "char" in wf else private
+        if on.char:
+            out = shared if windowed.char else private
             for (t_abs, t_rel), n in zip(v.t_char, m[0:5]):
                 if n:
                     out.append(t_abs[n])
                     out.append(t_rel[n * 1000 // n_chars])
-        if "token" in fam:
-            out = shared if "token" in wf else private
+        if on.token:
+            out = shared if windowed.token else private
             nt = m[9] or 1
             for (t_abs, t_rel), n in zip(v.t_token, m[5:9]):
                 if n:
                     out.append(t_abs[n])
                     out.append(t_rel[n * 1000 // nt])
-        if "sentence" in fam:
-            out = shared if "sentence" in wf else private
+        if on.sentence:
+            out = shared if windowed.sentence else private
             n_sent = m[10]
             out.append(v.t_sent_count[n_sent])
             out.append(v.t_sent_len[st.n_words // n_sent if n_sent else 0])
@@ -279,8 +302,8 @@ class FeatureExtractor:
                 out.append(v.sent_begin)
             if ends:
                 out.append(v.sent_end)
-        if "regexp" in fam:
-            out = shared if "regexp" in wf else private
+        if on.regexp:
+            out = shared if windowed.regexp else private
             # Cheap gates first: dates and times need a digit, a URL passes _may_hold_url.
             if self._may_hold_url(text) and self.re_url.search(text):
                 out.append(v.re_url)
@@ -293,11 +316,11 @@ class FeatureExtractor:
             may_bullet = self.may_bullet
             if (may_bullet is None or may_bullet(text)) and self.re_bullet.match(text):
                 out.append(v.re_bullet)
-        if "cue" in fam and st.n_words <= self.cues.max_words:
-            text_cues(self.cues, v.cues, text, shared if "cue" in wf else private)
-        if "density" in fam:
+        if on.cue and st.n_words <= self.cues.max_words:
+            text_cues(self.cues, v.cues, text, shared if windowed.cue else private)
+        if on.density:
             lines = -(-st.n_chars // 80) or 1
-            (shared if "density" in wf else private).append(v.t_density[st.n_words // lines])
+            (shared if windowed.density else private).append(v.t_density[st.n_words // lines])
         return ends
 
     # -- per document ------------------------------------------------------------------
@@ -355,8 +378,8 @@ class FeatureExtractor:
             stats = self.stats(blocks)
         v = self._naming(codec)
         n = len(blocks)
-        fam = self.families
-        wf = self.window_families
+        on = self.on
+        windowed = self.windowed
         # Document-level aggregates.
         doc_words = sum(s.n_words for s in stats)
         free_words = sum(s.n_words - s.link_words for s in stats) or 1
@@ -371,7 +394,7 @@ class FeatureExtractor:
             div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
             div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
         cue_feats: list[list] = []
-        if "cue" in fam:
+        if on.cue:
             cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
@@ -385,32 +408,32 @@ class FeatureExtractor:
             shared: list = []
             private: list = [v.bias]
             n_sent += self._block_own(b, s, shared, private, v)
-            if "dup" in fam:
-                out = shared if "dup" in wf else private
+            if on.dup:
+                out = shared if windowed.dup else private
                 c = seen[keys[i]]
                 if c > 1:
                     out.append(v.t_dup[c])
                     if keys[i] not in first_seen:
                         out.append(v.dup_first)
                 first_seen.add(keys[i])
-            if "group" in fam:
-                out = shared if "group" in wf else private
+            if on.group:
+                out = shared if windowed.group else private
                 g = b.div_group
                 out.append(v.t_div[div_words[g] * 1000 // free_words] if g >= 0 else v.div_none)
                 g = b.td_group
                 out.append(v.t_td[td_words[g] * 1000 // free_words] if g >= 0 else v.td_none)
-            if "density" in fam:
-                out = shared if "density" in wf else private
+            if on.density:
+                out = shared if windowed.density else private
                 g = b.div_group
                 out.append(v.t_link[div_link[g] * 1000 // (div_all[g] or 1)])
-            if "position" in fam:
-                out = shared if "position" in wf else private
+            if on.position:
+                out = shared if windowed.position else private
                 out.append(v.t_pos[i * 1000 // n])
             if cue_feats:
-                (shared if "cue" in wf else private).extend(cue_feats[i])
+                (shared if windowed.cue else private).extend(cue_feats[i])
             shared_rows.append(shared)
             rows.append(private)
-        if "document" in fam:
+        if on.document:
             # Last in every private row, once the blocks have counted the page's sentence ends.
             max_div = max((w for k, w in div_words.items() if k >= 0), default=0)
             max_td = max((w for k, w in td_words.items() if k >= 0), default=0)

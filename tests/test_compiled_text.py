@@ -111,8 +111,11 @@ GATE_TRICKY = [
     "12 Kelvin \u212a", "3\u00a0pm", "Dec\u00a05 2020", "page 3.", "v2", "a.m. 9", "9 a.m.", "",
     "- item", "• item", "\u3000» item", "12. item", "1234. no", "٣) item", "a) item", "é) no", "(iv) item", "(a_1) no",
     "(ab)item", "-item", " \t+ x", "*", "1.", "(1)", "(12) x",
+    # not ASCII: other decimal digits, letters re folds onto ASCII ones, whitespace outside ASCII
+    "٣/٤/٢٠٢٠ é", "٣ ſep ٢٠٢٠", "ſEP 5 2020 é", "DEC. 5 2020 —", "déc 5 2020", "5 ԁec 2020", "2020年5月", "５年",
+    "９:３０", "9\u3000PM", "9\u2028am é", "3 \u0131", "Nov 5th, ２０２０ é", "１２ Jan ２０ é", "Sept\u00a05 2020 é",
 ]
-GATE_ALPHABET = "0129 .:/-,aAmMpPjJnNdDsSeEcCyYtThH\t\x1c\u00a0\u017f\u212a年月()_»•٣é"
+GATE_ALPHABET = "0129 .:/-,aAmMpPjJnNdDsSeEcCyYtThH\t\x1c\u00a0\u3000\u017f\u212a\u0130\u0131年月()_»•٣５é"
 
 
 def _gates_keep(text: str) -> None:
@@ -139,7 +142,9 @@ def test_the_text_gates_turn_away_no_match_and_most_texts_with_digits():
     # Texts that cannot match are turned away (else a gate would be no faster than the regexp).
     assert not compiled.may_match_date("Chapter 3 of 12, with 1,000 words")
     assert not compiled.may_match_time("Chapter 3 of 12, with 1,000 words")
-    assert compiled.may_match_date("Chapter 3 of 12 ſ")  # not ASCII: the regexp judges
+    assert not compiled.may_match_date("Chapter ٣ of 12 ſ, é")  # not ASCII: read the same way
+    assert not compiled.may_match_time("Chapter ٣ of 12 ſ, é")
+    assert compiled.may_match_date("3 ſep 2020 é") and compiled.may_match_time("９ PM é")
     assert not compiled.may_match_bullet("Chapter 3") and not compiled.may_match_bullet("1234. no")
 
 
@@ -147,6 +152,23 @@ def test_the_text_gates_turn_away_no_match_and_most_texts_with_digits():
 @given(text=st.text(alphabet=GATE_ALPHABET, max_size=24))
 def test_the_text_gates_turn_away_no_match_on_generated_texts(text):
     _gates_keep(text)
+    _gates_keep(text + "é")  # the same text, not ASCII: read by the other path
+
+
+def test_the_gates_fold_every_character_as_the_re_module_does():
+    """_ignorecase_letter, which the gates read a text that is not ASCII by, against re on every code point: the
+    ASCII letter a character matches under IGNORECASE, as a pattern's letter and as `[a-z]`, or none."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    as_letter = re.compile("(?i)" + "|".join(f"({c})" for c in letters))
+    as_class = re.compile("(?i)[a-z]")
+    differ = []
+    for code in range(0x110000):
+        ch = chr(code)
+        m = as_letter.fullmatch(ch)
+        want = letters[m.lastindex - 1] if m else ""
+        if compiled.ignorecase_letter(ch) != want or bool(as_class.fullmatch(ch)) != bool(want):
+            differ.append(hex(code))
+    assert not differ, differ[:10]
 
 
 def _reference_candidates(cues, text: str, low: str | None = None, raw: str | None = None, lits_of=None) -> int:
@@ -182,9 +204,9 @@ def test_the_gates_on_the_shared_pages_texts(shared_texts):
         assert found == _reference_candidates(cues, text, read_wide(text, True), read_wide(text, False),
                                               cues.text_lits_wide), text
         searched += bin(found).count("1")
-        for k, rx in enumerate(cues.text_rx):
-            assert found >> k & 1 or not rx.search(text), (cues.text_names[k], text)
-    assert searched < len(wide) * len(cues.text_rx) / 3
+        for k, rx in enumerate(cues.text_branches):
+            assert found >> k & 1 or not rx.search(text), (rx.pattern, text)
+    assert searched < len(wide) * len(cues.text_branches) / 3
     for text in shared_texts:
         _gates_keep(text)
     with_digits = [t for t in ascii_texts if any(c.isdigit() for c in t)]

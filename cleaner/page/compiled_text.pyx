@@ -275,8 +275,10 @@ def count_words(str text):
 # text with a digit, and each `cue.text` pattern whose prefilter literals (cleaner.page.cues.cue_prefilter) one of
 # its ~80 `in` tests found in a short text. On a 2025 page whose texts the feature cache has not seen that was
 # 1.9 ms (docs/speed.md, stop 52). A gate reads an ASCII text once and says whether the pattern can match it: a
-# necessary condition, so a text it passes is still searched by the regexp and the attributes are the same; a
-# text that is not ASCII always passes (case folding outside ASCII, 'ſ' for 's', is the regexp's to judge).
+# necessary condition, so a text it passes is still searched by the regexp and the attributes are the same. A text
+# that is not ASCII is read the same way character by character: `\d` as any decimal digit (`\d` of a str pattern),
+# a letter as `(?i)` folds it (_ignorecase_letter). Until stop 56 such texts always passed the date gate, and its
+# regexp's search of long non-English paragraphs with a digit cost 0.2 ms a 2025 page.
 
 # The [features.regexp] patterns the date and time gates are written for, as conf/default.toml writes them (a test
 # holds them equal; cleaner.page.features searches every text with a digit under any other pattern).
@@ -303,13 +305,85 @@ cdef inline bint _month_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) n
     return False
 
 
+cdef inline Py_UCS4 _ignorecase_letter(Py_UCS4 c) noexcept:
+    """The ASCII letter, lower case, that `c` is under IGNORECASE (what a letter of a pattern or `(?i)[a-z]` matches
+    it as), 0 when none: an ASCII letter, and the four others Python's re folds onto one (İ and ı onto i, ſ onto s,
+    the Kelvin sign onto k, as cleaner.page.cues._WIDE_FOLDS). A test reads every code point against the re module."""
+    if c < 0x80:
+        return (<unsigned int> c) | 0x20 if _letter(<unsigned char> c) else 0  # (cast: `|` of a Py_UCS4 is str's)
+    if c == 0x130 or c == 0x131:
+        return 0x69
+    if c == 0x17F:
+        return 0x73
+    if c == 0x212A:
+        return 0x6B
+    return 0
+
+
+def ignorecase_letter(str ch):
+    """_ignorecase_letter of a one-character string, as a string ("" for none): for the tests."""
+    cdef Py_UCS4 c = _ignorecase_letter(ord(ch))
+    return chr(c) if c else ""
+
+
+cdef inline bint _month_at_wide(int kind, void *data, Py_ssize_t i, Py_ssize_t n) noexcept:
+    """_month_at in any text: the three characters fold onto a month's abbreviation."""
+    cdef int k
+    cdef unsigned int a, b, c
+    if i + 3 > n:
+        return False
+    a = _ignorecase_letter(PyUnicode_READ(kind, data, i))
+    b = _ignorecase_letter(PyUnicode_READ(kind, data, i + 1))
+    c = _ignorecase_letter(PyUnicode_READ(kind, data, i + 2))
+    for k in range(12):
+        if a == _MONTHS[3 * k] and b == _MONTHS[3 * k + 1] and c == _MONTHS[3 * k + 2]:
+            return True
+    return False
+
+
+cdef bint _may_match_date_wide(str text):
+    """may_match_date of a text that is not ASCII: the same reading, `\d` as any decimal digit, letters folded;
+    the fourth branch needs a digit then 年."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
+    cdef Py_UCS4 c, d
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISDECIMAL(c):
+            if i + 1 < n:
+                d = PyUnicode_READ(kind, data, i + 1)
+                if d == 0x5E74:  # 年
+                    return True
+                if (d == 0x2E or d == 0x2F or d == 0x2D) and i + 2 < n and Py_UNICODE_ISDECIMAL(
+                        PyUnicode_READ(kind, data, i + 2)):
+                    return True
+            j = i + 1
+            if j < n and PyUnicode_READ(kind, data, j) == 0x2E:
+                j += 1
+            if j < n and PyUnicode_READ(kind, data, j) == 0x20:
+                j += 1
+            if _month_at_wide(kind, data, j, n):
+                return True
+        elif _month_at_wide(kind, data, i, n):
+            j = i + 3
+            while j < n and _ignorecase_letter(PyUnicode_READ(kind, data, j)):
+                j += 1
+            if j < n and PyUnicode_READ(kind, data, j) == 0x2E:
+                j += 1
+            if j + 1 < n and PyUnicode_READ(kind, data, j) == 0x20 and Py_UNICODE_ISDECIMAL(
+                    PyUnicode_READ(kind, data, j + 1)):
+                return True
+    return False
+
+
 def may_match_date(str text):
     """False only when DATE cannot match `text`. Every match of one of its branches holds, in an ASCII text:
     a digit, one of `./-` and a digit (the first); a digit, then `.` and a space, each optional, then a month (the
     second); a month, letters, an optional `.`, a space and a digit (the third: the letters' run is taken whole, as
     a shorter take is followed by a letter, which is neither `.` nor a space); the fourth needs 年."""
     if not PyUnicode_IS_ASCII(text):
-        return True
+        return _may_match_date_wide(text)
     cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
     for i in range(n):
@@ -334,12 +408,33 @@ def may_match_date(str text):
     return False
 
 
+cdef bint _may_match_time_wide(str text):
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
+    cdef Py_UCS4 c
+    for i in range(n):
+        if not Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, i)):
+            continue
+        if i + 2 < n and PyUnicode_READ(kind, data, i + 1) == 0x3A and Py_UNICODE_ISDECIMAL(
+                PyUnicode_READ(kind, data, i + 2)):
+            return True
+        j = i + 1
+        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+            j += 1
+        if j + 1 < n:
+            c = _ignorecase_letter(PyUnicode_READ(kind, data, j))
+            if (c == 0x61 or c == 0x70) and _ignorecase_letter(PyUnicode_READ(kind, data, j + 1)) == 0x6D:
+                return True
+    return False
+
+
 def may_match_time(str text):
     """False only when TIME cannot match `text`. Every match holds, in an ASCII text: a digit, `:` and a digit (the
     first branch); or a digit, whitespace (`\\s*`, as str.isspace reads it), then `am` or `pm` in any case (the
-    second)."""
+    second); in any other text the same, `\d` any decimal digit and the letters folded."""
     if not PyUnicode_IS_ASCII(text):
-        return True
+        return _may_match_time_wide(text)
     cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j
     for i in range(n):

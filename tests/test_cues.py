@@ -1,6 +1,8 @@
 """The opt-in `cue` family ([features.cues]): boilerplate names, the page type, repeated items and code; and the
 `#main` pseudo-tag of the segmenter."""
 
+import re
+
 from cleaner.config import load_config
 from cleaner.page.features import DEFAULT_FAMILIES, FeatureExtractor
 from cleaner.page.segment import MAIN, segment_blocks
@@ -188,14 +190,29 @@ def _slow_cues(ex: FeatureExtractor, text: str) -> list[str]:
     return sorted("cue.text=" + n for n, rx in zip(ex.cues.text_names, ex.cues.text_rx) if rx.search(text))
 
 
+def test_a_cue_is_split_into_its_top_level_branches_only():
+    from cleaner.page.cues import cue_branches
+
+    def split(pattern):
+        return [b.pattern for b in cue_branches(re.compile(pattern))]
+
+    assert split(r"(?i)^(?:photo|foto)s?\s*:|getty images|\bdpa\b") == [
+        r"(?i)^(?:photo|foto)s?\s*:", "(?i)getty images", r"(?i)\bdpa\b"]
+    assert split(r"[|]x|y\|z|[]|]|[^]|]") == ["[|]x", r"y\|z", "[]|]", "[^]|]"]  # `|` in a class or escaped
+    assert split("a(?:b|c)") == ["a(?:b|c)"]  # an inner alternation stays
+    assert split(r"(a)|\1") == [r"(a)|\1"]  # a group a branch could refer to: kept whole
+    assert cue_branches(re.compile("(?i)x|y"))[0].flags == re.compile("(?i)x|y").flags
+
+
 def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
     from cleaner.page.segment import Block
 
     ex = FeatureExtractor(load_config(), CUE_FAMILIES)
     texts = TRICKY + _real_texts(data_dir)
     assert len(texts) > 2000
-    # The prefilter itself: an ASCII text holding none of a regexp's literals is matched by it nowhere.
-    for rx, lits, fold in zip(ex.cues.text_rx, ex.cues.text_lits, ex.cues.text_fold):
+    # The prefilter itself: an ASCII text holding none of a branch's literals is matched by it nowhere.
+    assert len(ex.cues.text_branches) > len(ex.cues.text_rx)  # (the default's cues are split into their branches)
+    for rx, lits, fold in zip(ex.cues.text_branches, ex.cues.text_lits, ex.cues.text_fold):
         assert lits is not None  # every cue of the default config has its literals
         for text in texts:
             hay = text.lower() if fold else text

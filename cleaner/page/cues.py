@@ -197,6 +197,54 @@ _PREFILTERS: dict[tuple[str, int], tuple[str, ...] | None] = {}
 _WIDE_KEY = 1 << 30  # (no re flag)
 
 
+def cue_branches(rx: re.Pattern[str]) -> list[re.Pattern[str]]:
+    """`rx`'s top-level alternatives as regexps of their own, with its flags: a text holds a match of `rx` iff it
+    holds one of a branch's. Searched one by one, a branch runs only where its own literals are found, and an
+    anchored one (`^...`) is tried at the text's start alone, where the whole alternation was tried at every
+    position: the `caption` cue's eight branches cost 36 us a short text so (stop 56). [rx] when the pattern does
+    not split into the same parse (a group referenced by number or name, an unusual escape)."""
+    source = rx.pattern
+    flags = ""
+    if source.startswith("(?") and ")" in source:  # global inline flags, `(?i)`: each branch keeps them
+        head = source[: source.index(")") + 1]
+        if head[2:-1].isalpha():
+            flags, source = head, source[len(head):]
+    branches: list[str] = []
+    depth, start, k, in_class = 0, 0, 0, False
+    while k < len(source):
+        ch = source[k]
+        if ch == "\\":
+            k += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if source[k + 1: k + 2] == "^":
+                k += 1
+            if source[k + 1: k + 2] == "]":  # a `]` first in a class is a literal
+                k += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            branches.append(source[start:k])
+            start = k + 1
+        k += 1
+    branches.append(source[start:])
+    if len(branches) == 1 or rx.groups:
+        return [rx]
+    parse = _sre_modules()[0].parse
+    try:
+        split = [re.compile(flags + branch, rx.flags & ~re.UNICODE) for branch in branches]
+        same = repr(parse(flags + "|".join(branches)).data) == repr(parse(rx.pattern).data) and all(
+            b.flags == rx.flags for b in split)
+    except re.error:
+        return [rx]
+    return split if same else [rx]
+
+
 def _prefilter(rx: re.Pattern[str], option: Callable[[list, int], frozenset | None] = _literal_option
                ) -> tuple[str, ...] | None:
     found = _required_literals(_sre_modules()[0].parse(rx.pattern, rx.flags), rx.flags, option)
@@ -253,11 +301,14 @@ class CueSettings:
         self.idclass = [(str(k), tuple(v)) for k, v in cc["idclass"].items()]
         self.text_names = [str(k) for k in cc["text"]]
         self.text_rx = [re.compile(v) for v in cc["text"].values()]
-        # Per regexp: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
+        # What is searched: each regexp's top-level branches (cue_branches), in the cues' order, and the cue of each.
+        self.text_branches = [branch for rx in self.text_rx for branch in cue_branches(rx)]
+        self.text_branch_cue = [k for k, rx in enumerate(self.text_rx) for _ in cue_branches(rx)]
+        # Per branch: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
         # searched; and whether they are compared with the lowered text (IGNORECASE).
-        self.text_lits = [cue_prefilter(rx) for rx in self.text_rx]
-        self.text_lits_wide = [cue_prefilter_wide(rx) for rx in self.text_rx]  # (for a text that is not ASCII)
-        self.text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.text_rx]
+        self.text_lits = [cue_prefilter(rx) for rx in self.text_branches]
+        self.text_lits_wide = [cue_prefilter_wide(rx) for rx in self.text_branches]  # (a text that is not ASCII)
+        self.text_fold = [bool(rx.flags & re.IGNORECASE) for rx in self.text_branches]
         # The same prefilter in one compiled pass (compiled_text.LiteralGate), when built.
         self.text_gate = _literal_gate(self.text_lits, self.text_fold, self.text_lits_wide)
         self.page_typer = PageTyper(config)
@@ -302,23 +353,27 @@ def _literal_gate(literals: list, fold: list[bool], wide_literals: list | None =
 
 
 def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> None:
-    """Append the `cue.text` attributes of a short block's `text` to `out`. The text is searched only by the
-    regexps one of whose prefilter literals it holds (an ASCII text by cue_prefilter's, another, read by read_wide,
-    by cue_prefilter_wide's): the loop below, the readable reference of the compiled gate that runs when it is built
-    (`settings.text_gate`, the same bits in one pass over the text)."""
+    """Append the `cue.text` attributes of a short block's `text` to `out`, in the cues' order. The text is searched
+    only by the branches (cue_branches) one of whose prefilter literals it holds (an ASCII text by cue_prefilter's,
+    another, read by read_wide, by cue_prefilter_wide's): the loop below, the readable reference of the compiled
+    gate that runs when it is built (`settings.text_gate`, the same bits in one pass over the text)."""
     gate = settings.text_gate
+    matched = -1  # the cue last found: its other branches are not searched
     if gate is not None:
         found: int = gate.candidates(text)
         if found:  # (most texts: none)
-            for k, (name, rx) in enumerate(zip(names.text, settings.text_rx)):
-                if found >> k & 1 and rx.search(text):
-                    out.append(name)
+            for k, (cue, rx) in enumerate(zip(settings.text_branch_cue, settings.text_branches)):
+                if found >> k & 1 and cue != matched and rx.search(text):
+                    out.append(names.text[cue])
+                    matched = cue
         return
     ascii = text.isascii()
     low = text.lower() if ascii else read_wide(text, True)
     raw = text if ascii else read_wide(text, False)
-    for name, rx, lits, fold in zip(names.text, settings.text_rx,
-                                    settings.text_lits if ascii else settings.text_lits_wide, settings.text_fold):
+    for cue, rx, lits, fold in zip(settings.text_branch_cue, settings.text_branches,
+                                   settings.text_lits if ascii else settings.text_lits_wide, settings.text_fold):
+        if cue == matched:
+            continue
         if lits is not None:
             hay = low if fold else raw
             for lit in lits:
@@ -327,7 +382,8 @@ def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> N
             else:
                 continue  # none of its literals: it cannot match
         if rx.search(text):
-            out.append(name)
+            out.append(names.text[cue])
+            matched = cue
 
 
 # Where a block lies against the page's main container (main_relations): the index is the relation.

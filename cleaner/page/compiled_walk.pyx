@@ -41,7 +41,7 @@ from .math import is_rendered_copy, is_tex_script, math_block, tex_script_block
 from .page_marks import PageMarks, add_itemtypes, is_json_ld, read_head
 from .segment import (
     BOX_ONLY, CLOSING_PUNCTUATION, HIDDEN, MAIN, MAX_CONTAINERS, ROOT_FRAME, TOKEN_CACHE, TOKEN_CACHE_ENTRIES,
-    UNDISPLAYED, Block, Segmentation, hides, mark_repeats,
+    UNDISPLAYED, Segmentation, block_in, hides, mark_repeats,
 )
 
 ctypedef unsigned char lxb_char_t
@@ -308,9 +308,7 @@ cdef class _Walk:
             gap = ""
         else:
             gap = " "
-        # (every field positional, repeat and repeat_item at their defaults: a call without keywords)
-        self.blocks.append(Block(text, top[1], top[2], self.opened, self.closed, top[4], top[5], top[3],
-                                 "a" in top[2], len(self.stack) - 1, artificial, gap, shown, 0, -1, top[7]))
+        self.blocks.append(block_in(top, text, self.opened, self.closed, len(self.stack) - 1, artificial, gap, shown))
         self.opened = {}
         self.closed = {}
         self.space = False

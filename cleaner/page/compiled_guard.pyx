@@ -9,6 +9,8 @@ tags are found by reading the string directly (a tag is what the reference's `_T
 tag's name is classified by comparing its lower-cased bytes with the few names the scan treats specially; only a
 formatting element's start tag becomes a Python string (its identity is the tag as written). The edits and caps
 are the reference's, in the same order (tests/test_parser_bombs.py compares both).
+
+Also here, for the binary sniff before the guard: `count_bytes`.
 """
 
 from libc.stdint cimport uint64_t
@@ -19,6 +21,23 @@ cdef extern from "Python.h":
     void *PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
+
+
+def count_bytes(bytes data, bytes which):
+    """How many bytes of `data` are among `which`: `len(data) - len(data.translate(None, which))`, its readable
+    reference (cleaner.page.pipeline.count_bytes), in one pass without the copy (the binary sniff's count of control
+    bytes in a page's first 64 KiB cost 1.1 M instructions, 1.5 % of a 2025 page's cleaning, by the copy)."""
+    cdef unsigned char wanted[256]
+    cdef const unsigned char *p = <const unsigned char *> data
+    cdef const unsigned char *w = <const unsigned char *> which
+    cdef Py_ssize_t n = len(data), i, count = 0
+    for i in range(256):
+        wanted[i] = 0
+    for i in range(len(which)):
+        wanted[w[i]] = 1
+    for i in range(n):
+        count += wanted[p[i]]
+    return count
 
 
 def count_start_brackets(str html):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .. import compiled_twin
 from ..config import Config
 from .decode import DecodedPage, decode_html
 from .segment import Block, ParsedHtml, Segmentation, parse_html, segment_tree
@@ -80,7 +81,15 @@ class PageRejected(Exception):
 
 
 _CONTROL = bytes(range(0, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
-_NO_CONTROL = bytes.maketrans(b"", b"")
+
+
+def count_bytes(data: bytes, which: bytes) -> int:
+    """How many bytes of `data` are among `which` (the readable reference of compiled_guard.count_bytes)."""
+    return len(data) - len(data.translate(None, which))
+
+
+_compiled_guard = compiled_twin("page.compiled_guard")
+_count_bytes = count_bytes if _compiled_guard is None else _compiled_guard.count_bytes
 
 
 def looks_binary(data: bytes | bytearray | memoryview, http_charset: str | None) -> bool:
@@ -92,7 +101,7 @@ def looks_binary(data: bytes | bytearray | memoryview, http_charset: str | None)
         return False
     if http_charset and ("16" in http_charset or "32" in http_charset):
         return False
-    control = len(head) - len(head.translate(_NO_CONTROL, _CONTROL))
+    control = _count_bytes(head, _CONTROL)
     if control * 20 <= len(head):
         return False
     even, odd = head[0::2], head[1::2]  # UTF-16 without a BOM: NULs in every other byte

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 # (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
 from .. import compiled_twin
@@ -19,6 +20,9 @@ from .page_marks import PageMarks
 from .page_type import PageTyper
 from .segment import HIDDEN, Block
 from .text import compiled_text_module
+
+if TYPE_CHECKING:  # (features imports this module; the annotation lets compiled code read the fields natively)
+    from .features import BlockStats
 
 # -- cue regexps: a literal prefilter -------------------------------------------------------
 # Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
@@ -390,7 +394,7 @@ def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> N
 MAIN_RELATIONS = ("before", "in", "after")
 
 
-def main_relations(blocks: list[Block], stats: list, element_parent: list[int], min_words: int,
+def main_relations(blocks: list[Block], stats: list[BlockStats], element_parent: list[int], min_words: int,
                    share: float) -> list[int] | None:
     """Each block's place against the page's main container (0 before it, 1 in it, 2 after it; None when the
     page holds no prose): the deepest element holding at least `share` of the page's prose words, reached from
@@ -454,7 +458,7 @@ _main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
     main_subtree if _COMPILED_WALK is None else _COMPILED_WALK.main_subtree)
 
 
-def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: CueSettings,
+def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks, settings: CueSettings,
                    skip_cues: tuple[str, ...] = ()) -> list[bool] | None:
     """Whether each block lies in the page's main container (main_relations; None when the page holds no
     prose), and -- but on a page whose markup says it is a forum thread (cue.page) -- outside every element an
@@ -484,7 +488,7 @@ def main_container(blocks: list[Block], stats: list, page: PageMarks, settings: 
     return out
 
 
-def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list,
+def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
     block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
@@ -502,6 +506,7 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
     code_tags = settings.code_tags
     relations = (main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
                  if page is not None else None)
+    in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i, b in enumerate(blocks):
         row = [kind]
@@ -512,7 +517,11 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
             words = item_words[b.repeat_item]
             if words and item_links[b.repeat_item] >= links_min * words:
                 row.append(names.repeat_links)
-        if not code_tags.isdisjoint(b.ancestors):
+        anc = b.ancestors
+        code = in_code.get(anc)
+        if code is None:
+            code = in_code[anc] = not code_tags.isdisjoint(anc)
+        if code:
             row.append(names.code)
         out.append(row)
     return out

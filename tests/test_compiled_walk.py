@@ -34,7 +34,10 @@ CASES = {
     "pre": "<pre>  def f():\n\n      return 1\n  x = <b>2</b>  \n</pre><p>after</p>",
     "anchors": "<a name=top>x</a><a href=''>y</a><a href='/z'>z</a><a>w",
     "hidden": ("<div hidden>a</div><div aria-hidden=true>b</div><div style='Display : None'>c</div>"
-               "<div style='visibility:hidden'>d</div><div aria-hidden=false>e</div>"),
+               "<div style='visibility:hidden'>d</div><div aria-hidden=false>e</div><div aria-hidden=TRUE>f</div>"
+               "<div style='VISIBILITY: HIDDEN'>g</div><div style='display:nOnE;content:\"é\"'>h</div>"
+               "<div style='display:block;overflow:hidden'>i</div><div style='border:none'>j</div><div style=''>k</div>"
+               "<div style='display:non'>l</div><div style='visibility:hidde'>m</div>"),
     "main": "<div role=main><p>a</p></div><div itemprop=articleBody>b</div>",
     "microdata": ("<div itemscope itemtype='https://schema.org/Product http://schema.org/Thing/'>"
                   "<span itemprop=name>n</span><time itemprop=datePublished datetime=2024-01-02>d</time>"

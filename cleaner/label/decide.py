@@ -49,11 +49,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from ..labels import continues_segment
+from ..labels import CONTINUATION
 from ..page.text import compiled_text_module
 
 OTHER = "other"
 CONTENT = ("header", "paragraph", "list", "continuation")
+
+
+def continues_segment(label: str, gap: str, follows_kept: bool) -> bool:
+    """Whether a kept block joins the segment of the kept block before it instead of opening its own: a continuation
+    does, and so does a block that touches it (`follows_kept`: the block before it is kept; gap "": Block.gap, no
+    space and no line between them), since a browser shows no half words. cleaner.output.assemble cuts the text into
+    segments by it, and drop_repeats finds the same segments. (Here, in a compiled module, not in cleaner.labels:
+    called from compiled code into an interpreted function, it cost about 4,500 instructions a kept block.)"""
+    return label == CONTINUATION or (gap == "" and follows_kept)
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,7 @@ def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, wo
                  min_words: int) -> list[str]:
     """`labels` with every kept segment of at least `min_words` words (`word_counts`, each block's) whose case-folded
     words are those of an earlier kept segment dropped. A segment is what cleaner.output.assemble makes one
-    (cleaner.labels.continues_segment: a kept block and the kept blocks after it that continue it or touch it;
+    (continues_segment: a kept block and the kept blocks after it that continue it or touch it;
     `gaps`: Block.gap, None: no block touches another)."""
     segments: list[list[int]] = []
     previous = -1

@@ -19,7 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH, continues_segment
+from ..label.decide import continues_segment
+from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from ..page.segment import Block
 from ..page.text import count_words
 

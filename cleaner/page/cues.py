@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 # (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
 from .. import compiled_twin
 from ..config import Config
 from .page_marks import PageMarks
 from .page_type import PageTyper
-from .segment import HIDDEN, Block
+from .segment import HIDDEN, Block, BlockStats
 from .text import compiled_text_module
-
-if TYPE_CHECKING:  # (features imports this module; the annotation lets compiled code read the fields natively)
-    from .features import BlockStats
 
 # -- cue regexps: a literal prefilter -------------------------------------------------------
 # Every `cue.text` regexp is searched in every short block; most blocks match none. For each regexp the
@@ -492,7 +488,7 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
     block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
-    `stats` are the blocks' cleaner.page.features.BlockStats."""
+    `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
     kind = names.page[settings.page_typer.of(page) if page is not None else "unknown"]
     # Words and link words of each repeated item, over the blocks inside it.
     item_words: dict[int, int] = {}

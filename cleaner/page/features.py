@@ -38,7 +38,7 @@ from ..config import Config, load_config
 from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
-from .segment import Block
+from .segment import Block, BlockStats
 from .text import compiled_text_module, count_words, measure_text
 
 FAMILIES = (
@@ -73,23 +73,6 @@ class FamilySwitches:
         self.idclass = "idclass" in families
         self.density = "density" in families
         self.cue = "cue" in families
-
-
-@dataclass(init=False)  # (the __init__ written out, compiled by mypyc: see cleaner.page.segment.Block)
-class BlockStats:
-    """Numbers measured on one block, shared by features and the output statistics."""
-
-    n_words: int
-    n_chars: int
-    link_words: int  # words inside a link
-
-    def __init__(self, n_words: int, n_chars: int, link_words: int) -> None:
-        self.n_words = n_words
-        self.n_chars = n_chars
-        self.link_words = link_words
-
-    def __reduce__(self) -> tuple:
-        return (BlockStats, (self.n_words, self.n_chars, self.link_words))  # (as cleaner.page.segment.Block's)
 
 
 @mypyc_attr(native_class=False)

@@ -131,6 +131,24 @@ class Segmentation:
     markup_capped: tuple[str, ...] = ()
 
 
+@dataclass(init=False)  # (the __init__ written out, compiled by mypyc: see Block)
+class BlockStats:
+    """Numbers measured on one block (cleaner.page.features.FeatureExtractor.stats), shared by the features, the cues
+    and the output statistics."""
+
+    n_words: int
+    n_chars: int
+    link_words: int  # words inside a link
+
+    def __init__(self, n_words: int, n_chars: int, link_words: int) -> None:
+        self.n_words = n_words
+        self.n_chars = n_chars
+        self.link_words = link_words
+
+    def __reduce__(self) -> tuple:
+        return (BlockStats, (self.n_words, self.n_chars, self.link_words))  # (as Block's)
+
+
 # The root of the element stack (see segment_blocks for the frame layout).
 ROOT_FRAME: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
 

@@ -28,7 +28,6 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItemWithError
 from cpython.object cimport PyObject, PyObject_Hash
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
@@ -236,30 +235,6 @@ cpdef tuple idclass_tokens(str value):
     return tuple(out)
 
 
-cdef inline bint _lowered_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, const char *word, Py_ssize_t k):
-    """Whether p[i:i+k], lowered, is `word` (lower-case letters: `c | 0x20` equals one for its two cases only)."""
-    cdef Py_ssize_t j
-    if i + k > n:
-        return False
-    for j in range(k):
-        if (p[i + j] | 0x20) != <unsigned char> word[j]:
-            return False
-    return True
-
-
-cdef bint _may_hide(str style):
-    """segment.hides' cheap test of a style, without lowering it: whether it holds "none" or "hidden" in any case (a
-    style that is not ASCII is left to hides)."""
-    if not PyUnicode_IS_ASCII(style):
-        return True
-    cdef const unsigned char *p = PyUnicode_1BYTE_DATA(style)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(style), i
-    for i in range(n):
-        if _lowered_at(p, i, n, b"none", 4) or _lowered_at(p, i, n, b"hidden", 6):
-            return True
-    return False
-
-
 cdef inline bint _is(const lxb_char_t *name, size_t length, const char *want, size_t want_length) noexcept:
     return length == want_length and memcmp(name, want, length) == 0
 
@@ -442,9 +417,7 @@ cdef inline frozenset _with(dict widened, frozenset ancestors, str tag):
 
 
 cdef inline void _count(dict counts, str tag):
-    # (the count read as a borrowed reference: `counts.get(tag, 0)` took a reference and handled its default)
-    cdef PyObject *known = PyDict_GetItemWithError(counts, tag)
-    counts[tag] = 1 if known == NULL else <object> known + 1
+    counts[tag] = counts.get(tag, 0) + 1
 
 
 def walk(parsed, config):
@@ -598,11 +571,8 @@ def walk(parsed, config):
                 ancestors = _with(widened, ancestors, tag)
             in_itemscope = parent[8]
             if attrs.any:
-                # (hides(), with its first tests and its gate on the style read here: a call of it for every element
-                # with a style cost 1.3 M instructions a page of 2025)
-                if HIDDEN not in ancestors and (
-                        attrs.has_hidden or attrs.aria_hidden == "true"
-                        or (attrs.style and _may_hide(attrs.style) and hides(False, None, attrs.style))):
+                if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.aria_hidden is not None or attrs.style)
+                        and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style)):
                     ancestors = _with(widened, ancestors, HIDDEN)
                 itemprop = attrs.itemprop
                 if itemprop:

@@ -61,7 +61,7 @@ def continues_segment(label: str, gap: str, follows_kept: bool) -> bool:
     does, and so does a block that touches it (`follows_kept`: the block before it is kept; gap "": Block.gap, no
     space and no line between them), since a browser shows no half words. cleaner.output.assemble cuts the text into
     segments by it, and drop_repeats finds the same segments. (Here, in a compiled module, not in cleaner.labels:
-    called from compiled code into an interpreted function, it cost about 4,500 instructions a kept block.)"""
+    called from compiled code into an interpreted function, it cost 0.24 M instructions a page of 2025.)"""
     return label == CONTINUATION or (gap == "" and follows_kept)
 
 

@@ -215,3 +215,11 @@ def test_segmenter_reads_the_head_title_only():
     # an SVG's <title> in the body is a tooltip, not the page's
     assert segment_blocks("<body><p>x<svg><title>icon</title></svg>").title == ""
     assert segment_blocks("").title == ""
+
+
+def test_the_family_switches_name_every_family():
+    """FamilySwitches has a field for each of FAMILIES (a family added without its field would be read as off)."""
+    from cleaner.page.features import FAMILIES, FamilySwitches
+
+    every, none = FamilySwitches(frozenset(FAMILIES)), FamilySwitches(frozenset())
+    assert all(getattr(every, f) is True and getattr(none, f) is False for f in FAMILIES)

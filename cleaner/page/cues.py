@@ -201,8 +201,9 @@ def cue_branches(rx: re.Pattern[str]) -> list[re.Pattern[str]]:
     """`rx`'s top-level alternatives as regexps of their own, with its flags: a text holds a match of `rx` iff it
     holds one of a branch's. Searched one by one, a branch runs only where its own literals are found, and an
     anchored one (`^...`) is tried at the text's start alone, where the whole alternation was tried at every
-    position: the `caption` cue's eight branches cost 36 us a short text so (stop 56). [rx] when the pattern does
-    not split into the same parse (a group referenced by number or name, an unusual escape)."""
+    position: the `caption` cue's eight branches cost 36 us a short text so (stop 56). [rx] when it has no
+    top-level alternatives, holds a capturing group (a branch could refer to it), or does not split into the same
+    parse."""
     source = rx.pattern
     flags = ""
     if source.startswith("(?") and ")" in source:  # global inline flags, `(?i)`: each branch keeps them
@@ -302,8 +303,9 @@ class CueSettings:
         self.text_names = [str(k) for k in cc["text"]]
         self.text_rx = [re.compile(v) for v in cc["text"].values()]
         # What is searched: each regexp's top-level branches (cue_branches), in the cues' order, and the cue of each.
-        self.text_branches = [branch for rx in self.text_rx for branch in cue_branches(rx)]
-        self.text_branch_cue = [k for k, rx in enumerate(self.text_rx) for _ in cue_branches(rx)]
+        split = [cue_branches(rx) for rx in self.text_rx]
+        self.text_branches = [branch for branches in split for branch in branches]
+        self.text_branch_cue = [k for k, branches in enumerate(split) for _ in branches]
         # Per branch: the literals an ASCII text must contain for it to match (cue_prefilter), None: always
         # searched; and whether they are compared with the lowered text (IGNORECASE).
         self.text_lits = [cue_prefilter(rx) for rx in self.text_branches]

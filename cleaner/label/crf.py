@@ -26,6 +26,7 @@ import hashlib
 import threading
 from collections.abc import Callable
 from itertools import chain
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -281,7 +282,7 @@ class WindowIds(dict):
             return self.tables.take(local, axis=1)  # (take: a fifth of the time of indexing, and C-ordered)
 
 
-_WINDOW_IDS: dict[tuple[int, int], WindowIds] = {}
+_WINDOW_IDS: Final[dict[tuple[int, int], WindowIds]] = {}
 
 
 def _window_ids(extractor, codec) -> WindowIds:

@@ -48,12 +48,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Final
 
 from ..labels import CONTINUATION
 from ..page.text import compiled_text_module
 
-OTHER = "other"
-CONTENT = ("header", "paragraph", "list", "continuation")
+OTHER: Final = "other"
+CONTENT: Final = ("header", "paragraph", "list", "continuation")
 
 
 def continues_segment(label: str, gap: str, follows_kept: bool) -> bool:
@@ -128,7 +129,7 @@ class DecisionSettings:
         return convention is not None and convention in self.drop_repeats
 
 
-_WORD = re.compile(r"\w+")
+_WORD: Final = re.compile(r"\w+")
 
 
 def words_key(text: str) -> str:
@@ -137,12 +138,12 @@ def words_key(text: str) -> str:
     return "".join([w + " " for w in _WORD.findall(text)])
 
 
-_COMPILED_TEXT = compiled_text_module()
+_COMPILED_TEXT: Final = compiled_text_module()
 _words_key: Callable[[str], str] = words_key if _COMPILED_TEXT is None else _COMPILED_TEXT.words_key
 # A headline of fewer words matches too many titles by chance ("Home", "News").
-HEADLINE_MIN_WORDS = 2
+HEADLINE_MIN_WORDS: Final = 2
 # The share of the headline's words that the <title> must hold ("Headline - Site" holds all of them).
-HEADLINE_TITLE_SHARE = 0.8
+HEADLINE_TITLE_SHARE: Final = 0.8
 
 
 def headline_block(blocks, title: str) -> list[int]:

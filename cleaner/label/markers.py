@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import pycrfsuite  # type: ignore[import-untyped]
 from mypy_extensions import mypyc_attr
@@ -35,7 +36,7 @@ from ..page.segment import Block
 from ..page.text import compiled_text_module
 from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
 
-MARKERS = (HEADER, PARAGRAPH, LIST)
+MARKERS: Final = (HEADER, PARAGRAPH, LIST)
 
 # (first block, end) of each kept segment, end exclusive.
 Span = tuple[int, int]
@@ -137,16 +138,17 @@ def _decile_names(prefix: str) -> tuple[str, ...]:
 
 
 # per marker, in MARKERS order, the names of its marginal's deciles: built once, not per segment
-_P_NAMES = tuple((y, _decile_names(f"p.{y}=")) for y in MARKERS)
-_CAPITALISED = _decile_names("capitalised=")
+_P_NAMES: Final = tuple((y, _decile_names(f"p.{y}=")) for y in MARKERS)
+_CAPITALISED: Final = _decile_names("capitalised=")
 # How str.split() sees an ASCII character, one byte each: whitespace -> " ", uppercase
 # (str.isupper) -> "U", anything else -> "x".
 # (bytes.translate takes a 256-byte table; only the ASCII half is ever read.)
-_ASCII_SHAPE = bytes(32 if chr(b).isspace() else 85 if chr(b).isupper() else 120 for b in range(128)) + b"x" * 128
+_ASCII_SHAPE: Final = (bytes(32 if chr(b).isspace() else 85 if chr(b).isupper() else 120 for b in range(128))
+                       + b"x" * 128)
 
 
 # a sentence ends inside the segment: running text, not a heading (blocks' whitespace is normalised)
-_SENTENCE_INSIDE = re.compile(r"[.!?] ")
+_SENTENCE_INSIDE: Final = re.compile(r"[.!?] ")
 
 
 def text_shape(text: str) -> tuple[int, int, bool, bool]:
@@ -165,7 +167,7 @@ def text_shape(text: str) -> tuple[int, int, bool, bool]:
     return n_words, upper, text.isupper(), _SENTENCE_INSIDE.search(text) is not None
 
 
-_COMPILED_TEXT = compiled_text_module()
+_COMPILED_TEXT: Final = compiled_text_module()
 _shape_of: Callable[[str], tuple[int, int, bool, bool]] = (
     text_shape if _COMPILED_TEXT is None else _COMPILED_TEXT.text_shape)
 
@@ -186,7 +188,7 @@ def _text_shape(text: str, names: TyperNames) -> list:
     ]
 
 
-_ATTRS_CACHE_ENTRIES = 20_000  # (block markup is an open vocabulary: the cache of its ids is bounded)
+_ATTRS_CACHE_ENTRIES: Final = 20_000  # (block markup is an open vocabulary: the cache of its ids is bounded)
 
 
 class TyperNames:
@@ -242,7 +244,7 @@ class TyperNames:
         return named
 
 
-_READABLE: dict[MarkerSettings, TyperNames] = {}
+_READABLE: Final[dict[MarkerSettings, TyperNames]] = {}
 
 
 def readable_names(settings: MarkerSettings) -> TyperNames:

@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from ..label.decide import continues_segment
 from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from ..page.segment import Block
 from ..page.text import count_words
 
-MARKER = {HEADER: "<h>", PARAGRAPH: "<p>", LIST: "<l>"}
+MARKER: Final = {HEADER: "<h>", PARAGRAPH: "<p>", LIST: "<l>"}
 # Page text that happens to contain a marker ("the <p> tag") would open a false segment:
 # escape it as an entity, which the CleanEval scorer decodes back to the same words.
-_LITERAL_MARKER = re.compile(r"<([phlPHL])>")
+_LITERAL_MARKER: Final = re.compile(r"<([phlPHL])>")
 
 
 @dataclass

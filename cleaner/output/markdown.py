@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from ..labels import CONTINUATION, OTHER
 from ..page.segment import Block
@@ -44,11 +45,11 @@ from ..page.structure import Element, code_language, pre_text, subtree_end
 from .assemble import keep_touching
 
 # A cell with more words than this is a page's column, not a datum: its table is a layout table.
-LAYOUT_CELL_WORDS = 150
+LAYOUT_CELL_WORDS: Final = 150
 # A data table is written whole when at least this share of its words is kept (else its kept cells are lines).
-TABLE_KEPT_SHARE = 1 / 3
+TABLE_KEPT_SHARE: Final = 1 / 3
 # More columns than this: not a table a reader reads as one (nor one worth a pipe table).
-MAX_COLUMNS = 64
+MAX_COLUMNS: Final = 64
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,30 @@ class MarkdownOut:
 TreeReader = Callable[[set[int], set[int]], "dict[int, Element] | None"]
 
 # The frame of an element: what its ancestors (and itself) make of the text inside it.
-_HEAD, _LIST, _CUR_LIST, _QUOTE, _PRE, _TABLES, _ROW, _CELL, _CODE, _LINK, _STRONG, _EM = range(12)
-_ROOT_FRAME: tuple = (None, (), None, 0, -1, (), -1, -1, -1, -1, -1, -1)
-_HEADINGS = {f"h{k}": k for k in range(1, 7)}
-_LISTS = {"ul": False, "ol": True, "menu": False, "dir": False}
-_INLINE_CODE = frozenset(("code", "kbd", "samp", "tt"))
-_EMPHASIS = {"strong": _STRONG, "b": _STRONG, "em": _EM, "i": _EM}
-_MARKER = {_STRONG: "**", _EM: "*"}
+# (one a line: a Final constant is compiled into the code that reads it, not looked up as a global)
+_HEAD: Final = 0
+_LIST: Final = 1
+_CUR_LIST: Final = 2
+_QUOTE: Final = 3
+_PRE: Final = 4
+_TABLES: Final = 5
+_ROW: Final = 6
+_CELL: Final = 7
+_CODE: Final = 8
+_LINK: Final = 9
+_STRONG: Final = 10
+_EM: Final = 11
+_ROOT_FRAME: Final[tuple] = (None, (), None, 0, -1, (), -1, -1, -1, -1, -1, -1)
+_HEADINGS: Final = {f"h{k}": k for k in range(1, 7)}
+_LISTS: Final = {"ul": False, "ol": True, "menu": False, "dir": False}
+_INLINE_CODE: Final = frozenset(("code", "kbd", "samp", "tt"))
+_EMPHASIS: Final = {"strong": _STRONG, "b": _STRONG, "em": _EM, "i": _EM}
+_MARKER: Final = {_STRONG: "**", _EM: "*"}
 # The tags that change a frame (_combine); any other leaves it as it is. Emphasis only when asked for, so that
 # without it the frames are the ones they were.
-_STRUCTURAL = frozenset((*_HEADINGS, "li", *_LISTS, "blockquote", "pre", "table", "tr", "td", "th", *_INLINE_CODE,
-                         "a"))
-_STRUCTURAL_WITH_EMPHASIS = _STRUCTURAL | frozenset(_EMPHASIS)
+_STRUCTURAL: Final = frozenset((*_HEADINGS, "li", *_LISTS, "blockquote", "pre", "table", "tr", "td", "th",
+                                *_INLINE_CODE, "a"))
+_STRUCTURAL_WITH_EMPHASIS: Final = _STRUCTURAL | frozenset(_EMPHASIS)
 
 
 def _combine(f: tuple, tag: str, e: int) -> tuple:
@@ -192,7 +205,7 @@ class _Unit:
 
 # A line of text that Markdown would read as a heading, a quote, a fence or a rule (a list marker in the text is
 # left as it is: read as a list item, it says what the page shows).
-_BLOCK_SYNTAX = re.compile(r"#{1,6}(?:\s|$)|>|`{3,}|~{3,}|[=_*-]{3,}\s*$")
+_BLOCK_SYNTAX: Final = re.compile(r"#{1,6}(?:\s|$)|>|`{3,}|~{3,}|[=_*-]{3,}\s*$")
 
 
 def _escape_line(line: str) -> str:

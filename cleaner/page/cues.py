@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Final
 
 # (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
 from .. import compiled_twin
@@ -31,8 +32,8 @@ from .text import compiled_text_module
 
 # The characters outside ASCII that a regexp ignoring case equates with an ASCII letter (re's own equivalences: the
 # only four among every code point, tests/test_compiled_text.py).
-_WIDE_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
-_OUTSIDE_ASCII = "\x80"  # what read_wide makes of any other character outside ASCII
+_WIDE_FOLDS: Final = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+_OUTSIDE_ASCII: Final = "\x80"  # what read_wide makes of any other character outside ASCII
 
 
 def _wide_char(ch: str, fold: bool) -> str:
@@ -73,7 +74,7 @@ def _ascii_fold_ok(ch: str, flags: int) -> int:
     return result
 
 
-_ASCII_FOLD: dict[tuple[str, int], int] = {}
+_ASCII_FOLD: Final[dict[tuple[str, int], int]] = {}
 
 
 def _ascii_fold(ch: str, flags: int) -> int:
@@ -193,8 +194,8 @@ def cue_prefilter_wide(rx: re.Pattern[str]) -> tuple[str, ...] | None:
     return _PREFILTERS[key]
 
 
-_PREFILTERS: dict[tuple[str, int], tuple[str, ...] | None] = {}
-_WIDE_KEY = 1 << 30  # (no re flag)
+_PREFILTERS: Final[dict[tuple[str, int], tuple[str, ...] | None]] = {}
+_WIDE_KEY: Final = 1 << 30  # (no re flag)
 
 
 def cue_branches(rx: re.Pattern[str]) -> list[re.Pattern[str]]:
@@ -389,7 +390,7 @@ def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> N
 
 
 # Where a block lies against the page's main container (main_relations): the index is the relation.
-MAIN_RELATIONS = ("before", "in", "after")
+MAIN_RELATIONS: Final = ("before", "in", "after")
 
 
 def main_relations(blocks: list[Block], stats: list[BlockStats], element_parent: list[int], min_words: int,
@@ -451,7 +452,7 @@ def main_subtree(words: list[int], element_parent: list[int], share: float) -> l
 
 # compiled_walk.main_subtree if it is built, else the reference. (A page of 2025 has some 3,000 elements; the
 # reference's loops over them cost 0.6 M instructions a call, and a page calls it twice.)
-_COMPILED_WALK = compiled_twin("page.compiled_walk")
+_COMPILED_WALK: Final = compiled_twin("page.compiled_walk")
 _main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
     main_subtree if _COMPILED_WALK is None else _COMPILED_WALK.main_subtree)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 # scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
 # interpreted classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
@@ -41,17 +42,17 @@ from .page_marks import PageMarks
 from .segment import Block, BlockStats
 from .text import compiled_text_module, count_words, measure_text
 
-FAMILIES = (
+FAMILIES: Final = (
     "container", "split", "char", "token", "sentence", "dup", "regexp", "group",
     "position", "document", "tag", "idclass", "density", "cue",
 )  # fmt: skip
 # `cue` is opt-in (`--families`) until measured on all folds (docs/modern.md). The `run` (inline-run density),
 # `cetr` (CETR tag ratios) and `title` (the block against the page's <title>) families were measured and
 # removed (docs/ablation.md keeps their figures).
-DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f != "cue")
-FEATURE_VERSION = "1"
-TEXT_CACHE_ENTRIES = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
-CONTEXT_CACHE_ENTRIES = 20_000  # AttributeNames.container_cache and idclass_cache, each
+DEFAULT_FAMILIES: Final = tuple(f for f in FAMILIES if f != "cue")
+FEATURE_VERSION: Final = "1"
+TEXT_CACHE_ENTRIES: Final = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
+CONTEXT_CACHE_ENTRIES: Final = 20_000  # AttributeNames.container_cache and idclass_cache, each
 
 
 class FamilySwitches:

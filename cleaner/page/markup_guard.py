@@ -33,28 +33,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final
 
 from .. import compiled_twin
 from ..config import Config
 
 # Tags whose end the HTML5 tree builder implies, so an unclosed one does not nest deeper.
-_AUTO_CLOSED = frozenset(
+_AUTO_CLOSED: Final = frozenset(
     "p li dt dd tr td th option optgroup thead tbody tfoot rb rt rp colgroup caption".split()
 )
-_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+_VOID: Final = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 # The HTML5 "formatting elements": the tree builder keeps them in its list of active formatting elements
 # and reopens (reconstructs) those a block closed around them before the next text or element.
-_FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
+_FORMATTING: Final = frozenset("a b big code em font i nobr s small strike strong tt u".split())
 # A start tag of these closes an open one of the same name (the adoption agency), so it leaves the list.
-_SELF_CLOSING_FORMATTING = frozenset(("a", "nobr"))
+_SELF_CLOSING_FORMATTING: Final = frozenset(("a", "nobr"))
 # The tree builder keeps at most this many identical formatting elements in its list (the Noah's Ark clause).
-_NOAH = 3
+_NOAH: Final = 3
 # Tags that end an open <select> (in the "in select" insertion mode).
-_SELECT_ENDS = frozenset(("select", "input", "keygen", "textarea"))
-_OPTIONS = frozenset(("option", "optgroup"))
+_SELECT_ENDS: Final = frozenset(("select", "input", "keygen", "textarea"))
+_OPTIONS: Final = frozenset(("option", "optgroup"))
 # A tag for the scan (whether it closes itself: the character before its `>`). Greedy, as the lazy `[^>]*?(/?)>`
 # it replaces tried the end at every character of a tag: 60 ms on a shared page whose tags hold JSON.
-_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*>")
+_TAG_RE: Final = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^>]*>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class MarkupLimits:
 
 
 # Only nesting: what cap_nesting applies (a limit no page reaches turns a check off).
-_NO_LIMIT = 1 << 62
+_NO_LIMIT: Final = 1 << 62
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +138,10 @@ def _tags_of_long_runs(html: str, min_chars: int):
 # One attribute as the tokenizer reads it from where the tag's name (or the attribute before) ends: separators,
 # a name up to whitespace, `/`, `>` or `=`, then an optional value, quoted or not. Atomic and possessive: no
 # backtracking, whatever the text.
-_ONE_ATTRIBUTE = r"""(?>[\s/]*+[^\s/>][^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?)"""
-_REST_OF_TAG = re.compile(_ONE_ATTRIBUTE + r"*+[\s/]*+")
+_ONE_ATTRIBUTE: Final = r"""(?>[\s/]*+[^\s/>][^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?)"""
+_REST_OF_TAG: Final = re.compile(_ONE_ATTRIBUTE + r"*+[\s/]*+")
 # Where a script's (a style's, ...) text starts or ends: its text holds no tags, whatever it looks like.
-_RAW_TEXT_TAG = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe|noembed|noframes)\b",
+_RAW_TEXT_TAG: Final = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe|noembed|noframes)\b",
                            re.IGNORECASE)
 
 

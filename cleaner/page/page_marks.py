@@ -8,15 +8,15 @@ by the page's metadata (cleaner.page.metadata: title, date, author, ...).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .text import normalise_space
 
-TITLE_MAX_CHARS = 1000
+TITLE_MAX_CHARS: Final = 1000
 # A head holds 10-60 <meta> elements; a page that holds thousands (generated junk) keeps only its first ones.
-HEAD_META_MAX = 200
+HEAD_META_MAX: Final = 200
 
 
 @dataclass(slots=True)

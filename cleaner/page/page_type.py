@@ -11,12 +11,14 @@ not a rule. Schema.org names and markup carry no language, so it works the same 
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..config import Config
 from .hidden_text import parse_json_ld
 from .page_marks import PageMarks
 
-UNKNOWN = "unknown"
-_MAX_DEPTH = 4  # @graph and mainEntity nest a level or two; deeper objects are parts, not the page
+UNKNOWN: Final = "unknown"
+_MAX_DEPTH: Final = 4  # @graph and mainEntity nest a level or two; deeper objects are parts, not the page
 
 
 class PageTyper:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -33,16 +34,16 @@ from .math import is_rendered_copy, math_block, script_block
 from .page_marks import PageMarks, add_itemtypes, read_head, read_script
 from .text import normalise_space
 
-_TOKEN_SPLIT = re.compile(r"[^0-9a-z]+")
+_TOKEN_SPLIT: Final = re.compile(r"[^0-9a-z]+")
 # Only this many innermost ancestors are kept verbatim in Block.containers; class
 # membership (header, list, ...) is tracked for all ancestors by counters.
-MAX_CONTAINERS = 24
+MAX_CONTAINERS: Final = 24
 # id/class tokens are gathered from at most this many innermost ancestors.
-MAX_IDCLASS_DEPTH = 12
+MAX_IDCLASS_DEPTH: Final = 12
 # id/class values -> their tokens, kept across pages: a site's template repeats its values on every page,
 # and common ones ("content", "nav") recur across sites. Bounded, checked once per page.
-TOKEN_CACHE_ENTRIES = 50_000
-TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
+TOKEN_CACHE_ENTRIES: Final = 50_000
+TOKEN_CACHE: Final[dict[str, tuple[str, ...]]] = {}
 
 
 # init=False and the __init__ written out: mypyc compiles a written __init__ into the class, where the one the
@@ -150,7 +151,7 @@ class BlockStats:
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
-ROOT_FRAME: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
+ROOT_FRAME: Final[tuple] = ("", (), frozenset(), (), -1, -1, False, 0, False)
 
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
@@ -158,12 +159,12 @@ ROOT_FRAME: tuple = ("", (), frozenset(), (), -1, -1, False, 0, False)
 # names it (`[features] class_hidden = ["#hidden"]` in conf/default.toml). On the shared pages 30,850 of the
 # 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints), but the rest hold 826
 # words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.
-HIDDEN = "#hidden"
+HIDDEN: Final = "#hidden"
 # A pseudo-tag among a block's ancestors: some ancestor says it holds the page's main content by an attribute
 # rather than a tag (`role="main"`, `itemprop="articleBody"`); `[features] class_main` lists it beside <article>
 # and <main>.
-MAIN = "#main"
-_HIDING_STYLES = ("display:none", "visibility:hidden")
+MAIN: Final = "#main"
+_HIDING_STYLES: Final = ("display:none", "visibility:hidden")
 
 
 def _is_hidden(attrs: dict) -> bool:
@@ -193,11 +194,14 @@ def idclass_tokens(value: str) -> tuple[str, ...]:
 
 # Dropped elements that a browser does not display at all; any other dropped element (a button, an
 # iframe, an svg icon) is a box between its neighbours' words, and so separates them like a space.
-UNDISPLAYED = frozenset("script style noscript template head param source track datalist map noframes".split())
+UNDISPLAYED: Final = frozenset("script style noscript template head param source track datalist map noframes".split())
 # Punctuation that closes what comes before it: after a box with no whitespace on either side (an empty watchlist
 # button between a linked word and its comma), a browser shows it against the word, so no space is given.
-CLOSING_PUNCTUATION = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
-BOX_ONLY = 2  # `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing)
+CLOSING_PUNCTUATION: Final = frozenset(",.;:!?)]}%»”’…。、，！？：；）」』】")
+# `space` in _walk when only such a box lies between two texts (True/1: whitespace, False/0: nothing).
+BOX_ONLY: Final = 2
+
+
 @dataclass(slots=True)
 class ParsedHtml:
     """A page parsed by Lexbor (parse_html), before the walk that cuts it into blocks."""
@@ -263,7 +267,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
 # The walk that runs: the compiled one (cleaner/page/compiled_walk.pyx, built by scripts/build_native.py) when
 # it is built and loads, else its readable reference, _walk below. Found on the first page (the compiled module
 # imports this one).
-_WALK: list = []
+_WALK: Final[list] = []
 
 
 def block_in(frame: tuple, text: str, opened: dict[str, int], closed: dict[str, int], depth: int,

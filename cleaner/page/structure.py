@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -143,22 +144,22 @@ def _walk(tree: LexborHTMLParser, element_parent: list[int], ranges: list[tuple[
 
 
 # What a browser lays out as a block inside a <pre> (a highlighter's line <div>s): a line break before and after.
-_BLOCK_IN_PRE = frozenset((
+_BLOCK_IN_PRE: Final = frozenset((
     "address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt", "figure",
     "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
     "section", "table", "tr", "ul", "xmp", "listing", "plaintext",
 ))
 # Elements inside a <pre> that a browser does not show (as [segment] drop_tags, but a <button>'s text is shown).
-DROP_IN_PRE = frozenset((
+DROP_IN_PRE: Final = frozenset((
     "script", "style", "noscript", "template", "embed", "iframe", "svg", "math", "canvas",
     "audio", "video", "map", "head", "select", "option", "datalist", "textarea", "frameset", "frame",
     "noframes", "param", "source", "track",
 ))
 # What inside a <pre> is not shown as the text of its nodes: line breaks, block elements and elements not shown;
 # and the elements that may be hidden by an attribute (most `style`s inside a <pre> are a highlighter's colours).
-_NOT_PLAIN_IN_PRE = ", ".join(sorted(_BLOCK_IN_PRE | DROP_IN_PRE | {"br"}))
-_MAY_HIDE = "[hidden], [style]"
-_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_NOT_PLAIN_IN_PRE: Final = ", ".join(sorted(_BLOCK_IN_PRE | DROP_IN_PRE | {"br"}))
+_MAY_HIDE: Final = "[hidden], [style]"
+_HIDING: Final = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
 def pre_text(node: LexborNode, drop: frozenset[str] = DROP_IN_PRE) -> str:
@@ -226,9 +227,9 @@ def _joined(items: list[str | int]) -> str:
     return "".join(out)
 
 
-_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
-_HIGHLIGHT = re.compile(r"(?:^|\s)(?:highlight-source|highlight)-([A-Za-z0-9_+#.-]+)")
-_NO_LANGUAGE = frozenset(("none", "nohighlight", "plain", "plaintext", "default", "notranslate", "height"))
+_LANGUAGE: Final = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
+_HIGHLIGHT: Final = re.compile(r"(?:^|\s)(?:highlight-source|highlight)-([A-Za-z0-9_+#.-]+)")
+_NO_LANGUAGE: Final = frozenset(("none", "nohighlight", "plain", "plaintext", "default", "notranslate", "height"))
 
 
 def code_language(node: LexborNode) -> str:

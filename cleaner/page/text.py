@@ -9,6 +9,7 @@ language-specific word lists are used anywhere in the core.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from .. import compiled_twin
 
@@ -20,12 +21,12 @@ def compiled_text_module():
 
 
 # Han, kana, CJK compatibility ideographs and extension planes: one word per code point.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+WORD_RE: Final = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 # Whitespace-separated tokens, but Han and kana one token per character: the token family's with [features]
 # per_character_tokens, and the words of cleaner.output.dedup once it has dropped punctuation.
-TOKEN_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
-_CJK_RE = re.compile(rf"[{_CJK}]")
+TOKEN_RE: Final = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_CJK_RE: Final = re.compile(rf"[{_CJK}]")
 
 
 def tokens(text: str, per_character: bool) -> list[str]:
@@ -35,11 +36,11 @@ def tokens(text: str, per_character: bool) -> list[str]:
     if per_character and not text.isascii() and _CJK_RE.search(text):
         return TOKEN_RE.findall(text)
     return text.split()
-_ALPHA_RE = re.compile(r"[^\W\d_]+")
-_DIGIT_RE = re.compile(r"\d+")
-_SPACE_RE = re.compile(r"\s+")
+_ALPHA_RE: Final = re.compile(r"[^\W\d_]+")
+_DIGIT_RE: Final = re.compile(r"\d+")
+_SPACE_RE: Final = re.compile(r"\s+")
 # Punctuation of the common scripts; any other non-word, non-space character is "other".
-_PUNCT_RE = re.compile(
+_PUNCT_RE: Final = re.compile(
     r"[!-/:-@\[-`{-~\u00a1\u00ab\u00b7\u00bb\u00bf\u2010-\u2027\u2030-\u205e"
     r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u0589\u05be"
     r"\u060c\u061b\u061f\u06d4\u0964\u0965]+"
@@ -59,7 +60,7 @@ def words(text: str) -> list[str]:
 # In ASCII, WORD_RE's words are the runs of [A-Za-z0-9_]: every other character becomes a space
 # and split counts the runs, in C, without a list of match strings. The text is translated as
 # bytes through a 256-byte table, 2.5x faster than str.translate's per-character dict lookups.
-_ASCII_NON_WORD = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) == "_") else 32 for c in range(256))
+_ASCII_NON_WORD: Final = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) == "_") else 32 for c in range(256))
 
 
 def count_words(text: str) -> int:
@@ -84,7 +85,7 @@ def _ascii_class(c: int) -> bytes:
 
 
 # ASCII fast path: one C-level bytes.translate maps every character to its class letter.
-_ASCII_CLASS = b"".join(_ascii_class(c) if c < 128 else b"o" for c in range(256))
+_ASCII_CLASS: Final = b"".join(_ascii_class(c) if c < 128 else b"o" for c in range(256))
 
 
 def char_classes(text: str) -> tuple[int, int, int, int, int]:

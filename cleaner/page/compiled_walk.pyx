@@ -28,6 +28,8 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.long cimport PyLong_AsSsize_t
 from cpython.object cimport PyObject, PyObject_Hash
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
@@ -417,7 +419,53 @@ cdef inline frozenset _with(dict widened, frozenset ancestors, str tag):
 
 
 cdef inline void _count(dict counts, str tag):
-    counts[tag] = counts.get(tag, 0) + 1
+    # (a borrowed read and a small int: `counts.get(tag, 0) + 1` took a new reference and a generic addition)
+    cdef PyObject *found = PyDict_GetItem(counts, tag)
+    counts[tag] = 1 if found == NULL else PyLong_AsSsize_t(<object> found) + 1
+
+
+# What the walk asks of an element's tag, found once a page for each tag (_kind_of), where testing the tag against
+# four sets and ten names cost about 1,000 instructions an element: the low bits are flags, the high ones name the
+# tags the walk treats apart (0: none of them).
+cdef enum:
+    IGNORED = 1  # no name, or one not dropped that starts with "-" or "!": neither opened nor dropped
+    DROPPED = 2  # [segment] drop_tags
+    LINE = 4  # [segment] block_tags: a line break before and after
+    REPEAT_SKIPPED = 8  # [features.cues.repeat] skip_tags
+    NOT_DISPLAYED = 16  # UNDISPLAYED
+    NAMED = 32  # the multiplier of a name below
+    A = NAMED * 1
+    ARTICLE = NAMED * 2
+    PRE = NAMED * 3
+    CODE = NAMED * 4
+    DIV = NAMED * 5
+    TD = NAMED * 6
+    TH = NAMED * 7
+    IMG = NAMED * 8
+    MATH = NAMED * 9
+    SCRIPT = NAMED * 10
+
+_NAMED_TAGS = {"a": A, "article": ARTICLE, "pre": PRE, "code": CODE, "div": DIV, "td": TD, "th": TH, "img": IMG,
+               "math": MATH, "script": SCRIPT}
+
+
+cdef int _kind_of(dict kinds, str tag, frozenset drop, frozenset line_tags, frozenset repeat_skip) except -1:
+    cdef PyObject *found = PyDict_GetItem(kinds, tag)
+    if found != NULL:
+        return PyLong_AsSsize_t(<object> found)
+    cdef int kind = _NAMED_TAGS.get(tag, 0)
+    if tag in drop:
+        kind |= DROPPED
+    elif not tag or tag[0] == "-" or tag[0] == "!":
+        kind |= IGNORED
+    if tag in line_tags:
+        kind |= LINE
+    if tag in repeat_skip:
+        kind |= REPEAT_SKIPPED
+    if tag in UNDISPLAYED:
+        kind |= NOT_DISPLAYED
+    kinds[tag] = kind
+    return kind
 
 
 def walk(parsed, config):
@@ -457,6 +505,8 @@ def walk(parsed, config):
     cdef dict token_cache = TOKEN_CACHE
     cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
     cdef dict widened = {}  # (ancestors, a tag) -> the ancestors with it (_with)
+    cdef dict kinds = {}  # tag -> what the walk asks of it (_kind_of)
+    cdef int kind, named
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
     w.space = False
@@ -466,11 +516,11 @@ def walk(parsed, config):
     cdef lxb_dom_node_t *root = _node(root_node)
     cdef lxb_dom_node_t *node = root
     cdef lxb_dom_node_t *child
-    cdef tuple parent, idclass, tokens, containers
+    cdef tuple parent, idclass, tokens, containers, closing
     cdef frozenset ancestors
     cdef str tag, raw, text, line, shown
     cdef bint rendered_copy, in_itemscope
-    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, kind, key, merged
+    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
     while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
@@ -509,14 +559,20 @@ def walk(parsed, config):
         else:
             tag = None  # comments, the doctype: no visible text
         if tag is None or node.type != ELEMENT_NODE:
+            kind = IGNORED
+        else:
+            kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
+        if kind & IGNORED:
             pass
-        elif tag and tag[0] != "-" and tag[0] != "!" and tag not in drop:
+        elif not kind & DROPPED:
             # -- open the element --
             parent = <tuple> stack[-1]
             attrs.read(node)
-            if tag == "a" and not (attrs.any and attrs.href):
+            if kind & ~(NAMED - 1) == A and not (attrs.any and attrs.href):
                 # An anchor without href (`<a name="top">`) is not a link (segment._walk says why).
                 tag = "a-nohref"
+                kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
+            named = kind & ~(NAMED - 1)
             idclass = parent[3]
             class_value = None
             rendered_copy = False
@@ -545,22 +601,22 @@ def walk(parsed, config):
                     idclass = merged
             element = len(element_parent)
             element_parent.append(parent[7])
-            if tag in repeat_skip:
+            if kind & REPEAT_SKIPPED:
                 element_signature.append(None)
             else:
                 signature = (parent[7], tag, class_value)
                 element_signature.append(signature)
                 signature_count[signature] = signature_count.get(signature, 0) + 1
-            if tag == "article":
+            if named == ARTICLE:
                 marks.articles += 1
-            elif tag == "pre" or tag == "code":
+            elif named == PRE or named == CODE:
                 marks.code += 1
             div_group = parent[4]
             td_group = parent[5]
-            if tag == "div":
+            if named == DIV:
                 group_seq += 1
                 div_group = group_seq
-            elif tag == "td" or tag == "th":
+            elif named == TD or named == TH:
                 group_seq += 1
                 td_group = group_seq
             containers = parent[1] + (tag,)
@@ -587,14 +643,15 @@ def walk(parsed, config):
                 if not in_itemscope and attrs.has_itemscope:
                     in_itemscope = True
                     add_itemtypes(attrs.itemtype, marks.itemtypes)
-            stack.append((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or tag == "pre",
-                          element, in_itemscope))
+            # (the frame's last field, past the reference's: the tag's kind, read when the element closes)
+            stack.append((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or named == PRE,
+                          element, in_itemscope, kind))
             _count(w.opened, tag)
             if len(stack) > max_depth:
                 max_depth = len(stack)
-            if tag in line_tags:
+            if kind & LINE:
                 w.line_break = True
-            elif tag == "img":
+            elif named == IMG:
                 # An image stands between the words on either side (its alt text, a block of its own, too).
                 w.space = True
                 alt = attrs.alt if attrs.any else None
@@ -610,19 +667,20 @@ def walk(parsed, config):
                 continue
             tag = (<tuple> stack.pop())[0]  # an empty element: opened and closed at once
             _count(w.closed, tag)
-        elif tag and tag in drop:
+        else:  # a dropped element
             # a formula (MathML, MathJax's TeX source) is read as TeX, a block of its own in its place in the line
+            named = kind & ~(NAMED - 1)
             formula = None
-            kind = None
-            if tag == "math":
+            script_type = None
+            if named == MATH:
                 if by_address is None:
                     by_address = _nodes_by_address(tree)
                 formula = math_block(by_address[<uintptr_t> node])
-            elif tag == "script":
+            elif named == SCRIPT:
                 attrs.read(node)
-                kind = attrs.kind
-                if attrs.any and is_tex_script((kind or "").lower()):
-                    formula = tex_script_block(kind.lower(), _deep_text(node))
+                script_type = attrs.kind
+                if attrs.any and is_tex_script((script_type or "").lower()):
+                    formula = tex_script_block(script_type.lower(), _deep_text(node))
             if formula is not None and len(blocks) < max_blocks:
                 text, display = formula
                 if display:
@@ -630,10 +688,10 @@ def walk(parsed, config):
                 w.emit(text, "math")
                 if display:
                     w.line_break = True
-            elif tag not in UNDISPLAYED:
+            elif not kind & NOT_DISPLAYED:
                 # a box (a button, an iframe, an svg icon) between its neighbours' words
                 w.space = w.space or BOX_ONLY
-            if tag == "script" and attrs.any and is_json_ld(kind):
+            if named == SCRIPT and attrs.any and is_json_ld(script_type):
                 marks.json_ld.append(_deep_text(node))
         # Climb until a next sibling exists, closing elements on the way.
         while node != NULL:
@@ -646,9 +704,10 @@ def walk(parsed, config):
             node = node.parent
             if node == NULL:
                 break
-            tag = (<tuple> stack.pop())[0]
+            closing = <tuple> stack.pop()
+            tag = closing[0]
             _count(w.closed, tag)
-            if tag in line_tags:
+            if <int> closing[9] & LINE:
                 w.line_break = True
             if node == root:
                 node = NULL

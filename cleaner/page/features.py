@@ -54,6 +54,14 @@ FEATURE_VERSION: Final = "1"
 TEXT_CACHE_ENTRIES: Final = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
 CONTEXT_CACHE_ENTRIES: Final = 20_000  # AttributeNames.container_cache and idclass_cache, each
 
+# What a tag opened or closed before a block adds to the split family's counts (FeatureExtractor._split_kind): p, br
+# or hr (one at most), and inline or block (one at most).
+SPLIT_P: Final = 1
+SPLIT_BR: Final = 2
+SPLIT_HR: Final = 4
+SPLIT_INLINE: Final = 8
+SPLIT_BLOCK: Final = 16
+
 
 class FamilySwitches:
     """Which of the FAMILIES a set holds, one field each: the features read them at every block, where a lookup in
@@ -130,6 +138,7 @@ class FeatureExtractor:
         self.re_sent_split = re.compile(rx["sentence_split"])
         self.inline = frozenset(fc["inline_tags"])
         self.block_tags = frozenset(self.config["segment"]["block_tags"])
+        self.split_kinds: dict[str, int] = {}  # tag -> _split_kind(tag), bounded like the context caches
         self.window = int(fc["window"])
         self.window_families = frozenset(fc["window_families"]) & self.families
         self.on = FamilySwitches(self.families)
@@ -186,17 +195,23 @@ class FeatureExtractor:
         if on.split:
             out = shared if windowed.split else private
             p = br = hr = inline = block = 0
+            kinds = self.split_kinds
             for tag_counts in (b.opened, b.closed):
                 for tag, n in tag_counts.items():
-                    if tag == "p":
+                    kind = kinds.get(tag)
+                    if kind is None:
+                        kind = self._split_kind(tag)
+                    if not kind:
+                        continue
+                    if kind & SPLIT_P:
                         p += n
-                    elif tag == "br":
+                    elif kind & SPLIT_BR:
                         br += n
-                    elif tag == "hr":
+                    elif kind & SPLIT_HR:
                         hr += n
-                    if tag in self.inline:
+                    if kind & SPLIT_INLINE:
                         inline += n
-                    elif tag in self.block_tags:
+                    elif kind & SPLIT_BLOCK:
                         block += n
             # Zero counts are left out: absence encodes zero (reference coding), which
             # halves the attributes per block and the CRF's time.
@@ -241,6 +256,19 @@ class FeatureExtractor:
             if named[1]:
                 (shared if windowed.cue else private).extend(named[1])
         return cached[2]
+
+    def _split_kind(self, tag: str) -> int:
+        """The split counts `tag` adds to (SPLIT_*), found once per tag: a block's tags were compared with three
+        names and looked up in two sets each."""
+        kind = SPLIT_P if tag == "p" else SPLIT_BR if tag == "br" else SPLIT_HR if tag == "hr" else 0
+        if tag in self.inline:
+            kind |= SPLIT_INLINE
+        elif tag in self.block_tags:
+            kind |= SPLIT_BLOCK
+        if len(self.split_kinds) >= CONTEXT_CACHE_ENTRIES:  # (custom element names are any number)
+            self.split_kinds.clear()
+        self.split_kinds[tag] = kind
+        return kind
 
     def _may_hold_url(self, text: str) -> bool:
         """Whether the url regexp can match `text`, by cheap substring tests: models were trained
@@ -367,16 +395,19 @@ class FeatureExtractor:
         # Document-level aggregates.
         doc_words = sum(s.n_words for s in stats)
         free_words = sum(s.n_words - s.link_words for s in stats) or 1
-        div_words: dict[int, int] = {}
+        # div group -> [its words outside links, all its words, its words in links] (one lookup a block, not three)
+        div_sums: dict[int, list[int]] = {}
         td_words: dict[int, int] = {}
-        div_all: dict[int, int] = {}
-        div_link: dict[int, int] = {}
         for b, s in zip(blocks, stats):
             free = s.n_words - s.link_words
-            div_words[b.div_group] = div_words.get(b.div_group, 0) + free
+            sums = div_sums.get(b.div_group)
+            if sums is None:
+                div_sums[b.div_group] = [free, s.n_words, s.link_words]
+            else:
+                sums[0] += free
+                sums[1] += s.n_words
+                sums[2] += s.link_words
             td_words[b.td_group] = td_words.get(b.td_group, 0) + free
-            div_all[b.div_group] = div_all.get(b.div_group, 0) + s.n_words
-            div_link[b.div_group] = div_link.get(b.div_group, 0) + s.link_words
         cue_feats: list[list] = []
         if on.cue:
             cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
@@ -403,13 +434,13 @@ class FeatureExtractor:
             if on.group:
                 out = shared if windowed.group else private
                 g = b.div_group
-                out.append(v.t_div[div_words[g] * 1000 // free_words] if g >= 0 else v.div_none)
+                out.append(v.t_div[div_sums[g][0] * 1000 // free_words] if g >= 0 else v.div_none)
                 g = b.td_group
                 out.append(v.t_td[td_words[g] * 1000 // free_words] if g >= 0 else v.td_none)
             if on.density:
                 out = shared if windowed.density else private
-                g = b.div_group
-                out.append(v.t_link[div_link[g] * 1000 // (div_all[g] or 1)])
+                sums = div_sums[b.div_group]
+                out.append(v.t_link[sums[2] * 1000 // (sums[1] or 1)])
             if on.position:
                 out = shared if windowed.position else private
                 out.append(v.t_pos[i * 1000 // n])
@@ -419,7 +450,7 @@ class FeatureExtractor:
             rows.append(private)
         if on.document:
             # Last in every private row, once the blocks have counted the page's sentence ends.
-            max_div = max((w for k, w in div_words.items() if k >= 0), default=0)
+            max_div = max((sums[0] for k, sums in div_sums.items() if k >= 0), default=0)
             max_td = max((w for k, w in td_words.items() if k >= 0), default=0)
             t_words, t_sentences, t_blocks = v.t_doc
             t_max_div, t_max_td = v.t_doc_rel

@@ -107,16 +107,35 @@ class MarkerSettings:
 BlockLayout = tuple[tuple[str, ...], int]
 
 
+# The attribute a tag gives under each of block_attributes' prefixes, made once per tag: a segment asks about ten,
+# and a name made anew per segment was a string to build and then to hash when TyperNames.attrs looks its tuple up.
+_ANCESTOR_NAMES: Final[dict[str, str]] = {}
+_CONTAINER_NAMES: Final[dict[str, str]] = {}
+_INNER_NAMES: Final[dict[str, str]] = {}
+_OPENED_NAMES: Final[dict[str, str]] = {}
+_CLOSED_NAMES: Final[dict[str, str]] = {}
+_TAG_NAMES_ENTRIES: Final = 5_000  # each (custom element names are any number)
+
+
+def _tag_name(names: dict[str, str], prefix: str, tag: str) -> str:
+    name = names.get(tag)
+    if name is None:
+        if len(names) >= _TAG_NAMES_ENTRIES:
+            names.clear()
+        name = names[tag] = prefix + tag
+    return name
+
+
 def block_attributes(block: Block, settings: MarkerSettings) -> BlockLayout:
     """What the typer reads from a segment's first block (its markup), and the block's
     layout signature (innermost containers and div group: list items of one list share it;
     only compared within one page, so Python's per-process string hash is enough)."""
     cont = block.containers
-    attrs = [f"anc={t}" for t in sorted(block.ancestors & settings.ancestor_tags)]
-    attrs += [f"c={t}" for t in cont[-3:]]
-    attrs.append("inner=" + (cont[-1] if cont else "-"))
-    attrs += [f"open={t}" for t in block.opened]
-    attrs += [f"close={t}" for t in block.closed]
+    attrs = [_tag_name(_ANCESTOR_NAMES, "anc=", t) for t in sorted(block.ancestors & settings.ancestor_tags)]
+    attrs += [_tag_name(_CONTAINER_NAMES, "c=", t) for t in cont[-3:]]
+    attrs.append(_tag_name(_INNER_NAMES, "inner=", cont[-1] if cont else "-"))
+    attrs += [_tag_name(_OPENED_NAMES, "open=", t) for t in block.opened]
+    attrs += [_tag_name(_CLOSED_NAMES, "close=", t) for t in block.closed]
     return tuple(attrs), hash((cont[-4:], block.div_group))
 
 

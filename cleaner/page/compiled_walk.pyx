@@ -419,9 +419,7 @@ cdef inline frozenset _with(dict widened, frozenset ancestors, str tag):
 
 
 cdef inline void _count(dict counts, str tag):
-    # (a borrowed read and a small int: `counts.get(tag, 0) + 1` took a new reference and a generic addition)
-    cdef PyObject *found = PyDict_GetItem(counts, tag)
-    counts[tag] = 1 if found == NULL else PyLong_AsSsize_t(<object> found) + 1
+    counts[tag] = counts.get(tag, 0) + 1
 
 
 # What the walk asks of an element's tag, found once a page for each tag (_kind_of), where testing the tag against

@@ -50,11 +50,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Final
 
-from ..labels import CONTINUATION
+from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from ..page.text import compiled_text_module
 
-OTHER: Final = "other"
-CONTENT: Final = ("header", "paragraph", "list", "continuation")
+# (the labels' Final strings are compiled in here as if written here: no copy of them is needed for speed)
+CONTENT: Final = (HEADER, PARAGRAPH, LIST, CONTINUATION)
 
 
 def continues_segment(label: str, gap: str, follows_kept: bool) -> bool:

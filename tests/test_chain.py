@@ -106,14 +106,18 @@ def _reference_sums(rows: crf.FlatRows, state: np.ndarray, flat: np.ndarray) -> 
 
 def test_block_scores_are_summed_as_the_reference_sums_them_to_the_last_bit():
     rng = np.random.default_rng(7)
-    state = rng.normal(size=(400, 5)) * 10.0 ** rng.integers(-12, 12, size=(400, 1))
-    state[0] = 0.0
-    for lens in ([3, 0, 5, 1, 0, 0, 7], [0, 0, 0, 4], [1] * 50, list(rng.integers(0, 90, size=300)), [129, 0, 1000, 8]):
-        flat = rng.integers(0, 400, size=int(sum(lens)))
-        rows = crf.FlatRows(flat=flat.astype(np.intp), lens=list(lens))
-        got = rows.sum(state)
-        assert crf.compiled_chain is None or np.array_equal(got, _reference_sums(rows, state, rows.flat))
-        assert got.tobytes() == _reference_sums(rows, state, rows.flat).tobytes()  # (the sign of a zero too)
+    # A model's labels and both passes' side by side (C-ordered: summed a row of labels at a time), more labels than
+    # the compiled row holds, and a state that is not C-ordered (both summed a label at a time).
+    for labels, order in ((5, "C"), (10, "C"), (17, "C"), (5, "F")):
+        state = rng.normal(size=(400, labels)) * 10.0 ** rng.integers(-12, 12, size=(400, 1))
+        state[0] = 0.0
+        state = np.asarray(state, order=order)
+        for lens in ([3, 0, 5, 1, 0, 0, 7], [0, 0, 0, 4], [1] * 50, list(rng.integers(0, 90, size=300)),
+                     [129, 0, 1000, 8], [7, 8, 9, 15, 16, 17, 127, 128, 129, 130, 255, 256, 257]):
+            flat = rng.integers(0, 400, size=int(sum(lens)))
+            rows = crf.FlatRows(flat=flat.astype(np.intp), lens=list(lens))
+            got = rows.sum(state)
+            assert got.tobytes() == _reference_sums(rows, state, rows.flat).tobytes()  # (the sign of a zero too)
 
 
 def test_rows_are_flattened_and_names_looked_up_as_the_reference_does():

@@ -134,9 +134,13 @@ def test_rows_are_flattened_and_names_looked_up_as_the_reference_does():
             i = self[name] = len(self)
             return i
 
-    names = ["b", "a", "b", "c", "a", "d"]
+    rows = [["b", "a"], [], ["b", "c", "a"], ["d"]]
+    starts = np.empty(len(rows), np.intp)
+    assert compiled.row_starts(rows, starts) == (6, 1) and starts.tolist() == [0, 2, 2, 5]
     reference, mapping = Dealt(a=7), Dealt(a=7)
-    expected = np.fromiter(map(reference.__getitem__, names), np.intp, len(names))
-    got = np.empty(len(names), np.intp)
-    compiled.ids_of(mapping, names, got)
-    assert got.tolist() == expected.tolist() and mapping == reference
+    expected = np.fromiter(map(reference.__getitem__, [name for row in rows for name in row]), np.intp, 6)
+    got = np.empty(6, np.intp)
+    compiled.ids_of_rows(mapping, rows, got)
+    assert got.tolist() == expected.tolist() == [1, 7, 1, 2, 7, 3] and mapping == reference
+    with pytest.raises(ValueError):
+        compiled.ids_of_rows(mapping, rows, np.empty(5, np.intp))

@@ -289,19 +289,37 @@ def flatten_rows(rows, Py_ssize_t[::1] out):
         raise ValueError("flatten_rows: fewer ids than `out` holds")
 
 
-def ids_of(mapping, list names, Py_ssize_t[::1] out):
-    """Write `mapping[name]` of each of `names`, in order, into `out`: the reference's
-    np.fromiter(map(mapping.__getitem__, names)). A name the mapping lacks goes through its own `__getitem__`
-    (a dict subclass's `__missing__` deals the next id), in the same order as the reference asks."""
-    cdef Py_ssize_t k
+def row_starts(rows, Py_ssize_t[::1] starts):
+    """Write into `starts` (one per row) where each of `rows` (sequences) begins in the rows laid end to end, and return
+    (how many items they hold, how many rows are empty): what the reference reads from np.cumsum of the rows'
+    lengths, without a list of the lengths made and converted."""
+    cdef Py_ssize_t k, total = 0, empty = 0, size
+    if starts.shape[0] != len(rows):
+        raise ValueError("row_starts: one start per row")
+    for k in range(len(rows)):
+        starts[k] = total
+        size = len(rows[k])
+        total += size
+        empty += size == 0
+    return total, empty
+
+
+def ids_of_rows(mapping, rows, Py_ssize_t[::1] out):
+    """Write `mapping[name]` of each name of `rows` (sequences of names), row after row, into `out`: the reference's
+    np.fromiter(map(mapping.__getitem__, chain.from_iterable(rows))). A name the mapping lacks goes through its own
+    `__getitem__` (a dict subclass's `__missing__` deals the next id), in the same order as the reference asks."""
+    cdef Py_ssize_t k = 0, n = out.shape[0]
     cdef PyObject *found
-    cdef dict known = <dict> mapping  # (a dict or a subclass: read directly while the name is there)
-    if out.shape[0] != len(names):
-        raise ValueError("ids_of: `out` must hold one id per name")
-    for k in range(len(names)):
-        name = names[k]
-        found = PyDict_GetItem(known, name)
-        out[k] = <object> found if found != NULL else mapping[name]
+    cdef dict known = <dict> mapping
+    for row in rows:
+        for name in row:
+            if k == n:
+                raise ValueError("ids_of_rows: more names than `out` holds")
+            found = PyDict_GetItem(known, name)
+            out[k] = <object> found if found != NULL else mapping[name]
+            k += 1
+    if k != n:
+        raise ValueError("ids_of_rows: fewer names than `out` holds")
 
 
 cdef inline Py_ssize_t _end(const Py_ssize_t[::1] starts, Py_ssize_t i, Py_ssize_t total) noexcept nogil:

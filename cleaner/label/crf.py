@@ -193,22 +193,36 @@ class FlatRows:
     __slots__ = ("n", "flat", "starts", "full")
 
     def __init__(self, rows: list[list[int]] | None = None, *, flat: np.ndarray | None = None,
-                 lens: list[int] | None = None):
+                 lens: list[int] | np.ndarray | None = None, starts: np.ndarray | None = None,
+                 has_empty: bool | None = None):
+        """From `rows` (lists of ids), or from their ids laid end to end (`flat`) with each row's length (`lens`) or
+        where each row begins (`starts`, and `has_empty`: whether a row is empty)."""
         if rows is not None:
-            lens = list(map(len, rows))
             if compiled_chain is not None and isinstance(rows, list):
-                flat = np.empty(sum(lens), np.intp)
+                # (the starts and the ids in two compiled passes over the rows: no list of lengths made and converted)
+                starts = np.empty(len(rows), np.intp)
+                total, empty = compiled_chain.row_starts(rows, starts)
+                flat = np.empty(total, np.intp)
                 compiled_chain.flatten_rows(rows, flat)
+                has_empty = empty > 0
             else:
+                lens = list(map(len, rows))
                 flat = np.fromiter(chain.from_iterable(rows), np.intp, sum(lens))
-        if lens is None or flat is None:
-            raise TypeError("FlatRows needs rows, or flat ids with their row lengths")
-        self.n = len(lens)
+        if flat is None or (lens is None and starts is None):
+            raise TypeError("FlatRows needs rows, or flat ids with their row lengths or starts")
+        if starts is None:
+            assert lens is not None
+            starts = np.zeros(len(lens), np.intp)
+            np.cumsum(lens[:-1], out=starts[1:])
+            if has_empty is None:
+                has_empty = bool(0 in lens)
+        elif has_empty is None:
+            has_empty = bool(0 in np.diff(starts, append=len(flat)))
+        self.n = len(starts)
         self.flat: np.ndarray = flat
-        self.starts = np.zeros(len(lens), np.intp)
-        np.cumsum(lens[:-1], out=self.starts[1:])
+        self.starts: np.ndarray = starts
         # reduceat gives an empty row the next row's first weight: rows without attributes are summed apart
-        self.full = None if 0 not in lens else np.flatnonzero(lens)
+        self.full = np.flatnonzero(np.diff(starts, append=len(flat))) if has_empty else None
 
     def sum(self, state: np.ndarray, flat: np.ndarray | None = None) -> np.ndarray:
         """(rows, labels): per row the sum of its ids' rows of `state` (of `flat`'s ids when given:
@@ -262,16 +276,17 @@ class WindowIds(dict):
         self.pending.append(name)
         return i
 
-    def lookup(self, names: list[str]) -> np.ndarray:
-        """(1 + offsets, len(names)) ids: row 0 the names as their block's own, row j as offset j sees them."""
+    def lookup(self, rows: list[list[str]], total: int) -> np.ndarray:
+        """(1 + offsets, total) ids of the names of `rows` (`total` of them) laid end to end: row 0 the names as
+        their block's own, row j as offset j sees them."""
         with self._lock:
-            if len(self) + len(names) > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
+            if len(self) + total > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
                 self._reset()
             if compiled_chain is not None:
-                local = np.empty(len(names), np.intp)
-                compiled_chain.ids_of(self, names, local)
+                local = np.empty(total, np.intp)
+                compiled_chain.ids_of_rows(self, rows, local)
             else:
-                local = np.fromiter(map(self.__getitem__, names), np.intp, len(names))
+                local = np.fromiter(map(self.__getitem__, chain.from_iterable(rows)), np.intp, total)
             if self.pending:
                 new = [list(map(self.codec.__getitem__, self.pending))]
                 for offset in self.offsets:
@@ -314,10 +329,15 @@ class WindowRows:
         self.n = len(parts.private)
         self.codec = codec
         self.private = FlatRows(parts.private)
-        names = list(chain.from_iterable(parts.shared))
-        lens = list(map(len, parts.shared))
-        ids = _window_ids(extractor, codec).lookup(names)
-        self.shared = FlatRows(flat=ids[0], lens=lens)
+        shared = parts.shared
+        if compiled_chain is not None:
+            starts = np.empty(len(shared), np.intp)
+            total, empty = compiled_chain.row_starts(shared, starts)
+            ids = _window_ids(extractor, codec).lookup(shared, total)
+            self.shared = FlatRows(flat=ids[0], starts=starts, has_empty=empty > 0)
+        else:
+            ids = _window_ids(extractor, codec).lookup(shared, sum(map(len, shared)))
+            self.shared = FlatRows(flat=ids[0], lens=list(map(len, shared)))
         # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
         self.neighbours = [(offset, ids[j], extractor.edge(offset, codec)[0])
                            for j, offset in enumerate(window_offsets(extractor.window), 1)]
@@ -362,7 +382,7 @@ class WindowRows:
         lens = np.empty(self.n, np.intp)
         flat = np.empty(compiled_chain.lay_conjoined(*arrays, lens, np.empty(0, np.intp)), np.intp)
         compiled_chain.lay_conjoined(*arrays, lens, flat)
-        return FlatRows(flat=flat, lens=lens.tolist())
+        return FlatRows(flat=flat, lens=lens)
 
     def conjoined_reference(self, variant: int, bias: int) -> FlatRows:
         """`conjoined` in NumPy: the readable reference of its compiled pass (and what runs without the build)."""

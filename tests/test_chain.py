@@ -106,8 +106,7 @@ def _reference_sums(rows: crf.FlatRows, state: np.ndarray, flat: np.ndarray) -> 
 
 def test_block_scores_are_summed_as_the_reference_sums_them_to_the_last_bit():
     rng = np.random.default_rng(7)
-    # A model's labels and both passes' side by side (C-ordered: summed a row of labels at a time), more labels than
-    # the compiled row holds, and a state that is not C-ordered (both summed a label at a time).
+    # A model's labels, both passes' side by side, more labels, and a state that is not C-ordered.
     for labels, order in ((5, "C"), (10, "C"), (17, "C"), (5, "F")):
         state = rng.normal(size=(400, labels)) * 10.0 ** rng.integers(-12, 12, size=(400, 1))
         state[0] = 0.0

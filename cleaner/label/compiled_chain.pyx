@@ -183,83 +183,14 @@ cdef double _pairwise(const double[:, :] state, const Py_ssize_t[:] flat, Py_ssi
     return _pairwise(state, flat, lo, n2, k) + _pairwise(state, flat, lo + n2, n - n2, k)
 
 
-# The widest state rows summed all labels at once (_pairwise_row): a model's labels, or both passes' side by side.
-cdef enum:
-    ROW_LABELS = 16
-
-
-cdef void _pairwise_row(const double *state, Py_ssize_t width, const Py_ssize_t[:] flat, Py_ssize_t lo,
-                        Py_ssize_t n, double *res) noexcept nogil:
-    """_pairwise for every label k < width at once, into res[k]: the same additions in the same order for each label
-    (so the same floats), reading each id's row of a C-ordered `state` (ids, width) once instead of once a label."""
-    cdef double r[8][ROW_LABELS]
-    cdef double half[ROW_LABELS]
-    cdef const double *row
-    cdef Py_ssize_t i, j, k, n2
-    if n < 8:
-        for k in range(width):
-            res[k] = copysign(0.0, -1.0)
-        for i in range(lo, lo + n):
-            row = state + flat[i] * width
-            for k in range(width):
-                res[k] += row[k]
-        return
-    if n <= 128:
-        for j in range(8):
-            row = state + flat[lo + j] * width
-            for k in range(width):
-                r[j][k] = row[k]
-        i = 8
-        while i < n - n % 8:
-            for j in range(8):
-                row = state + flat[lo + i + j] * width
-                for k in range(width):
-                    r[j][k] += row[k]
-            i += 8
-        for k in range(width):
-            res[k] = ((r[0][k] + r[1][k]) + (r[2][k] + r[3][k])) + ((r[4][k] + r[5][k]) + (r[6][k] + r[7][k]))
-        while i < n:
-            row = state + flat[lo + i] * width
-            for k in range(width):
-                res[k] += row[k]
-            i += 1
-        return
-    n2 = n // 2
-    n2 -= n2 % 8
-    _pairwise_row(state, width, flat, lo, n2, half)
-    _pairwise_row(state, width, flat, lo + n2, n - n2, res)
-    for k in range(width):
-        res[k] = half[k] + res[k]
-
-
 def row_sums(const double[:, :] state, const Py_ssize_t[:] flat, const Py_ssize_t[:] starts, double[:, ::1] out):
     """Write into `out` (rows, labels), zeros when called, per row i the sum of the rows of `state` (ids, labels) of
     the ids `flat[starts[i]:starts[i + 1]]` (the last row's to the end of `flat`): the blocks' state scores. Added
     as the reference (`FlatRows.sum`: np.add.reduceat over the gathered rows) adds them -- the first term, plus
-    NumPy's pairwise sum of the others -- without gathering them; a row without ids stays zero. A C-ordered `state`
-    of at most ROW_LABELS labels is summed a row of labels at a time (_pairwise_row), any other a label at a time."""
+    NumPy's pairwise sum of the others -- without gathering them; a row without ids stays zero."""
     cdef Py_ssize_t rows = starts.shape[0], labels = state.shape[1], end = flat.shape[0], i, k, s, e
-    cdef double sums[ROW_LABELS]
-    cdef const double *first
     if out.shape[0] != rows or out.shape[1] != labels:
         raise ValueError("row_sums: out must be (rows, labels)")
-    if labels <= ROW_LABELS and state.shape[0] > 0 and state.strides[1] == sizeof(double) \
-            and state.strides[0] == labels * sizeof(double):
-        with nogil:
-            for i in range(rows):
-                s = starts[i]
-                e = starts[i + 1] if i + 1 < rows else end
-                if s >= e:
-                    continue
-                first = &state[flat[s], 0]
-                if e - s > 1:
-                    _pairwise_row(&state[0, 0], labels, flat, s + 1, e - s - 1, sums)
-                    for k in range(labels):
-                        out[i, k] = first[k] + sums[k]
-                else:
-                    for k in range(labels):
-                        out[i, k] = first[k]
-        return
     with nogil:
         for i in range(rows):
             s = starts[i]

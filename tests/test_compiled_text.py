@@ -3,6 +3,8 @@ readable reference (cleaner.page.text.measure_text): the same tuple for every te
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 
 import pytest
@@ -270,3 +272,61 @@ def test_the_wide_gate_reads_a_text_as_read_wide_does():
     assert gate.candidates("publicitè") == 0b101 and gate.candidates("publicit e é") == 0b100
     assert gate.candidates("é Cookie") == 0b100 and gate.candidates("é cookie") == 0b110  # compared as it is
     assert gate.candidates("é" * 600 + "Ad") == 0b101  # (read into memory of its own)
+
+
+def _both_text_attributes(extractor, names, text: str):
+    """(compiled, reference): the attributes of `text` by compiled_text.TextAttributes and by
+    FeatureExtractor._text_features."""
+    from cleaner.page.segment import BlockStats
+
+    stats = BlockStats(extractor.count_words(text), len(text), 0)
+    shared: list = []
+    private: list = []
+    ends = extractor._text_features(text, stats, shared, private, names)
+    return names.text_attributes.attributes(text, stats.n_words, stats.n_chars), (shared, private, ends)
+
+
+@pytest.mark.parametrize("families", [None, ("char", "token", "sentence", "regexp", "density", "cue")])
+def test_a_texts_attributes_are_the_references_on_the_shared_pages_texts(shared_texts, families):
+    """compiled_text.TextAttributes, which the features call in place of their _text_features, names every text of
+    the shared pages as that reference does (both namings: readable, and the default model's ids), the url test's
+    lowering of ASCII texts included (hints in upper case, hints split by a case change)."""
+    from cleaner.label.model import load_model
+    from cleaner.page.features import FeatureExtractor
+
+    extractor = FeatureExtractor(families=families)
+    model = load_model()
+    codecs = [None, model.convention_ids if model.conventions is not None else model.attribute_ids]
+    texts = shared_texts + [t.upper() for t in shared_texts[::5]]
+    texts += ["WWW.Example.COM", "mail@HOST", "x.y", "Ⅻ. Kapitel"]
+    texts += TRICKY + [t.swapcase() for t in TRICKY]
+    for codec in codecs:
+        names = extractor._naming(codec)
+        assert names.text_attributes is not None
+        differ = [t for t in texts if (lambda got, ref: got != ref)(*_both_text_attributes(extractor, names, t))]
+        assert not differ, differ[:5]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=ALPHABET + "wWcCoOmM.@", max_size=40))
+def test_a_texts_attributes_are_the_references_on_generated_texts(text):
+    extractor = _text_family_extractor()
+    got, ref = _both_text_attributes(extractor, extractor._naming(None), text)
+    assert got == ref
+
+
+@functools.lru_cache(maxsize=1)
+def _text_family_extractor():
+    from cleaner.page.features import FeatureExtractor
+
+    return FeatureExtractor(families=("char", "token", "sentence", "regexp", "density", "cue"))
+
+
+def test_the_features_name_a_text_by_the_reference_where_the_measure_is_not_compiled():
+    """Other sentence patterns than the compiled measure's: no TextAttributes, the reference names every text."""
+    from cleaner.page.features import FeatureExtractor
+
+    config = copy.deepcopy(load_config())
+    config["features"]["regexp"] = dict(config["features"]["regexp"], sentence_split=r"[.!?]+\s+")
+    assert FeatureExtractor(config)._naming(None).text_attributes is None
+    assert FeatureExtractor()._naming(None).text_attributes is not None

@@ -161,8 +161,29 @@ cdef inline bint _ends_at(int kind, void *data, Py_ssize_t end):
     return end > 0 and _end_ender(PyUnicode_READ(kind, data, end - 1))
 
 
+# What measure_text counts, in its order: the index of each count in _measure's array.
+cdef enum:
+    M_ALPHA = 0
+    M_NUM = 1
+    M_PUNCT = 2
+    M_WHITE = 3
+    M_OTHER = 4
+    M_TOKEN_ALPHA = 5  # then num, mix, other
+    M_TOKENS = 9
+    M_SENTENCES = 10
+    M_ENDS = 11
+    M_COUNTS = 12
+
+
 def measure_text(str text, bint per_character):
     """cleaner.page.text.measure_text(text, per_character, SENTENCE_SPLIT, SENTENCE_END), in one pass."""
+    cdef long m[M_COUNTS]
+    _measure(text, per_character, m)
+    return (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10], m[11])
+
+
+cdef void _measure(str text, bint per_character, long *out):
+    """measure_text's counts, into out[M_COUNTS]."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
@@ -242,7 +263,16 @@ def measure_text(str text, bint per_character):
     # The sentence end: at the end, or before a newline that ends the text.
     if _ends_at(kind, data, n) or (n > 0 and PyUnicode_READ(kind, data, n - 1) == 0x0A and _ends_at(kind, data, n - 1)):
         ends = 1
-    return (alpha, num, punct, white, other, tokens[0], tokens[1], tokens[2], tokens[3], n_tokens, sentences, ends)
+    out[M_ALPHA] = alpha
+    out[M_NUM] = num
+    out[M_PUNCT] = punct
+    out[M_WHITE] = white
+    out[M_OTHER] = other
+    for i in range(4):
+        out[M_TOKEN_ALPHA + i] = tokens[i]
+    out[M_TOKENS] = n_tokens
+    out[M_SENTENCES] = sentences
+    out[M_ENDS] = ends
 
 
 def count_words(str text):
@@ -378,6 +408,11 @@ cdef bint _may_match_date_wide(str text):
 
 
 def may_match_date(str text):
+    """False only when DATE cannot match `text` (_may_match_date says why)."""
+    return _may_match_date(text)
+
+
+cdef bint _may_match_date(str text):
     """False only when DATE cannot match `text`. Every match of one of its branches holds, in an ASCII text:
     a digit, one of `./-` and a digit (the first); a digit, then `.` and a space, each optional, then a month (the
     second); a month, letters, an optional `.`, a space and a digit (the third: the letters' run is taken whole, as
@@ -430,6 +465,11 @@ cdef bint _may_match_time_wide(str text):
 
 
 def may_match_time(str text):
+    """False only when TIME cannot match `text` (_may_match_time says why)."""
+    return _may_match_time(text)
+
+
+cdef bint _may_match_time(str text):
     """False only when TIME cannot match `text`. Every match holds, in an ASCII text: a digit, `:` and a digit (the
     first branch); or a digit, whitespace (`\\s*`, as str.isspace reads it), then `am` or `pm` in any case (the
     second); in any other text the same, `\d` any decimal digit and the letters folded."""
@@ -457,6 +497,11 @@ cdef inline bint _bullet_char(Py_UCS4 c) noexcept:  # BULLET's [-*•·◦▪▫
 
 
 def may_match_bullet(str text):
+    """False only when BULLET cannot match `text` (_may_match_bullet says why)."""
+    return _may_match_bullet(text)
+
+
+cdef bint _may_match_bullet(str text):
     """False only when BULLET cannot match at the start of `text`, in any script: past the leading whitespace (none
     of the branches begins with whitespace, so `\\s*` takes it all), a bullet character; up to three decimal
     digits and `.` or `)` (taken whole: a shorter run of digits is followed by a digit); an ASCII letter and `.`
@@ -711,3 +756,170 @@ cdef class LiteralGate:
             if read != &stack[0]:
                 free(read)
         return found
+
+
+# -- a text's attributes ------------------------------------------------------------------------------------------
+
+cdef class _Bins:
+    """A BinTable's names (cleaner.page.feature_names): bins[i] is the name of input i, inputs above the cap named as
+    the cap, a negative one a KeyError (a bug upstream), as BinTable.__getitem__."""
+    cdef list labels
+    cdef Py_ssize_t cap
+
+    def __init__(self, table):
+        self.labels = list(table.labels)
+        self.cap = table.cap
+
+    cdef inline object at(self, Py_ssize_t i):
+        if i > self.cap:
+            i = self.cap
+        elif i < 0:
+            raise KeyError(i)
+        return self.labels[i]
+
+
+cdef inline bint _ascii_holds_folded(const unsigned char *p, Py_ssize_t n, str hint):
+    """Whether `hint` (lower case) occurs in the ASCII text p[:n] lowered: what `hint in text.lower()` reads, as
+    str.lower() of an ASCII text lowers [A-Z] alone."""
+    cdef Py_ssize_t m = PyUnicode_GET_LENGTH(hint), i, j
+    cdef const unsigned char *h
+    if not PyUnicode_IS_ASCII(hint):
+        return False  # (a lowered ASCII text holds only ASCII)
+    h = PyUnicode_1BYTE_DATA(hint)
+    if m == 0:
+        return True
+    for i in range(n - m + 1):
+        for j in range(m):
+            if (p[i + j] | 0x20 if 0x41 <= p[i + j] <= 0x5A else p[i + j]) != h[j]:
+                break
+        else:
+            return True
+    return False
+
+
+cdef class TextAttributes:
+    """The attributes of a block's text in the char, token, sentence, regexp, cue and density families, and its
+    sentence ends: cleaner.page.features.FeatureExtractor._text_features, its readable reference, in one compiled
+    call. That reference, compiled by mypyc, called measure_text, the three regexp gates and the url test through
+    Python's generic calls, unpacked the counts' tuple and looked each name up through BinTable: about 4,500
+    instructions of a text's 17,000 that no cache holds (a page of 2025 brings ~370 such texts). The features use it
+    when its measure is theirs (the default sentence patterns) and the regexp gates are written for their patterns
+    (cleaner.page.features.compiled_text_attributes); tests/test_compiled_text.py holds the two equal on the shared
+    pages' texts."""
+
+    cdef bint per_character, count_ends
+    cdef bint char_on, token_on, sentence_on, regexp_on, cue_on, density_on
+    cdef bint char_shared, token_shared, sentence_shared, regexp_shared, cue_shared, density_shared
+    cdef list char_abs, char_rel, token_abs, token_rel  # of _Bins
+    cdef _Bins sent_count, sent_len, density
+    cdef object sent_begin, sent_end, re_url_name, re_date_name, re_time_name, re_bullet_name
+    cdef object re_url, re_date, re_time, re_bullet
+    cdef tuple url_hints
+    cdef bint date_gated, time_gated, bullet_gated
+    cdef object text_cues, cue_settings, cue_names
+    cdef Py_ssize_t cue_max_words
+
+    def __init__(self, extractor, names, text_cues):
+        """`extractor`: the FeatureExtractor (its switches, regexps and gates); `names`: the AttributeNames it names a
+        page with; `text_cues`: cleaner.page.cues.text_cues."""
+        on, windowed = extractor.on, extractor.windowed
+        self.per_character = extractor.per_character_tokens
+        self.count_ends = extractor.count_sentence_ends
+        self.char_on, self.char_shared = on.char, windowed.char
+        self.token_on, self.token_shared = on.token, windowed.token
+        self.sentence_on, self.sentence_shared = on.sentence, windowed.sentence
+        self.regexp_on, self.regexp_shared = on.regexp, windowed.regexp
+        self.cue_on, self.cue_shared = on.cue, windowed.cue
+        self.density_on, self.density_shared = on.density, windowed.density
+        self.char_abs = [_Bins(a) for a, _ in names.t_char]
+        self.char_rel = [_Bins(r) for _, r in names.t_char]
+        self.token_abs = [_Bins(a) for a, _ in names.t_token]
+        self.token_rel = [_Bins(r) for _, r in names.t_token]
+        self.sent_count, self.sent_len = _Bins(names.t_sent_count), _Bins(names.t_sent_len)
+        self.density = _Bins(names.t_density)
+        self.sent_begin, self.sent_end = names.sent_begin, names.sent_end
+        self.re_url_name, self.re_date_name = names.re_url, names.re_date
+        self.re_time_name, self.re_bullet_name = names.re_time, names.re_bullet
+        self.re_url, self.re_date = extractor.re_url, extractor.re_date
+        self.re_time, self.re_bullet = extractor.re_time, extractor.re_bullet
+        self.url_hints = tuple(extractor.url_hints)
+        self.date_gated = extractor.may_date is not None
+        self.time_gated = extractor.may_time is not None
+        self.bullet_gated = extractor.may_bullet is not None
+        self.text_cues, self.cue_settings, self.cue_names = text_cues, extractor.cues, names.cues
+        self.cue_max_words = extractor.cues.max_words
+
+    cdef bint _may_hold_url(self, str text) except -1:
+        """FeatureExtractor._may_hold_url: a `.` or an `@`, and one of the url hints in the text lowered (an ASCII
+        text lowered here, in place of str.lower's copy)."""
+        cdef Py_ssize_t k
+        if "." not in text and "@" not in text:
+            return False
+        if not self.url_hints:
+            return True
+        if PyUnicode_IS_ASCII(text):
+            for k in range(len(self.url_hints)):
+                if _ascii_holds_folded(PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text),
+                                       <str> self.url_hints[k]):
+                    return True
+            return False
+        low = text.lower()
+        for hint in self.url_hints:
+            if hint in low:
+                return True
+        return False
+
+    def attributes(self, str text, Py_ssize_t n_words, Py_ssize_t n_chars):
+        """(shared attributes, private attributes, sentence ends) of `text`, whose words and characters the block's
+        BlockStats counted: what FeatureExtractor._text_features appends and returns."""
+        cdef long m[M_COUNTS]
+        cdef list shared = [], private = [], out
+        cdef Py_ssize_t k, n, per, n_sent
+        cdef long ends
+        cdef Py_UCS4 first
+        _measure(text, self.per_character, m)
+        ends = m[M_ENDS] if self.count_ends else 0
+        per = n_chars or 1
+        if self.char_on:
+            out = shared if self.char_shared else private
+            for k in range(5):
+                n = m[M_ALPHA + k]
+                if n:
+                    out.append((<_Bins> self.char_abs[k]).at(n))
+                    out.append((<_Bins> self.char_rel[k]).at(n * 1000 // per))
+        if self.token_on:
+            out = shared if self.token_shared else private
+            per = m[M_TOKENS] or 1
+            for k in range(4):
+                n = m[M_TOKEN_ALPHA + k]
+                if n:
+                    out.append((<_Bins> self.token_abs[k]).at(n))
+                    out.append((<_Bins> self.token_rel[k]).at(n * 1000 // per))
+        if self.sentence_on:
+            out = shared if self.sentence_shared else private
+            n_sent = m[M_SENTENCES]
+            out.append(self.sent_count.at(n_sent))
+            out.append(self.sent_len.at(n_words // n_sent if n_sent else 0))
+            if PyUnicode_GET_LENGTH(text):  # (str.isupper, isalpha and islower of one character read these)
+                first = PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), 0)
+                if Py_UNICODE_ISUPPER(first) or (Py_UNICODE_ISALPHA(first) and not Py_UNICODE_ISLOWER(first)):
+                    out.append(self.sent_begin)
+            if ends:
+                out.append(self.sent_end)
+        if self.regexp_on:
+            out = shared if self.regexp_shared else private
+            if self._may_hold_url(text) and self.re_url.search(text):
+                out.append(self.re_url_name)
+            if m[M_NUM]:
+                if (not self.date_gated or _may_match_date(text)) and self.re_date.search(text):
+                    out.append(self.re_date_name)
+                if (not self.time_gated or _may_match_time(text)) and self.re_time.search(text):
+                    out.append(self.re_time_name)
+            if (not self.bullet_gated or _may_match_bullet(text)) and self.re_bullet.match(text):
+                out.append(self.re_bullet_name)
+        if self.cue_on and n_words <= self.cue_max_words:
+            self.text_cues(self.cue_settings, self.cue_names, text, shared if self.cue_shared else private)
+        if self.density_on:
+            n = (n_chars + 79) // 80 or 1  # (lines of 80 characters, the last one begun)
+            (shared if self.density_shared else private).append(self.density.at(n_words // n))
+        return shared, private, ends

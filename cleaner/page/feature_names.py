@@ -9,6 +9,7 @@ model's codec (cleaner.label.model.AttributeCodec).
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Any
 
 # scripts/build_native.py compiles this module with mypyc: its classes become C types, whose lookups the features'
 # compiled code calls directly. Nothing here changes how the module runs as Python.
@@ -168,6 +169,9 @@ class AttributeNames:
                              table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))
         # text -> (shared attributes, private attributes, sentence ends): FeatureExtractor._block_own
         self.text_cache: dict[str, tuple[list, list, int]] = {}
+        # What names a text's attributes in one compiled call (compiled_text.TextAttributes), when the features have
+        # it: FeatureExtractor._naming sets it.
+        self.text_attributes: Any = None
         # The attributes of a block's markup context, cached by the context (FeatureExtractor._block_own): the
         # walk gives every block of an element, and of its like siblings, the same ancestors and id/class
         # tokens. ancestors -> the `container` attributes; id/class tokens -> the `idclass` and `cue.idclass`

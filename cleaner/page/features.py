@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 # scripts/build_native.py compiles this module with mypyc; the classes that subclass dict or list stay
 # interpreted classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
@@ -171,7 +171,16 @@ class FeatureExtractor:
         names = self._names.get(key)
         if names is None:
             names = self._names[key] = AttributeNames(self.config, self.window_families, self.cues, codec)
+            names.text_attributes = self._compiled_text_attributes(names)
         return names
+
+    def _compiled_text_attributes(self, names: AttributeNames) -> Any:
+        """compiled_text.TextAttributes for `names` when it computes what _text_features does: built, with this
+        extractor's sentence patterns (compiled_measure) and regexp gates; else None (the reference runs)."""
+        compiled = compiled_text_module()
+        if compiled is None or self.compiled_measure is None or not hasattr(compiled, "TextAttributes"):
+            return None
+        return compiled.TextAttributes(self, names, text_cues)
 
     # -- per block ---------------------------------------------------------------------
 
@@ -223,12 +232,16 @@ class FeatureExtractor:
         cache = v.text_cache
         cached = cache.get(text)
         if cached is None:
-            sh: list = []
-            pr: list = []
-            ends = self._text_features(text, st, sh, pr, v)
+            compiled = v.text_attributes
+            if compiled is not None:  # (_text_features in one compiled call: compiled_text.TextAttributes)
+                cached = compiled.attributes(text, st.n_words, st.n_chars)
+            else:
+                sh: list = []
+                pr: list = []
+                cached = (sh, pr, self._text_features(text, st, sh, pr, v))
             if len(cache) >= TEXT_CACHE_ENTRIES:
                 cache.clear()
-            cached = cache[text] = (sh, pr, ends)
+            cache[text] = cached
         shared.extend(cached[0])
         private.extend(cached[1])
         if on.tag:
@@ -283,7 +296,8 @@ class FeatureExtractor:
     def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
         """Attributes of the char, token, sentence, regexp and text-density families; returns the
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
-        `sentence.end` and the page's `document.sentence-count` both read."""
+        `sentence.end` and the page's `document.sentence-count` both read. The readable reference of
+        compiled_text.TextAttributes.attributes, which runs in its place when it is built (_naming)."""
         on = self.on
         measure = self.compiled_measure
         m: tuple[int, ...] = (measure(text, self.per_character_tokens) if measure is not None

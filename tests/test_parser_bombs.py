@@ -14,8 +14,9 @@ import threading
 import time
 
 import pytest
-
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cleaner.api import clean_html
 from cleaner.page.markup_guard import MarkupLimits, guard_markup
@@ -187,6 +188,38 @@ def test_the_compiled_bracket_count_is_the_references(data_dir):
         for limit in (expected - 1, expected, expected + 1):
             assert more_start_tags_than(text, limit) == (expected > limit)
     assert widths == {1, 2, 4}
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet="<>aZé中\U0001f600 =", max_size=60), min_chars=st.integers(1, 8))
+def test_the_compiled_long_runs_are_the_references_on_generated_texts(text, min_chars):
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from cleaner.page.markup_guard import _tags_of_long_runs
+
+    assert compiled.tags_of_long_runs(text, min_chars) == list(_tags_of_long_runs(text, min_chars))
+
+
+def test_the_compiled_long_runs_are_the_references(data_dir):
+    """The attribute cap's search for tags of many attributes (runs of text without a bracket), compiled: the
+    reference's tags on the shared pages and the bombs, in texts of every width, for runs of several lengths."""
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.page.decode import decode_html
+    from cleaner.page.markup_guard import _tags_of_long_runs
+
+    texts = [decode_html(p.read_html()).text for p in sampled_pages(data_dir, 20)]
+    texts += [decode_html(BOMBS.SHAPES[shape](2_000)).text for shape, *_ in SLOW_SHAPES]
+    texts += [t.replace("e", "\u4e2d") for t in texts[::4]] + [t.replace("a", "\U0001f600") for t in texts[::4]]
+    found = 0
+    for text in texts + _TRICKY:
+        for min_chars in (1, 7, 40, 1000):
+            expected = list(_tags_of_long_runs(text, min_chars))
+            assert compiled.tags_of_long_runs(text, min_chars) == expected, (min_chars, text[:200])
+            found += bool(expected)
+    assert found > 20
+    with pytest.raises(ValueError):
+        compiled.tags_of_long_runs("<a>", 0)
 
 
 def test_the_compiled_byte_count_is_the_references():

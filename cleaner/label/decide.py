@@ -246,9 +246,8 @@ def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:
     choices that keep the blocks of highest P(content) first are tried."""
     expected_gold = sum(w * p for w, p in zip(word_counts, p_content))
     best = hit = kept = 0.0
-    for p, w in sorted(zip(p_content, word_counts), reverse=True):
-        if not w:
-            continue
+    # (blocks without words left out before the sort, not skipped after it: the same order of the others)
+    for p, w in sorted([(p, w) for p, w in zip(p_content, word_counts) if w], reverse=True):
         hit += w * p
         kept += w
         f1 = 2 * hit / (kept + expected_gold)

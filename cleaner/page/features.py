@@ -223,10 +223,19 @@ class FeatureExtractor:
                     elif kind & SPLIT_BLOCK:
                         block += n
             # Zero counts are left out: absence encodes zero (reference coding), which
-            # halves the attributes per block and the CRF's time.
-            for t, n in zip(v.t_split, (p, br, hr, inline, block)):
-                if n:
-                    out.append(t[n])
+            # halves the attributes per block and the CRF's time. (One test a count: a zip over the counts cost
+            # two iterators and a tuple a block, 0.8 M instructions a page of 2025.)
+            t_split = v.t_split
+            if p:
+                out.append(t_split[0][p])
+            if br:
+                out.append(t_split[1][br])
+            if hr:
+                out.append(t_split[2][hr])
+            if inline:
+                out.append(t_split[3][inline])
+            if block:
+                out.append(t_split[4][block])
         # Attributes that depend on the text alone are cached across blocks and pages:
         # boilerplate ("Home", "|", "Contact us") repeats, 45% of blocks in the shared pages.
         cache = v.text_cache

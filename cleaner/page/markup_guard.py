@@ -160,7 +160,10 @@ def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:
     raw_text_tags = _RAW_TEXT_TAG.finditer(html)
     raw_text_from = -1  # where the raw text read so far starts (-1: none open)
     raw_tag = next(raw_text_tags, None)
-    for start in _tags_of_long_runs(html, 2 * max_attributes):
+    min_chars = 2 * max_attributes
+    starts = (_compiled_guard.tags_of_long_runs(html, min_chars) if _compiled_guard is not None and min_chars > 0
+              else _tags_of_long_runs(html, min_chars))
+    for start in starts:
         if cuts and start < cuts[-1][1] or not _first_attributes(max_attributes + 1).match(html, start):
             continue  # inside a tag already cut, or no more attributes than the cap
         while raw_tag is not None and raw_tag.start() < start:  # (only pages with such a tag read on)

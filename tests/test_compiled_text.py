@@ -330,3 +330,29 @@ def test_the_features_name_a_text_by_the_reference_where_the_measure_is_not_comp
     config["features"]["regexp"] = dict(config["features"]["regexp"], sentence_split=r"[.!?]+\s+")
     assert FeatureExtractor(config)._naming(None).text_attributes is None
     assert FeatureExtractor()._naming(None).text_attributes is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="wWaAb.@:/ é", max_size=30),
+       hints=st.lists(st.text(alphabet="wab.@:/é", max_size=4), max_size=3))
+def test_the_url_test_lowers_a_text_as_str_lower_does(text, hints):
+    """The url regexp's gate (FeatureExtractor._may_hold_url: a hint in the text lowered) by TextAttributes, which
+    lowers an ASCII text itself: the same answer for hints with and without letters, anywhere in them. (The url
+    regexp is made to match any text, so that the url attribute is the gate's answer.)"""
+    from cleaner.page.cues import text_cues
+
+    extractor = _regexp_extractor()
+    extractor.url_hints = tuple(hints)
+    names = extractor._naming(None)
+    names.text_attributes = compiled.TextAttributes(extractor, names, text_cues)
+    got, ref = _both_text_attributes(extractor, names, text)
+    assert got == ref
+
+
+@functools.lru_cache(maxsize=1)
+def _regexp_extractor():
+    from cleaner.page.features import FeatureExtractor
+
+    extractor = FeatureExtractor(families=("regexp",))
+    extractor.re_url = re.compile(r"[\s\S]")
+    return extractor

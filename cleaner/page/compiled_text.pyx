@@ -37,6 +37,7 @@ from libc.string cimport memcmp, memset
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     const unsigned char *PyUnicode_1BYTE_DATA(object)
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
 
 # The patterns this module implements, as conf/default.toml writes them (a test holds them equal).
 SENTENCE_SPLIT = '[.!?।۔؟]+["\\\'”’)\\]]*(?:\\s+|$)|[。！？]+[」』”’）)\\]]*'
@@ -778,22 +779,40 @@ cdef class _Bins:
         return self.labels[i]
 
 
-cdef inline bint _ascii_holds_folded(const unsigned char *p, Py_ssize_t n, str hint):
-    """Whether `hint` (lower case) occurs in the ASCII text p[:n] lowered: what `hint in text.lower()` reads, as
-    str.lower() of an ASCII text lowers [A-Z] alone."""
-    cdef Py_ssize_t m = PyUnicode_GET_LENGTH(hint), i, j
+cdef bint _ascii_holds_folded(str text, str hint):
+    """Whether `hint` (lower case) occurs in the ASCII `text` lowered: what `hint in text.lower()` reads, as str.lower()
+    of an ASCII text lowers [A-Z] alone. A hint without a letter is searched as it is (str's own search); one with a
+    letter, at each occurrence of its first character that is not a letter, or at every position if it has none."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(hint), i, j, anchor = -1, at
+    cdef const unsigned char *p = PyUnicode_1BYTE_DATA(text)
     cdef const unsigned char *h
+    cdef unsigned char c
     if not PyUnicode_IS_ASCII(hint):
         return False  # (a lowered ASCII text holds only ASCII)
     h = PyUnicode_1BYTE_DATA(hint)
-    if m == 0:
-        return True
-    for i in range(n - m + 1):
+    for j in range(m):
+        if _letter(h[j]):
+            break
+    else:
+        return hint in text  # (no letter: lowering changes nothing the hint can match)
+    for j in range(m):
+        if not _letter(h[j]):
+            anchor = j
+            break
+    i = 0
+    while i <= n - m:
+        if anchor >= 0:  # (the next place the anchor character can fall, by memchr for an ASCII text)
+            at = PyUnicode_FindChar(text, h[anchor], i + anchor, n - m + anchor + 1, 1)
+            if at < 0:
+                return False
+            i = at - anchor
         for j in range(m):
-            if (p[i + j] | 0x20 if 0x41 <= p[i + j] <= 0x5A else p[i + j]) != h[j]:
+            c = p[i + j]
+            if (c | 0x20 if 0x41 <= c <= 0x5A else c) != h[j]:
                 break
         else:
             return True
+        i += 1
     return False
 
 
@@ -813,7 +832,7 @@ cdef class TextAttributes:
     cdef list char_abs, char_rel, token_abs, token_rel  # of _Bins
     cdef _Bins sent_count, sent_len, density
     cdef object sent_begin, sent_end, re_url_name, re_date_name, re_time_name, re_bullet_name
-    cdef object re_url, re_date, re_time, re_bullet
+    cdef object url_search, date_search, time_search, bullet_match  # (bound once: no method looked up a call)
     cdef tuple url_hints
     cdef bint date_gated, time_gated, bullet_gated
     cdef object text_cues, cue_settings, cue_names
@@ -840,8 +859,8 @@ cdef class TextAttributes:
         self.sent_begin, self.sent_end = names.sent_begin, names.sent_end
         self.re_url_name, self.re_date_name = names.re_url, names.re_date
         self.re_time_name, self.re_bullet_name = names.re_time, names.re_bullet
-        self.re_url, self.re_date = extractor.re_url, extractor.re_date
-        self.re_time, self.re_bullet = extractor.re_time, extractor.re_bullet
+        self.url_search, self.date_search = extractor.re_url.search, extractor.re_date.search
+        self.time_search, self.bullet_match = extractor.re_time.search, extractor.re_bullet.match
         self.url_hints = tuple(extractor.url_hints)
         self.date_gated = extractor.may_date is not None
         self.time_gated = extractor.may_time is not None
@@ -859,8 +878,7 @@ cdef class TextAttributes:
             return True
         if PyUnicode_IS_ASCII(text):
             for k in range(len(self.url_hints)):
-                if _ascii_holds_folded(PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text),
-                                       <str> self.url_hints[k]):
+                if _ascii_holds_folded(text, <str> self.url_hints[k]):
                     return True
             return False
         low = text.lower()
@@ -908,14 +926,14 @@ cdef class TextAttributes:
                 out.append(self.sent_end)
         if self.regexp_on:
             out = shared if self.regexp_shared else private
-            if self._may_hold_url(text) and self.re_url.search(text):
+            if self._may_hold_url(text) and self.url_search(text):
                 out.append(self.re_url_name)
             if m[M_NUM]:
-                if (not self.date_gated or _may_match_date(text)) and self.re_date.search(text):
+                if (not self.date_gated or _may_match_date(text)) and self.date_search(text):
                     out.append(self.re_date_name)
-                if (not self.time_gated or _may_match_time(text)) and self.re_time.search(text):
+                if (not self.time_gated or _may_match_time(text)) and self.time_search(text):
                     out.append(self.re_time_name)
-            if (not self.bullet_gated or _may_match_bullet(text)) and self.re_bullet.match(text):
+            if (not self.bullet_gated or _may_match_bullet(text)) and self.bullet_match(text):
                 out.append(self.re_bullet_name)
         if self.cue_on and n_words <= self.cue_max_words:
             self.text_cues(self.cue_settings, self.cue_names, text, shared if self.cue_shared else private)

@@ -154,11 +154,13 @@ class ConjoinedIds(AttributeIds):
                 ids: tuple[int, ...] = compiled_codes.code_ids(self.vocabulary.index, key, self.copy_prefixes)
             else:
                 ids = (self.id_of(key),) + tuple(self.id_of(prefix + key) for prefix in self.copy_prefixes)
-            with self._lock:
-                pair = self._pairs.get(ids)
-                if pair is None:
-                    pair = self._pairs[ids] = self.first_pair + len(self._pairs)
-                    self._new.append(ids)
+            pair = self._pairs.get(ids)  # (most names bring a pair dealt already, the unknown one's above all:
+            if pair is None:              # read without the lock, as a dict is read whole under the GIL)
+                with self._lock:
+                    pair = self._pairs.get(ids)
+                    if pair is None:
+                        pair = self._pairs[ids] = self.first_pair + len(self._pairs)
+                        self._new.append(ids)
             i = pair
         self[key] = i
         return i

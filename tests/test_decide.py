@@ -84,6 +84,39 @@ def test_the_best_expected_f1_is_the_best_over_every_choice_of_blocks():
         assert abs(best_expected_f1(words, p) - brute) < 1e-12
 
 
+def _best_expected_f1_loop(word_counts, p_content):
+    """best_expected_f1 as a loop: the blocks with words by P(content) and words, highest first, each choice's hit
+    and kept words summed as it goes (its NumPy form must give the same float)."""
+    expected_gold = sum(w * p for w, p in zip(word_counts, p_content))
+    best = hit = kept = 0.0
+    for p, w in sorted(zip(p_content, word_counts), reverse=True):
+        if not w:
+            continue
+        hit += w * p
+        kept += w
+        f1 = 2 * hit / (kept + expected_gold)
+        if f1 > best:
+            best = f1
+    return best
+
+
+def test_the_best_expected_f1_is_the_loops_to_the_last_bit():
+    import random
+
+    from cleaner.label.decide import best_expected_f1
+
+    rng = random.Random(11)
+    for _ in range(500):
+        n = rng.randint(0, 400)
+        words = [rng.choice([0, 0, 1, 2, 3, 7, 20, 150, 2000]) for _ in range(n)]
+        # ties in P (equal values, zeros, ones) and in both, as a page's marginals give them
+        p = [rng.choice([0.0, 1.0, 0.5, rng.random(), rng.random() * 1e-9, 1 - rng.random() * 1e-12])
+             for _ in range(n)]
+        assert best_expected_f1(words, p) == _best_expected_f1_loop(words, p)
+    assert best_expected_f1([0, 0], [0.5, 0.9]) == 0.0 == best_expected_f1([], [])
+    assert best_expected_f1([3, 5], [0.0, 0.0]) == 0.0
+
+
 def test_on_a_page_the_model_is_unsure_of_the_threshold_drops_to_half_its_best_expected_f1():
     # P(content) 0.9 for the sure block, 0.4 for two that look like content: F* = 0.73 keeping the first three,
     # so the F1-optimal threshold is 0.365 and the 0.4 blocks are worth keeping; 0.1 is not.

@@ -50,6 +50,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Final
 
+import numpy as np
+
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from ..page.text import compiled_text_module
 
@@ -243,17 +245,24 @@ def best_expected_f1(word_counts: list[int], p_content: list[float]) -> float:
     cleaner.output.assemble.expected_scores: a block's words are gold with probability P(content)). The
     best choice keeps exactly the blocks with P(content) above F* / 2 (keeping a block raises
     2 * hit / (kept + expected gold) iff its P(content) exceeds half the ratio), so only the
-    choices that keep the blocks of highest P(content) first are tried."""
+    choices that keep the blocks of highest P(content) first are tried: the blocks with words by P(content)
+    and words, highest first (`sorted(zip(p_content, word_counts), reverse=True)`), each choice's hit and kept
+    words the running sums in that order. In NumPy, the same floats as that loop (tests/test_decide.py holds them
+    equal): a running sum adds in order, as the loop does; sorting the page's (P, words) tuples and the loop cost
+    about 2,500 instructions a block."""
     expected_gold = sum(w * p for w, p in zip(word_counts, p_content))
-    best = hit = kept = 0.0
-    # (blocks without words left out before the sort, not skipped after it: the same order of the others)
-    for p, w in sorted([(p, w) for p, w in zip(p_content, word_counts) if w], reverse=True):
-        hit += w * p
-        kept += w
-        f1 = 2 * hit / (kept + expected_gold)
-        if f1 > best:
-            best = f1
-    return best
+    words = np.array(word_counts, dtype=np.int64)
+    p = np.array(p_content, dtype=np.float64)
+    with_words = words != 0
+    words, p = words[with_words], p[with_words]
+    if not len(words):
+        return 0.0
+    order = np.lexsort((words, p))[::-1]  # by P(content), then words, highest first
+    words, p = words[order], p[order]
+    hit = np.cumsum(words * p)
+    kept = np.cumsum(words).astype(np.float64)  # (exact: sums of counts)
+    best = float((2 * hit / (kept + expected_gold)).max())
+    return best if best > 0.0 else 0.0
 
 
 def max_subsequence(scores: list[float]) -> tuple[int, int]:

@@ -323,7 +323,7 @@ class WindowRows:
     (docs/speed.md, stop 21).
     Scores equal those of the laid-out rows up to the order of the sums (~1e-15)."""
 
-    __slots__ = ("n", "private", "shared", "neighbours", "codec")
+    __slots__ = ("n", "private", "shared", "neighbours", "codec", "window")
 
     def __init__(self, parts, codec, extractor):
         """`parts`: AttributeParts named with `codec` (AttributeIds) by `extractor`, the FeatureExtractor
@@ -341,6 +341,7 @@ class WindowRows:
             ids = _window_ids(extractor, codec).lookup(shared, sum(map(len, shared)))
             self.shared = FlatRows(flat=ids[0], lens=list(map(len, shared)))
         # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
+        self.window = ids  # (1 + offsets, shared ids): row j is `neighbours[j - 1]`'s ids
         self.neighbours = [(offset, ids[j], extractor.edge(offset, codec)[0])
                            for j, offset in enumerate(window_offsets(extractor.window), 1)]
 
@@ -375,8 +376,7 @@ class WindowRows:
         # NumPy calls cost 4.4 M instructions a page, most of them NumPy's own per call (docs/speed.md, stop 51).
         neighbours = self.neighbours
         shared, private = self.shared, self.private
-        seen = (np.array([ids for _, ids, _ in neighbours], np.intp) if neighbours
-                else np.zeros((0, len(shared.flat)), np.intp))
+        seen = self.window[1:1 + len(neighbours)]  # (the neighbours' ids as laid out already: no copy)
         arrays = (shared.flat, shared.starts, private.flat, private.starts,
                   np.array([offset for offset, _, _ in neighbours], np.intp), seen,
                   np.array([edge for _, _, edge in neighbours], np.intp), codec.pair_table(), codec.first_pair,

@@ -816,6 +816,18 @@ cdef bint _ascii_holds_folded(str text, str hint):
     return False
 
 
+cdef int _add_counts(list out, list absolute, list relative, const long *counts, Py_ssize_t n_counts,
+                     Py_ssize_t per) except -1:
+    """Append the names of each count that is not zero: as it is (`absolute`'s bins), then per mille of `per`."""
+    cdef Py_ssize_t k, n
+    for k in range(n_counts):
+        n = counts[k]
+        if n:
+            out.append((<_Bins> absolute[k]).at(n))
+            out.append((<_Bins> relative[k]).at(n * 1000 // per))
+    return 0
+
+
 cdef class TextAttributes:
     """The attributes of a block's text in the char, token, sentence, regexp, cue and density families, and its
     sentence ends: cleaner.page.features.FeatureExtractor._text_features, its readable reference, in one compiled
@@ -892,27 +904,17 @@ cdef class TextAttributes:
         BlockStats counted: what FeatureExtractor._text_features appends and returns."""
         cdef long m[M_COUNTS]
         cdef list shared = [], private = [], out
-        cdef Py_ssize_t k, n, per, n_sent
+        cdef Py_ssize_t n, per, n_sent
         cdef long ends
         cdef Py_UCS4 first
         _measure(text, self.per_character, m)
         ends = m[M_ENDS] if self.count_ends else 0
         per = n_chars or 1
         if self.char_on:
-            out = shared if self.char_shared else private
-            for k in range(5):
-                n = m[M_ALPHA + k]
-                if n:
-                    out.append((<_Bins> self.char_abs[k]).at(n))
-                    out.append((<_Bins> self.char_rel[k]).at(n * 1000 // per))
+            _add_counts(shared if self.char_shared else private, self.char_abs, self.char_rel, m + M_ALPHA, 5, per)
         if self.token_on:
-            out = shared if self.token_shared else private
-            per = m[M_TOKENS] or 1
-            for k in range(4):
-                n = m[M_TOKEN_ALPHA + k]
-                if n:
-                    out.append((<_Bins> self.token_abs[k]).at(n))
-                    out.append((<_Bins> self.token_rel[k]).at(n * 1000 // per))
+            _add_counts(shared if self.token_shared else private, self.token_abs, self.token_rel, m + M_TOKEN_ALPHA,
+                        4, m[M_TOKENS] or 1)
         if self.sentence_on:
             out = shared if self.sentence_shared else private
             n_sent = m[M_SENTENCES]

@@ -178,7 +178,7 @@ class FeatureExtractor:
         """compiled_text.TextAttributes for `names` when it computes what _text_features does: built, with this
         extractor's sentence patterns (compiled_measure) and regexp gates; else None (the reference runs)."""
         compiled = compiled_text_module()
-        if compiled is None or self.compiled_measure is None or not hasattr(compiled, "TextAttributes"):
+        if compiled is None or self.compiled_measure is None:
             return None
         return compiled.TextAttributes(self, names, text_cues)
 

@@ -408,9 +408,18 @@ cpdef tuple merged_idclass(tuple tokens, tuple inherited):
     return <tuple> out
 
 
+# (ancestors, a tag) -> the ancestors with it (_with), kept across pages: the chains of tags repeat from page to
+# page (html, body, div, ...), and the same frozenset object coming back lets every later cache keyed by a block's
+# ancestors (the features' container names, the typer's) find it by identity, where a set equal to it but built anew
+# on each page was compared element by element at its first lookup a page. Bounded: custom element names are any
+# number; cleared between pages, never during a walk.
+_WIDENED = {}
+WIDENED_ENTRIES = 20_000
+
+
 cdef inline frozenset _with(dict widened, frozenset ancestors, str tag):
-    """`ancestors | {tag}`, made once a page for each (ancestors, tag): a page has a few dozen ancestor sets, and
-    building a set for each element cost 0.6 M instructions a page of 2025."""
+    """`ancestors | {tag}`, made once for each (ancestors, tag) while _WIDENED holds it: a page has a few dozen
+    ancestor sets, and building a set for each element cost 0.6 M instructions a page of 2025."""
     key = (ancestors, tag)
     out = widened.get(key)
     if out is None:
@@ -502,11 +511,13 @@ def walk(parsed, config):
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
     cdef dict token_cache = TOKEN_CACHE
     cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
-    cdef dict widened = {}  # (ancestors, a tag) -> the ancestors with it (_with)
+    cdef dict widened = _WIDENED
     cdef dict kinds = {}  # tag -> what the walk asks of it (_kind_of)
     cdef int kind, named
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
+    if len(widened) >= WIDENED_ENTRIES:
+        widened.clear()
     w.space = False
     w.line_break = True
 

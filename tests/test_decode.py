@@ -449,3 +449,36 @@ def test_random_bytes_never_raise(prefix, body, http, policy):
         # No replacement was produced: every U+FFFD in the text was encoded in the bytes.
         assert result.text.count("\ufffd") <= data.count(b"\xef\xbf\xbd") + data.count(
             b"\xff\xfd") + data.count(b"\xfd\xff") + data.count(b"\x84\x31\xa4\x37")
+
+
+def test_a_utf8_page_keeps_its_bytes_and_builds_its_text_only_when_asked():
+    import pickle
+
+    data = page("<p>Grüße aus Köln, 中文 and \U0001f600</p>", '<meta charset="utf-8">').encode("utf-8")
+    decoded = decode_html(data)
+    assert decoded.utf8 is data and decoded.encoding == "utf-8"
+    if decoded.text_if_built is None:  # (the compiled check leaves it undecoded; the reference decodes to check)
+        again = pickle.loads(pickle.dumps(decoded))
+        assert again.text_if_built is None and again == decoded  # (comparing builds the texts)
+    assert decoded.text == data.decode("utf-8") and decoded.text_if_built == decoded.text
+    assert decoded == DecodedPage(data.decode("utf-8"), "utf-8", "meta", 0, None, data)
+    with pytest.raises(AttributeError):
+        decoded.encoding = "cp1252"  # type: ignore[misc]
+    # a wrapper line is still read off the text
+    wrapped = b'<text id="http://x.org/" title="t">\n' + data + b"\n</text>"
+    decoded = decode_html(wrapped)
+    assert decoded.wrapper == {"id": "http://x.org/", "title": "t"} and decoded.utf8 is None
+    assert decoded.text.startswith("<html>") or decoded.text.startswith("<!")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.one_of(st.binary(max_size=40), st.text(max_size=20).map(lambda t: t.encode("utf-8", "surrogatepass")),
+                      st.lists(st.sampled_from([b"\xc2\x80", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xed\xa0\x80",
+                                                b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80",
+                                                b"\xc0\xaf", b"\xe0\x9f\xbf", b"\xf5\x80\x80\x80", b"abcdefgh",
+                                                b"\x80", b"\xff", b"\xe2\x82"]), max_size=8).map(b"".join)))
+def test_the_compiled_utf8_check_takes_what_pythons_strict_decoder_takes(data):
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from cleaner.page.decode import _strict_utf8
+
+    assert compiled.is_utf8(data) == (_strict_utf8(data) is not None)

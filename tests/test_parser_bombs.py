@@ -237,3 +237,93 @@ def test_the_compiled_byte_count_is_the_references():
         for which in (_CONTROL, b"", bytes(range(0x80, 0x100)), b"\x00"):
             assert compiled.count_bytes(data, which) == count_bytes(data, which)
     assert looks_binary(b"\x01\x02 text" * 100, None) and not looks_binary(b"<p>text</p>\t\n" * 100, None)
+
+
+# The guard read from a page's UTF-8 (compiled_guard.leaves_utf8_unchanged, scan_edits_utf8): most pages are parsed
+# from their bytes and never decoded, so it must clear a page only when the guard of its text changes nothing.
+def _byte_offsets(text: str) -> list[int]:
+    """Per character offset of `text` (and its end), the byte offset of its UTF-8."""
+    out, at = [], 0
+    for ch in text:
+        out.append(at)
+        at += len(ch.encode("utf-8", "surrogatepass"))
+    return out + [at]
+
+
+@pytest.mark.parametrize("limits", [(3000, 1000, 500_000), (3, 2, 10), (40, 0, 50)])
+def test_the_tag_scan_of_the_utf8_makes_the_texts_edits(limits, data_dir):
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.page.decode import decode_html
+
+    texts = _TRICKY + [decode_html(p.read_html()).text for p in sampled_pages(data_dir, 30)]
+    texts += [decode_html(BOMBS.SHAPES[shape](2_000)).text for shape, *_ in SLOW_SHAPES]
+    texts += [t.replace("e", "\u4e2d").replace("a", "\U0001f600") for t in texts[::3]]  # every width of character
+    for text in texts:
+        edits, caps = compiled.scan_edits(text, *limits)
+        at = _byte_offsets(text)
+        assert compiled.scan_edits_utf8(text.encode(), *limits) == (
+            [(at[start], at[end], put) for start, end, put in edits], caps), text[:200]
+
+
+def test_a_page_is_parsed_from_its_bytes_only_when_the_guard_leaves_its_text_as_it_is(data_dir):
+    pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.config import load_config
+    from cleaner.page.decode import decode_html
+    from cleaner.page.markup_guard import MarkupLimits, guard_markup, leaves_utf8_unchanged
+
+    shipped = MarkupLimits.from_config(load_config())
+    tight = [MarkupLimits(40, 3, 5, 50), MarkupLimits(3000, 1, 1000, 500_000), MarkupLimits(10**9, 10**9, 1, 1)]
+    texts = [decode_html(p.read_html()).text for p in sampled_pages(data_dir, 60)]
+    texts += [decode_html(BOMBS.SHAPES[shape](5_000)).text for shape, *_ in SLOW_SHAPES]
+    texts += _TRICKY + ["<a " + "x " * 600 + ">t</a>", "<p>" + "é" * 700 + "<a" + "é" * 400 + ">"]
+    cleared = {True: 0, False: 0}
+    for text in texts:
+        for limits in [shipped] + tight:
+            unchanged = guard_markup(text, limits).html is text
+            fast = leaves_utf8_unchanged(text.encode(), limits)
+            assert not fast or unchanged, (limits, text[:200])  # never a page the guard would change
+            if limits is shipped:
+                cleared[bool(fast)] += unchanged
+    # and the bytes clear nearly every ordinary page (the pages of the sample the guard leaves as they are)
+    assert cleared[True] >= 0.95 * (cleared[True] + cleared[False]), cleared
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet="<>/aAbiupé中\U0001f600 =\"'", max_size=80), nesting=st.integers(0, 6),
+       attributes=st.integers(1, 4))
+def test_the_bytes_clear_only_what_the_text_guard_leaves_on_generated_markup(text, nesting, attributes):
+    pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from cleaner.page.markup_guard import MarkupLimits, guard_markup, leaves_utf8_unchanged
+
+    limits = MarkupLimits(nesting, attributes, 2, 3)
+    if leaves_utf8_unchanged(text.encode(), limits):
+        assert guard_markup(text, limits).html is text
+
+
+@settings(max_examples=2000, deadline=None)
+@given(tag=st.text(alphabet="<>/=\"' \tab\u00a0\u2003\u3000\u2013é中\U0001f600\x1c\x85\u205f\u1680\u2028\u202f"
+                   "\u2030\u3001\u00c2", max_size=30),
+       n=st.integers(1, 4))
+def test_the_attribute_caps_pattern_for_utf8_matches_what_it_matches_in_the_text(tag, n):
+    # every character str's \s takes (the no-break and ideographic spaces among them) and characters of every length
+    from cleaner.page.markup_guard import _first_attributes, _first_attributes_utf8
+
+    text = "<a" + tag
+    in_text = _first_attributes(n).match(text)
+    in_bytes = _first_attributes_utf8(n).match(text.encode())
+    assert (in_bytes.end() if in_bytes else None) == (len(text[: in_text.end()].encode()) if in_text else None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet="<>aZé中\U0001f600 =", max_size=60), min_chars=st.integers(1, 8))
+def test_the_long_runs_of_the_utf8_hold_every_long_run_of_the_text(text, min_chars):
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+
+    at = _byte_offsets(text)
+    in_bytes = compiled.tags_of_long_runs_utf8(text.encode(), min_chars)
+    assert {at[start] for start in compiled.tags_of_long_runs(text, min_chars)} <= set(in_bytes)
+    assert compiled.tags_of_long_runs_utf8(text.encode(), 1) == [at[s] for s in compiled.tags_of_long_runs(text, 1)]

@@ -14,6 +14,8 @@ Also here, for the binary sniff before the guard: `count_bytes`.
 """
 
 from libc.stdint cimport uint64_t
+from libc.string cimport memchr, memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
@@ -86,6 +88,95 @@ def count_start_brackets(str html):
         if pos == n or PyUnicode_READ(kind, data, pos) != 47:  # not '/'
             count += 1
 
+def tags_of_long_runs_utf8(bytes data, Py_ssize_t min_run):
+    """The byte offset of every '<' that a run of at least `min_run` bytes without a bracket follows, starting with an
+    ASCII letter: in the page's UTF-8, a superset of the tags tags_of_long_runs(text, min_run) finds in its text (a
+    run of that many characters without a bracket is a run of at least as many bytes, after the same '<' and
+    letter), each at its byte offset. Every maximal run is found by two memchr a run."""
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, stop
+    cdef const unsigned char *lt
+    cdef const unsigned char *gt
+    cdef unsigned char c
+    cdef list out = []
+    if min_run < 1:
+        raise ValueError("tags_of_long_runs_utf8: min_run must be 1 or more")
+    while start < n:  # each maximal run of bytes without a bracket, [start, stop)
+        lt = <const unsigned char *> memchr(p + start, 60, <size_t> (n - start))
+        gt = <const unsigned char *> memchr(p + start, 62, <size_t> ((lt - p if lt != NULL else n) - start))
+        stop = gt - p if gt != NULL else lt - p if lt != NULL else n
+        if stop - start >= min_run and start > 0 and p[start - 1] == 60:
+            c = p[start]
+            if 65 <= c <= 90 or 97 <= c <= 122:
+                out.append(start - 1)
+        start = stop + 1
+    return out
+
+
+def scan_leaves_utf8_unchanged(bytes data, Py_ssize_t max_nesting, Py_ssize_t max_options, Py_ssize_t max_reopened):
+    """Whether the guard's tag scan leaves the text whose UTF-8 `data` is as it is: at most max_nesting '<' not
+    followed by '/' (count_start_brackets: the same in the bytes) skip it, else the scan of the bytes finds what
+    the scan of the text finds (_Text), and it must make no edit and no cap."""
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, count = 0
+    cdef const unsigned char *lt
+    while start < n:
+        lt = <const unsigned char *> memchr(p + start, 60, <size_t> (n - start))
+        if lt == NULL:
+            break
+        start = lt - p + 1
+        if start == n or p[start] != 47:
+            count += 1
+    if count <= max_nesting:
+        return True
+    edits, capped = scan_edits_utf8(data, max_nesting, max_options, max_reopened)
+    return not edits and not capped
+
+
+def is_utf8(bytes data):
+    """Whether `data` is well-formed UTF-8, as Python's strict decoder takes it (the Unicode standard's table 3-7: no
+    overlong form, no surrogate, nothing above U+10FFFF), without building the text: `data.decode("utf-8")` not
+    raising, its readable reference (cleaner.page.decode._valid_utf8). Eight ASCII bytes at a time."""
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0
+    cdef unsigned char c, c1
+    cdef uint64_t word
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, p + i, 8)
+            if not (word & 0x8080808080808080ULL):
+                i += 8
+                continue
+        c = p[i]
+        if c < 0x80:
+            i += 1
+        elif 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or p[i + 1] & 0xC0 != 0x80:
+                return False
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c == 0xE0 and not 0xA0 <= c1 <= 0xBF) or (c == 0xED and not 0x80 <= c1 <= 0x9F) or c1 & 0xC0 != 0x80:
+                return False
+            if p[i + 2] & 0xC0 != 0x80:
+                return False
+            i += 3
+        elif 0xF0 <= c <= 0xF4:
+            if i + 3 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c == 0xF0 and not 0x90 <= c1 <= 0xBF) or (c == 0xF4 and not 0x80 <= c1 <= 0x8F) or c1 & 0xC0 != 0x80:
+                return False
+            if p[i + 2] & 0xC0 != 0x80 or p[i + 3] & 0xC0 != 0x80:
+                return False
+            i += 4
+        else:
+            return False
+    return True
+
+
 # How the scan treats a name (the reference's sets).
 cdef enum:
     OPTION_TAG = 1      # _OPTIONS
@@ -141,9 +232,50 @@ cdef inline bint _name_char(Py_UCS4 c) noexcept:
     return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or (c >= 48 and c <= 57) or c == 58 or c == 45
 
 
+# The text the scan reads: a str (its characters) or a page's UTF-8 bytes (one byte a unit). Every decision of the scan
+# is on ASCII characters ('<', '/', '>', a name's letters, digits, ':' and '-'), which UTF-8 writes as themselves and
+# never inside another character's bytes, and a formatting tag's identity is its text as written, equal as bytes
+# exactly when equal as characters: so the scan of a page's UTF-8 finds the same tags and makes the same edits, at
+# byte offsets (scan_edits_utf8).
+cdef struct _Text:
+    const void *data
+    int kind  # PyUnicode_KIND; 1 for bytes
+    Py_ssize_t n
+    bint utf8  # bytes
+
+
+cdef inline Py_UCS4 _at(_Text *t, Py_ssize_t i) noexcept:
+    return PyUnicode_READ(t.kind, t.data, i)
+
+
+cdef inline Py_ssize_t _find(object text, _Text *t, Py_UCS4 ch, Py_ssize_t start) except -2:
+    """The first `ch` at `start` or after it, -1 if none."""
+    cdef const char *found
+    if not t.utf8:
+        return PyUnicode_FindChar(text, ch, start, t.n, 1)
+    if start >= t.n:
+        return -1
+    found = <const char *> memchr(<const char *> t.data + start, <int> ch, <size_t> (t.n - start))
+    return -1 if found == NULL else found - <const char *> t.data
+
+
 def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_t max_reopened):
     """markup_guard.scan_edits(html, max_depth, max_options, max_reopened), compiled (module docstring)."""
-    cdef Py_ssize_t n = len(html), pos = 0, start, end, j, depth = 0, options = 0, listed = 0, count, k
+    cdef _Text t
+    t.data, t.kind, t.n, t.utf8 = PyUnicode_DATA(html), PyUnicode_KIND(html), PyUnicode_GET_LENGTH(html), False
+    return _scan(html, &t, max_depth, max_options, max_reopened)
+
+
+def scan_edits_utf8(bytes data, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_t max_reopened):
+    """scan_edits of the text whose UTF-8 `data` is, read from the bytes: the same edits and caps, at byte offsets
+    (_Text), so that a page the scan leaves as it is needs no str."""
+    cdef _Text t
+    t.data, t.kind, t.n, t.utf8 = PyBytes_AS_STRING(data), 1, PyBytes_GET_SIZE(data), True
+    return _scan(data, &t, max_depth, max_options, max_reopened)
+
+
+cdef tuple _scan(object html, _Text *t, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_t max_reopened):
+    cdef Py_ssize_t n = t.n, pos = 0, start, end, j, depth = 0, options = 0, listed = 0, count, k
     cdef long long reopened = 0
     cdef bint closing, in_select = False, nesting_capped = False, options_capped = False, drop, long_name
     cdef Py_UCS4 c
@@ -156,14 +288,14 @@ def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_
     cdef list formatting_tags = []
     cdef list stack
     while True:
-        start = PyUnicode_FindChar(html, u"<", pos, n, 1)
+        start = _find(html, t, 60, pos)  # '<'
         if start < 0:
             break
         j = start + 1
-        closing = j < n and html[j] == u"/"
+        closing = j < n and _at(t, j) == 47  # '/'
         if closing:
             j += 1
-        c = html[j] if j < n else 0
+        c = _at(t, j) if j < n else 0
         if not ((c >= 97 and c <= 122) or (c >= 65 and c <= 90)):
             pos = start + 1  # not a tag here: the reference's regexp tries the next character
             continue
@@ -171,7 +303,7 @@ def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_
         length = 0
         long_name = False
         while j < n:
-            c = html[j]
+            c = _at(t, j)
             if not _name_char(c):
                 break
             if length < 8:
@@ -183,7 +315,7 @@ def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_
                 long_name = True
             length += 1
             j += 1
-        end = PyUnicode_FindChar(html, u">", j, n, 1)
+        end = _find(html, t, 62, j)  # '>'
         if end < 0:
             break  # no `>` after this point: no later `<` starts a tag either
         end += 1
@@ -226,7 +358,7 @@ def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_
                 open_by_tag[tag] = count + 1
                 listed += count < NOAH
                 stack.append(tag)
-        if flags & (VOID | AUTO_CLOSED) or html[end - 2] == u"/":
+        if flags & (VOID | AUTO_CLOSED) or _at(t, end - 2) == 47:  # '/'
             continue
         if closing:
             depth -= 1

@@ -57,7 +57,8 @@ import codecs
 import html
 import re
 import threading
-from dataclasses import dataclass
+
+from .. import compiled_twin
 
 from .charsets import (
     ASCII_WHITESPACE,
@@ -74,9 +75,18 @@ __all__ = ["DecodedPage", "decode_html", "detect_charset", "lookup_label", "LABE
 SOURCES = ("bom", "http", "meta", "detector", "default")
 
 
-@dataclass(frozen=True)
 class DecodedPage:
-    text: str
+    """One page decoded: its text, the codec and where the codec came from, the replacements decoding made, the
+    CleanEval wrapper's attributes, and its exact UTF-8 when it has one.
+
+    A page that is valid UTF-8 (or ASCII read as such) and has no wrapper line is kept as its bytes, and `text` is
+    built from them the first time it is asked for: the cleaning parses such a page from its bytes and, when the
+    guard can tell from them that it changes nothing (most pages), never needs the text at all
+    (cleaner.page.segment.parse_html). Immutable, and equal to another page of the same fields whether or not
+    its text has been built yet."""
+
+    __slots__ = ("_text", "encoding", "source", "replacements", "wrapper", "utf8")
+
     encoding: str  # Python codec name used (codecs.lookup(...).name, e.g. "utf-8", "cp1252")
     source: str  # one of SOURCES
     replacements: int  # U+FFFD produced by decoding (not those encoded in the bytes)
@@ -84,7 +94,51 @@ class DecodedPage:
     # The page's bytes when they are exactly `text` encoded as UTF-8 (valid UTF-8 or ASCII read as such, no BOM, no
     # wrapper line taken off), else None: the parser is then given them as they are rather than the text encoded
     # again (cleaner.page.segment.parse_html), the same bytes at no cost (2 % of a page's instructions).
-    utf8: bytes | None = None
+    utf8: bytes | None
+
+    def __init__(self, text: str | None, encoding: str, source: str, replacements: int, wrapper: dict | None,
+                 utf8: bytes | None = None) -> None:
+        """`text` None: the text is `utf8` decoded, built when first asked for."""
+        if text is None and utf8 is None:
+            raise ValueError("DecodedPage: neither the text nor its UTF-8")
+        for name, value in (("_text", text), ("encoding", encoding), ("source", source),
+                            ("replacements", replacements), ("wrapper", wrapper), ("utf8", utf8)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        if text is None:
+            assert self.utf8 is not None  # (__init__ says so)
+            text = self.utf8.decode("utf-8")  # (valid: checked when the page was decoded)
+            object.__setattr__(self, "_text", text)
+        return text
+
+    @property
+    def text_if_built(self) -> str | None:
+        """The text if it has been built (or was given), else None: its UTF-8 (`utf8`) is then the page."""
+        return self._text
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"DecodedPage is immutable: cannot set {name}")
+
+    def _fields(self) -> tuple:
+        return (self.text, self.encoding, self.source, self.replacements, self.wrapper, self.utf8)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DecodedPage):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # (the wrapper is a dict)
+
+    def __repr__(self) -> str:
+        text = self._text if self._text is not None else f"<{len(self.utf8 or b'')} bytes of UTF-8, not decoded>"
+        return (f"DecodedPage(text={text!r}, encoding={self.encoding!r}, source={self.source!r}, "
+                f"replacements={self.replacements!r}, wrapper={self.wrapper!r}, utf8=...)")
+
+    def __reduce__(self) -> tuple:
+        return (DecodedPage, (self._text, self.encoding, self.source, self.replacements, self.wrapper, self.utf8))
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,11 +265,27 @@ def _decode_repair(data: bytes) -> tuple[str, str, int]:
 
 
 def _strict_utf8(data: bytes) -> str | None:
-    """The text when `data` is valid UTF-8 (decoded once and reused), else None."""
+    """The text when `data` is valid UTF-8 (decoded once and reused), else None: the readable reference of
+    compiled_guard.is_utf8 (`_is_utf8`), which tells the same without building the text."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+_is_utf8 = None if (_compiled_guard := compiled_twin("page.compiled_guard")) is None else _compiled_guard.is_utf8
+
+# A CleanEval wrapper line is looked for in the text's first 4,096 characters (_strip_wrapper): at most four times as
+# many bytes of UTF-8.
+_WRAPPER_WITHIN_BYTES = 4 * 4096
+
+
+def _utf8_page(data: bytes, source: str, text: str | None = None) -> DecodedPage:
+    """The page of `data`, known to be valid UTF-8, read as UTF-8 (`text`: its text, if built already). Without a
+    wrapper line its text is left to be built when asked for (DecodedPage)."""
+    if b"<text" in data[:_WRAPPER_WITHIN_BYTES]:  # (a wrapper may be there: _page reads it off the text)
+        return _page(data.decode("utf-8") if text is None else text, "utf-8", source, 0, data)
+    return DecodedPage(text, "utf-8", source, 0, None, data)
 
 
 def _decode_config(config) -> dict:
@@ -312,19 +382,29 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
             source = "meta"
 
     if ascii_only:
-        text, codec, n = _decode(data, declared or "utf-8")
+        if declared is None or declared == "utf-8":
+            return _utf8_page(data, source)
+        text, codec, n = _decode(data, declared)
         return _page(text, codec, source, n, data)
 
-    # Valid UTF-8 is decided once; `utf8` is its text, or None when the bytes are not UTF-8.
+    # Valid UTF-8 is decided once: `valid_utf8`, and `utf8` its text when deciding it built the text (the readable
+    # reference, _strict_utf8; the compiled check builds none).
     need_utf8 = declared == "utf-8" or utf8_first or (valid_utf8_wins and declared not in UTF16_CODECS)
-    utf8 = _strict_utf8(data) if need_utf8 else None
+    utf8: str | None = None
+    if not need_utf8:
+        valid_utf8 = False
+    elif _is_utf8 is not None:
+        valid_utf8 = bool(_is_utf8(data))
+    else:
+        utf8 = _strict_utf8(data)
+        valid_utf8 = utf8 is not None
     # Only non-ASCII bytes are evidence for UTF-8 (ISO-2022-JP, for one, is 7-bit).
-    utf8_evidence = utf8 is not None and not data.isascii()
+    utf8_evidence = valid_utf8 and not data.isascii()
 
     if declared is not None:
         if declared == "utf-8":
-            if utf8 is not None:
-                return _page(utf8, "utf-8", source, 0, data)
+            if valid_utf8:
+                return _utf8_page(data, source, utf8)
             if invalid_utf8 == "trust":
                 text, codec, n = _decode(data, "utf-8")
                 return _page(text, codec, source, n)
@@ -332,16 +412,16 @@ def decode_html(data: bytes, http_charset: str | None = None, config=None) -> De
                 text, codec, n = _decode_repair(data)
                 return _page(text, codec, source, n)
             # "detect": fall through to the detector
-        elif valid_utf8_wins and utf8 is not None and utf8_evidence and declared not in UTF16_CODECS:
+        elif valid_utf8_wins and utf8_evidence and declared not in UTF16_CODECS:
             # Valid multi-byte UTF-8 under a legacy label: the label is stale (measured).
-            return _page(utf8, "utf-8", "detector", 0, data)
+            return _utf8_page(data, "detector", utf8)
         else:
             text, codec, n = _decode(data, declared)
             return _page(text, codec, source, n)
 
     # 4. detector: valid UTF-8 first, then the C detector on a bounded sample
-    if utf8_first and utf8 is not None and utf8_evidence:
-        return _page(utf8, "utf-8", "detector", 0, data)
+    if utf8_first and utf8_evidence:
+        return _utf8_page(data, "detector", utf8)
     sample = data[:detector_bytes] if detector_bytes > 0 else data
     try:
         label, confidence = detect_charset(sample)

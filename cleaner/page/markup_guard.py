@@ -98,6 +98,29 @@ def guard_markup(html: str, limits: MarkupLimits) -> GuardedMarkup:
     return GuardedMarkup(html, tuple(capped))
 
 
+def leaves_utf8_unchanged(utf8: bytes, limits: MarkupLimits) -> bool | None:
+    """Whether guard_markup leaves the text whose exact UTF-8 `utf8` is as it is, read from the bytes without
+    decoding them: True when it does, False when it may not (then only the guard run on the text knows); None
+    without the compiled guard. Its definition is `guard_markup(utf8.decode(), limits).html is` that text, and
+    tests hold it to it. A page it clears is parsed from its bytes and its text is never built: the UTF-8 decoding
+    of a whole page was 1.3 M instructions of a 2025 page and 38 % of its last-level cache misses (docs/speed.md).
+    * The attribute cap: the tags it may cut, a superset at byte offsets (compiled_guard.tags_of_long_runs_utf8),
+      are tried with the cap's own pattern written for UTF-8 (_first_attributes_utf8): none with more attributes
+      than the cap, nothing cut.
+    * The tag scan: compiled_guard.scan_leaves_utf8_unchanged reads the bytes as the text's scan reads the text."""
+    if _compiled_guard is None:
+        return None
+    if limits.max_attributes < _NO_LIMIT:
+        if limits.max_attributes <= 0:
+            return False  # (every tag with an attribute is cut: the text's guard decides)
+        over = _first_attributes_utf8(limits.max_attributes + 1)
+        for start in _compiled_guard.tags_of_long_runs_utf8(utf8, 2 * limits.max_attributes):
+            if over.match(utf8, start):
+                return False
+    return bool(_compiled_guard.scan_leaves_utf8_unchanged(utf8, limits.max_nesting, limits.max_select_options,
+                                                           limits.max_reopened_formatting))
+
+
 def more_start_tags_than(html: str, limit: int) -> bool:
     """Whether more than `limit` of the '<' in `html` are not followed by '/'. Counted in one compiled pass
     (compiled_guard.count_start_brackets) when it is built; else by `str.count`, the second count, twice as slow,
@@ -149,6 +172,38 @@ _RAW_TEXT_TAG: Final = re.compile(r"<(/?)(script|style|textarea|title|xmp|iframe
 def _first_attributes(n: int) -> re.Pattern[str]:
     """A start tag and its first n attributes (no match: it has fewer)."""
     return re.compile(r"<[a-zA-Z][^\s/>]*+" + _ONE_ATTRIBUTE + "{" + str(n) + "}")
+
+
+# _ONE_ATTRIBUTE for a text's UTF-8, matching what it matches in the text, byte for byte: `\s` of a str pattern is
+# every character str.isspace() takes, written here as its UTF-8 sequences (_WHITESPACE_UTF8); a class that excludes
+# it takes, in runs, every byte that cannot start one of them (_not_space_utf8), and the four bytes that can only
+# where none starts. Every other byte of a character (0x80-0xBF, never ASCII, never a start) is taken by the same
+# repeated classes that take the character in the text. (A look-ahead at every byte cost 1.6 M instructions a 2025
+# page, on the long tags the cap tries: inline SVG paths, data: URLs.)
+_WHITESPACE_UTF8: Final = (rb"(?:[\t\n\x0b\x0c\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+                           rb"|\xe2\x81\x9f|\xe3\x80\x80)")
+_SPACE_STARTS: Final = rb"\t\n\x0b\x0c\r\x1c-\x1f \xc2\xe1\xe2\xe3"
+
+
+def _not_space_utf8(excluded: bytes, run: bool) -> bytes:
+    """A character of the text that is not `\s` and not one of `excluded` (ASCII), as UTF-8 bytes; `run`: a run
+    of them (possessive), else one byte of one."""
+    starts = rb"(?!" + _WHITESPACE_UTF8 + rb")[\xc2\xe1\xe2\xe3]"
+    if run:
+        return rb"(?:[^" + excluded + _SPACE_STARTS + rb"]++|" + starts + rb")*+"
+    return rb"(?:[^" + excluded + _SPACE_STARTS + rb"]|" + starts + rb")"
+
+
+_ONE_ATTRIBUTE_UTF8: Final = (
+    rb"(?>(?:" + _WHITESPACE_UTF8 + rb"|/)*+" + _not_space_utf8(rb"/>", False) + _not_space_utf8(rb"/>=", True)
+    + rb"(?:" + _WHITESPACE_UTF8 + rb"*+=" + _WHITESPACE_UTF8 + rb"*+"
+    rb"""(?:"[^"]*+"?|'[^']*+'?|""" + _not_space_utf8(rb">", True) + rb"))?)")
+
+
+@lru_cache(maxsize=8)
+def _first_attributes_utf8(n: int) -> re.Pattern[bytes]:
+    """_first_attributes(n) for a text's UTF-8: it matches the bytes of what that matches in the text."""
+    return re.compile(rb"<[a-zA-Z]" + _not_space_utf8(rb"/>", True) + _ONE_ATTRIBUTE_UTF8 + b"{%d}" % n)
 
 
 def _cap_attributes(html: str, max_attributes: int, capped: list[str]) -> str:

@@ -145,7 +145,7 @@ def read_page(data, config: Config, *, http_charset: str | None = None, segment_
 
     t = time.perf_counter()
     try:
-        parsed = parse_html(decoded.text, segment_config, decoded.utf8)
+        parsed = parse_html(decoded.text_if_built, segment_config, decoded.utf8)
         timings["parse"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         seg = segment_tree(parsed, segment_config)

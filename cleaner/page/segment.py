@@ -29,7 +29,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from .. import NATIVE_BUILD
 from ..config import Config, load_config
 from .hidden_text import fallback_html, parse_json_ld
-from .markup_guard import MarkupLimits, guard_markup
+from .markup_guard import MarkupLimits, guard_markup, leaves_utf8_unchanged
 from .math import is_rendered_copy, math_block, script_block
 from .page_marks import PageMarks, add_itemtypes, read_head, read_script
 from .text import normalise_space
@@ -216,13 +216,22 @@ class ParsedHtml:
         return "nesting" in self.markup_capped
 
 
-def parse_html(html: str, config: Config | None = None, utf8: bytes | None = None) -> ParsedHtml:
+def parse_html(html: str | None, config: Config | None = None, utf8: bytes | None = None) -> ParsedHtml:
     """Decoded HTML -> its tree, after the pre-parse guard (cleaner.page.markup_guard: nested no deeper than
     [limits] max_nesting, no slower to parse than linearly on the shapes it knows). `utf8`: `html` encoded as
     UTF-8 (DecodedPage.utf8), which Lexbor reads when the guard leaves the page as it is: the bytes selectolax
-    would otherwise make from `html` (its str.encode, 2 % of a page's instructions), so the same tree."""
+    would otherwise make from `html` (its str.encode, 2 % of a page's instructions), so the same tree. With
+    `utf8`, `html` may be None: the text is then built only if the guard cannot tell from the bytes that it leaves
+    the page as it is (markup_guard.leaves_utf8_unchanged), which it can for most pages."""
     config = config or load_config()
-    guarded = guard_markup(html, MarkupLimits.from_config(config))
+    limits = MarkupLimits.from_config(config)
+    if utf8 is not None and leaves_utf8_unchanged(utf8, limits):
+        return ParsedHtml(LexborHTMLParser(utf8), ())
+    if html is None:
+        if utf8 is None:
+            raise ValueError("parse_html: neither the text nor its UTF-8 given")
+        html = utf8.decode("utf-8")
+    guarded = guard_markup(html, limits)
     source: str | bytes = utf8 if utf8 is not None and guarded.html is html else guarded.html
     return ParsedHtml(LexborHTMLParser(source), guarded.capped)
 

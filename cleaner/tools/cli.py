@@ -2,7 +2,7 @@
 (cleaner.tools.cli_clean), `train` and `eval` (cleaner.tools.cli_train_eval), `models` (cleaner.tools.cli_models), the
 modules of EXTRA_COMMAND_MODULES; what they share (exit codes, the config and pages named) in cleaner.tools.cli_common.
 
-    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--convention main|cleaneval|dragnet]
+    cleaner clean PATH...|- [--out DIR|FILE|-] [--model NAME|M] [--convention main|article|cleaneval|dragnet]
                  [--format cleaneval|txt|json|jsonl|markdown [--links] [--images] [--emphasis]]
                  [--overwrite | --skip-done]
     cleaner train DATA_DIR... --out MODEL [--cv]

@@ -126,14 +126,34 @@ def _tag_name(names: dict[str, str], prefix: str, tag: str) -> str:
     return name
 
 
+# (ancestor tags, containers, the typer's ancestor tags) -> the attributes they give (_context_names). Blocks of one
+# element share their ancestors and containers, and the walk hands the same ancestor set back for the same chain of
+# tags on every page (compiled_walk._WIDENED): intersecting, sorting and naming them at every segment cost about
+# 5,000 instructions a segment. Bounded like the names.
+_CONTEXT_NAMES: Final[dict[tuple[frozenset[str], tuple[str, ...], frozenset[str]], tuple[str, ...]]] = {}
+
+
+def _context_names(ancestors: frozenset[str], cont: tuple[str, ...], ancestor_tags: frozenset[str]) -> tuple[str, ...]:
+    """The attributes of a block's ancestors among `ancestor_tags` (sorted), of its three innermost containers and of
+    the innermost one."""
+    key = (ancestors, cont, ancestor_tags)
+    names = _CONTEXT_NAMES.get(key)
+    if names is None:
+        found = [_tag_name(_ANCESTOR_NAMES, "anc=", t) for t in sorted(ancestors & ancestor_tags)]
+        found += [_tag_name(_CONTAINER_NAMES, "c=", t) for t in cont[-3:]]
+        found.append(_tag_name(_INNER_NAMES, "inner=", cont[-1] if cont else "-"))
+        if len(_CONTEXT_NAMES) >= _TAG_NAMES_ENTRIES:
+            _CONTEXT_NAMES.clear()
+        names = _CONTEXT_NAMES[key] = tuple(found)
+    return names
+
+
 def block_attributes(block: Block, settings: MarkerSettings) -> BlockLayout:
     """What the typer reads from a segment's first block (its markup), and the block's
     layout signature (innermost containers and div group: list items of one list share it;
     only compared within one page, so Python's per-process string hash is enough)."""
     cont = block.containers
-    attrs = [_tag_name(_ANCESTOR_NAMES, "anc=", t) for t in sorted(block.ancestors & settings.ancestor_tags)]
-    attrs += [_tag_name(_CONTAINER_NAMES, "c=", t) for t in cont[-3:]]
-    attrs.append(_tag_name(_INNER_NAMES, "inner=", cont[-1] if cont else "-"))
+    attrs = list(_context_names(block.ancestors, cont, settings.ancestor_tags))
     attrs += [_tag_name(_OPENED_NAMES, "open=", t) for t in block.opened]
     attrs += [_tag_name(_CLOSED_NAMES, "close=", t) for t in block.closed]
     return tuple(attrs), hash((cont[-4:], block.div_group))

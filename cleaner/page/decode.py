@@ -59,7 +59,6 @@ import re
 import threading
 
 from .. import compiled_twin
-
 from .charsets import (
     ASCII_WHITESPACE,
     LABELS,
@@ -87,6 +86,7 @@ class DecodedPage:
 
     __slots__ = ("_text", "encoding", "source", "replacements", "wrapper", "utf8")
 
+    _text: str | None  # None until `text` is first asked for (then built from `utf8`)
     encoding: str  # Python codec name used (codecs.lookup(...).name, e.g. "utf-8", "cp1252")
     source: str  # one of SOURCES
     replacements: int  # U+FFFD produced by decoding (not those encoded in the bytes)

@@ -117,7 +117,24 @@ def test_random_bytes_from_os_never_raise(model):
         assert res.status in ("cleaned", "rejected")
 
 
-def test_a_page_over_the_time_budget_is_rejected_as_timeout_and_the_next_one_is_cleaned(model, data_dir, tmp_path):
+@pytest.fixture
+def dropped_exceptions():
+    """The types of the exceptions Python drops during the test (a gc callback's, a __del__'s), recorded by a hook
+    that only appends (C code) in place of pytest's. The deadline's signal can land in a callback where Python drops
+    what it raises (hypothesis installs a gc callback), and pytest's own hook formats that traceback in Python: a
+    repeat of the signal landing in there broke the hook itself, which pytest reports as a failure of the test (seen
+    in CI). Python's default hook, which production runs, is C and cannot be interrupted so."""
+    dropped: list[type[BaseException] | None] = []
+    pytest_hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)
+    try:
+        yield dropped
+    finally:
+        sys.unraisablehook = pytest_hook
+
+
+def test_a_page_over_the_time_budget_is_rejected_as_timeout_and_the_next_one_is_cleaned(model, data_dir, tmp_path,
+                                                                                       dropped_exceptions):
     import signal
 
     from cleaner.config import load_config
@@ -139,7 +156,7 @@ def _burn_cpu(seconds: float) -> None:
 
 
 @pytest.mark.parametrize("where", ["alarm", "between stages"])
-def test_the_time_budget_counts_cpu_not_waiting(where):
+def test_the_time_budget_counts_cpu_not_waiting(where, dropped_exceptions):
     # A page's outcome must not depend on the machine's load: time the process spends waiting for a
     # core does not count against the budget, only the CPU the page uses. Sleeping stands in for waiting.
     from cleaner.api import _deadline, _DeadlineExceeded
@@ -158,8 +175,7 @@ def test_the_time_budget_counts_cpu_not_waiting(where):
         assert budget.expired()
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_the_deadline_holds_when_its_signal_first_lands_where_python_drops_exceptions():
+def test_the_deadline_holds_when_its_signal_first_lands_where_python_drops_exceptions(dropped_exceptions):
     # An exception raised in a garbage collector callback (or a __del__) is reported and dropped by Python: the
     # deadline's first signal landing there must not let the page run on unbounded (a CI run's hypothesis gc hook)
     import gc
@@ -173,13 +189,6 @@ def test_the_deadline_holds_when_its_signal_first_lands_where_python_drops_excep
             spun.append(True)
             _burn_cpu(0.2)  # the 0.05 s deadline passes in here
 
-    # What Python drops goes to sys.unraisablehook. pytest's own hook formats a traceback in Python, and a repeat
-    # of the signal landing in there broke the hook itself, which pytest reports as a failure of the test (seen in
-    # CI): for the test's span a hook that only records (a C-level append) takes its place, as Python's default
-    # hook (C) does in production.
-    dropped: list[type[BaseException] | None] = []
-    pytest_hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)
     gc.callbacks.append(slow_gc_callback)
     try:
         started = time.thread_time()
@@ -189,8 +198,7 @@ def test_the_deadline_holds_when_its_signal_first_lands_where_python_drops_excep
         assert spun and time.thread_time() - started < 1.0
     finally:
         gc.callbacks.remove(slow_gc_callback)
-        sys.unraisablehook = pytest_hook
-    assert _DeadlineExceeded in dropped  # the first signal did land where Python drops it
+    assert _DeadlineExceeded in dropped_exceptions  # the first signal did land where Python drops it
 
 
 def test_binary_bytes_labelled_html_are_rejected_not_cleaned():

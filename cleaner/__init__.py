@@ -26,8 +26,9 @@ type-annotated Python that `scripts/build_native.py` can compile with mypyc into
 (the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
 same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Six modules are Cython
 (`CYTHON_MODULES`), built by the same script, each with a readable reference that gives the same results: the
-pre-parse guard's tag scan (`page.compiled_guard`; references `cleaner.page.markup_guard.scan_edits` and
-`_tags_of_long_runs`), the segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference
+pre-parse guard's tag scan, of a text or of its UTF-8 (`page.compiled_guard`; references
+`cleaner.page.markup_guard.scan_edits` and `_tags_of_long_runs`; the UTF-8 check `is_utf8`, reference
+`cleaner.page.decode._strict_utf8`), the segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference
 `cleaner.page.segment._walk`), the counts and attributes the features read of a block's text (`page.compiled_text`;
 references `cleaner.page.text.measure_text` and `cleaner.page.features.FeatureExtractor._text_features`), the CRF's
 inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit), the

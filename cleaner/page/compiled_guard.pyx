@@ -10,7 +10,10 @@ tag's name is classified by comparing its lower-cased bytes with the few names t
 formatting element's start tag becomes a Python string (its identity is the tag as written). The edits and caps
 are the reference's, in the same order (tests/test_parser_bombs.py compares both).
 
-Also here, for the binary sniff before the guard: `count_bytes`.
+The scan reads a str or a page's UTF-8 bytes alike (`scan_edits_utf8`, `_Text`), and with `tags_of_long_runs_utf8` and
+`scan_leaves_utf8_unchanged` the guard can tell from the bytes that it leaves a page as it is, so that such a page is
+parsed from its bytes and never decoded (markup_guard.leaves_utf8_unchanged). Also here, for the binary sniff before
+the guard, `count_bytes`, and for the decoder, `is_utf8`.
 """
 
 from libc.stdint cimport uint64_t
@@ -136,7 +139,7 @@ def scan_leaves_utf8_unchanged(bytes data, Py_ssize_t max_nesting, Py_ssize_t ma
 def is_utf8(bytes data):
     """Whether `data` is well-formed UTF-8, as Python's strict decoder takes it (the Unicode standard's table 3-7: no
     overlong form, no surrogate, nothing above U+10FFFF), without building the text: `data.decode("utf-8")` not
-    raising, its readable reference (cleaner.page.decode._valid_utf8). Eight ASCII bytes at a time."""
+    raising, its readable reference (cleaner.page.decode._strict_utf8). Eight ASCII bytes at a time."""
     cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0
     cdef unsigned char c, c1

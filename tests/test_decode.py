@@ -482,3 +482,17 @@ def test_the_compiled_utf8_check_takes_what_pythons_strict_decoder_takes(data):
     from cleaner.page.decode import _strict_utf8
 
     assert compiled.is_utf8(data) == (_strict_utf8(data) is not None)
+
+
+def test_the_compiled_utf8_check_agrees_on_every_first_and_second_byte():
+    # every row of the Unicode standard's table 3-7 (the lead byte and the range of the byte after it), cut short or
+    # completed, alone and after eight ASCII bytes (the check's fast path)
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from cleaner.page.decode import _strict_utf8
+
+    for first in range(256):
+        for second in range(256):
+            for tail in (b"", b"\x80", b"\x80\x80", b"\xbf\xbfa"):
+                for head in (b"", b"abcdefgh"):
+                    data = head + bytes((first, second)) + tail
+                    assert compiled.is_utf8(data) == (_strict_utf8(data) is not None), data

@@ -142,7 +142,8 @@ def is_utf8(bytes data):
     raising, its readable reference (cleaner.page.decode._strict_utf8). Eight ASCII bytes at a time."""
     cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0
-    cdef unsigned char c, c1
+    cdef unsigned char c, second, low, high
+    cdef Py_ssize_t length, k
     cdef uint64_t word
     while i < n:
         if i + 8 <= n:
@@ -153,30 +154,34 @@ def is_utf8(bytes data):
         c = p[i]
         if c < 0x80:
             i += 1
-        elif 0xC2 <= c <= 0xDF:
-            if i + 1 >= n or p[i + 1] & 0xC0 != 0x80:
-                return False
-            i += 2
-        elif 0xE0 <= c <= 0xEF:
-            if i + 2 >= n:
-                return False
-            c1 = p[i + 1]
-            if (c == 0xE0 and not 0xA0 <= c1 <= 0xBF) or (c == 0xED and not 0x80 <= c1 <= 0x9F) or c1 & 0xC0 != 0x80:
-                return False
-            if p[i + 2] & 0xC0 != 0x80:
-                return False
-            i += 3
-        elif 0xF0 <= c <= 0xF4:
-            if i + 3 >= n:
-                return False
-            c1 = p[i + 1]
-            if (c == 0xF0 and not 0x90 <= c1 <= 0xBF) or (c == 0xF4 and not 0x80 <= c1 <= 0x8F) or c1 & 0xC0 != 0x80:
-                return False
-            if p[i + 2] & 0xC0 != 0x80 or p[i + 3] & 0xC0 != 0x80:
-                return False
-            i += 4
+            continue
+        # The table's rows: by the first byte, the sequence's length and the range of its second byte (the others are
+        # 0x80-0xBF); C0, C1 and F5-FF start none.
+        if 0xC2 <= c <= 0xDF:
+            length, low, high = 2, 0x80, 0xBF
+        elif c == 0xE0:
+            length, low, high = 3, 0xA0, 0xBF  # (no overlong form)
+        elif c == 0xED:
+            length, low, high = 3, 0x80, 0x9F  # (no surrogate)
+        elif 0xE1 <= c <= 0xEF:
+            length, low, high = 3, 0x80, 0xBF
+        elif c == 0xF0:
+            length, low, high = 4, 0x90, 0xBF  # (no overlong form)
+        elif c == 0xF4:
+            length, low, high = 4, 0x80, 0x8F  # (nothing above U+10FFFF)
+        elif 0xF1 <= c <= 0xF3:
+            length, low, high = 4, 0x80, 0xBF
         else:
             return False
+        if i + length > n:
+            return False
+        second = p[i + 1]
+        if not low <= second <= high:
+            return False
+        for k in range(2, length):
+            if p[i + k] & 0xC0 != 0x80:
+                return False
+        i += length
     return True
 
 

@@ -28,6 +28,32 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
 
 
+# The text the scan reads: a str (its characters) or a page's UTF-8 bytes (one byte a unit). Every decision of the scan
+# is on ASCII characters ('<', '/', '>', a name's letters, digits, ':' and '-'), which UTF-8 writes as themselves and
+# never inside another character's bytes, and a formatting tag's identity is its text as written, equal as bytes
+# exactly when equal as characters: so the scan of a page's UTF-8 finds the same tags and makes the same edits, at
+# byte offsets (scan_edits_utf8), and the count of start tags is the same (_start_brackets).
+cdef struct _Text:
+    const void *data
+    int kind  # PyUnicode_KIND; 1 for bytes
+    Py_ssize_t n
+    bint utf8  # bytes
+
+
+cdef inline Py_UCS4 _at(_Text *t, Py_ssize_t i) noexcept:
+    return PyUnicode_READ(t.kind, t.data, i)
+
+
+cdef inline Py_ssize_t _find(object text, _Text *t, Py_UCS4 ch, Py_ssize_t start) except -2:
+    """The first `ch` at `start` or after it, -1 if none."""
+    cdef const char *found
+    if not t.utf8:
+        return PyUnicode_FindChar(text, ch, start, t.n, 1)
+    if start >= t.n:
+        return -1
+    found = <const char *> memchr(<const char *> t.data + start, <int> ch, <size_t> (t.n - start))
+    return -1 if found == NULL else found - <const char *> t.data
+
 def count_bytes(bytes data, bytes which):
     """How many bytes of `data` are among `which`: `len(data) - len(data.translate(None, which))`, its readable
     reference (cleaner.page.pipeline.count_bytes), in one pass without the copy (the binary sniff's count of control
@@ -80,16 +106,21 @@ def count_start_brackets(str html):
     """`html.count("<") - html.count("</")`, the '<' not followed by '/' (markup_guard.more_start_tags_than), in one
     pass: from '<' to '<' by PyUnicode_FindChar (memchr, for text of one byte a character), each followed by one
     look. (The two counts read a page of 2025 three times over: 2.3 M instructions, 2.5 % of its cleaning.)"""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(html), pos = 0, count = 0
-    cdef int kind = PyUnicode_KIND(html)
-    cdef void *data = PyUnicode_DATA(html)
+    cdef _Text t
+    t.data, t.kind, t.n, t.utf8 = PyUnicode_DATA(html), PyUnicode_KIND(html), PyUnicode_GET_LENGTH(html), False
+    return _start_brackets(html, &t)
+
+
+cdef Py_ssize_t _start_brackets(object text, _Text *t) except -1:
+    cdef Py_ssize_t pos = 0, count = 0
     while True:
-        pos = PyUnicode_FindChar(html, 60, pos, n, 1)  # '<'
+        pos = _find(text, t, 60, pos)  # '<'
         if pos < 0:
             return count
         pos += 1
-        if pos == n or PyUnicode_READ(kind, data, pos) != 47:  # not '/'
+        if pos == t.n or _at(t, pos) != 47:  # not '/'
             count += 1
+
 
 def tags_of_long_runs_utf8(bytes data, Py_ssize_t min_run):
     """The byte offset of every '<' that a run of at least `min_run` bytes without a bracket follows, starting with an
@@ -118,21 +149,13 @@ def tags_of_long_runs_utf8(bytes data, Py_ssize_t min_run):
 
 def scan_leaves_utf8_unchanged(bytes data, Py_ssize_t max_nesting, Py_ssize_t max_options, Py_ssize_t max_reopened):
     """Whether the guard's tag scan leaves the text whose UTF-8 `data` is as it is: at most max_nesting '<' not
-    followed by '/' (count_start_brackets: the same in the bytes) skip it, else the scan of the bytes finds what
-    the scan of the text finds (_Text), and it must make no edit and no cap."""
-    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, count = 0
-    cdef const unsigned char *lt
-    while start < n:
-        lt = <const unsigned char *> memchr(p + start, 60, <size_t> (n - start))
-        if lt == NULL:
-            break
-        start = lt - p + 1
-        if start == n or p[start] != 47:
-            count += 1
-    if count <= max_nesting:
+    followed by '/' (the same in the bytes) skip it, else the scan of the bytes finds what the scan of the text finds
+    (_Text), and it must make no edit and no cap."""
+    cdef _Text t
+    t.data, t.kind, t.n, t.utf8 = PyBytes_AS_STRING(data), 1, PyBytes_GET_SIZE(data), True
+    if _start_brackets(data, &t) <= max_nesting:
         return True
-    edits, capped = scan_edits_utf8(data, max_nesting, max_options, max_reopened)
+    edits, capped = _scan(data, &t, max_nesting, max_options, max_reopened)
     return not edits and not capped
 
 
@@ -238,33 +261,6 @@ _add("p li dt dd tr td th thead tbody tfoot rb rt rp colgroup caption", AUTO_CLO
 
 cdef inline bint _name_char(Py_UCS4 c) noexcept:
     return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or (c >= 48 and c <= 57) or c == 58 or c == 45
-
-
-# The text the scan reads: a str (its characters) or a page's UTF-8 bytes (one byte a unit). Every decision of the scan
-# is on ASCII characters ('<', '/', '>', a name's letters, digits, ':' and '-'), which UTF-8 writes as themselves and
-# never inside another character's bytes, and a formatting tag's identity is its text as written, equal as bytes
-# exactly when equal as characters: so the scan of a page's UTF-8 finds the same tags and makes the same edits, at
-# byte offsets (scan_edits_utf8).
-cdef struct _Text:
-    const void *data
-    int kind  # PyUnicode_KIND; 1 for bytes
-    Py_ssize_t n
-    bint utf8  # bytes
-
-
-cdef inline Py_UCS4 _at(_Text *t, Py_ssize_t i) noexcept:
-    return PyUnicode_READ(t.kind, t.data, i)
-
-
-cdef inline Py_ssize_t _find(object text, _Text *t, Py_UCS4 ch, Py_ssize_t start) except -2:
-    """The first `ch` at `start` or after it, -1 if none."""
-    cdef const char *found
-    if not t.utf8:
-        return PyUnicode_FindChar(text, ch, start, t.n, 1)
-    if start >= t.n:
-        return -1
-    found = <const char *> memchr(<const char *> t.data + start, <int> ch, <size_t> (t.n - start))
-    return -1 if found == NULL else found - <const char *> t.data
 
 
 def scan_edits(str html, Py_ssize_t max_depth, Py_ssize_t max_options, Py_ssize_t max_reopened):

@@ -59,6 +59,32 @@ def _ids(path: Path) -> set[tuple]:
     return {(str(path), r.offset, r.record_id) for r in direct_records(path)[0]}
 
 
+def test_the_marker_names_the_record_being_cleaned_whatever_was_written_before(tmp_path):
+    """The marker is written over the last record in one write (no truncate, so no moment without a marker): a short
+    record after a long one reads back as itself, and the retry of a task that died on it rejects that record."""
+    from types import SimpleNamespace
+
+    from jobs.worker import _PoisonGuard
+
+    settings = {"marker_dir": str(tmp_path), "run_id": "run"}
+    piece = {"key": "file.warc.gz#0"}
+    first = _PoisonGuard(piece, settings, attempt=0)
+    long_record = SimpleNamespace(offset=123_456_789, record_id="<urn:uuid:" + "7" * 60 + ">")
+    short_record = SimpleNamespace(offset=9, record_id="<urn:uuid:1>")
+    assert first.check(long_record) is None and first.check(short_record) is None
+    with open(f"{first.stem}.0.json") as fh:
+        assert json.load(fh) == {"offset": 9, "record_id": "<urn:uuid:1>"}
+    first.close(remove=False)  # the worker died: its markers stay, with a fatal signal's trace beside them
+    Path(f"{first.stem}.0.crash").write_text("Fatal Python error: Segmentation fault\n")
+    retry = _PoisonGuard(piece, settings, attempt=1)
+    try:
+        assert retry.check(long_record) is None
+        assert "fatal signal" in (retry.check(short_record) or "")
+    finally:
+        retry.close()
+    assert not list(tmp_path.glob("run/*"))  # the piece is done: every attempt's markers are gone
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_poison_record_is_rejected_and_the_task_carries_on(tmp_path, data_dir, small_model):

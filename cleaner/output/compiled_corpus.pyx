@@ -9,8 +9,8 @@
 
 * `spaced(folded, table)` is `cleaner.output.dedup.spaced_reference`: a casefolded text's UTF-8 with the ASCII
   characters other than letters and digits made spaces (`table`) and the UTF-8 of General Punctuation, Latin-1's
-  and CJK's punctuation made one space each, and whether it holds Han or kana, in one pass over the bytes and one
-  over the result instead of a translate and three regexps that each try a pattern at every byte.
+  and CJK's punctuation made one space each, and whether it holds Han or kana, in one pass over the bytes instead
+  of a translate and three regexps that each try a pattern at every byte.
 
 Each gives the same numbers as its reference for every text (tests/test_compiled_corpus.py compares both on the
 shared pages' texts and on generated ones). What the counts rest on:
@@ -166,6 +166,7 @@ def spaced(bytes folded, bytes table):
     cdef const unsigned char *src = <const unsigned char *> PyBytes_AS_STRING(folded)
     cdef const unsigned char *to = <const unsigned char *> PyBytes_AS_STRING(table)
     cdef unsigned char c
+    cdef bint cjk = False
     if PyBytes_GET_SIZE(table) != 256:
         raise ValueError("the table maps 256 bytes")
     out = PyBytes_FromStringAndSize(NULL, n)  # never longer than the input
@@ -185,15 +186,12 @@ def spaced(bytes folded, bytes table):
             dst[j] = 0x20
             i += 3
         else:
+            # a byte kept as it is; Han or kana when it starts _CJK_BYTES_RX's match in the result. The byte after it
+            # is the next one of `folded`: kept too when in the ranges tested (a continuation byte starts no space).
+            if not cjk and c >= 0xE3 and (c <= 0xE9 or (c == 0xEF and i + 1 < n and 0xA4 <= src[i + 1] <= 0xAB)
+                                          or (c == 0xF0 and i + 1 < n and 0xA0 <= src[i + 1] <= 0xAF)):
+                cjk = True
             dst[j] = c
             i += 1
         j += 1
-    cdef bint cjk = False
-    cdef Py_ssize_t k
-    for k in range(j):
-        c = dst[k]
-        if c >= 0xE3 and (c <= 0xE9 or (c == 0xEF and k + 1 < j and 0xA4 <= dst[k + 1] <= 0xAB)
-                          or (c == 0xF0 and k + 1 < j and 0xA0 <= dst[k + 1] <= 0xAF)):
-            cjk = True
-            break
     return (out[:j] if j < n else out), cjk

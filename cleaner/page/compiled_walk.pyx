@@ -503,12 +503,13 @@ def walk(parsed, config):
     cdef list stack = w.stack
     cdef list blocks = w.blocks
     cdef list element_parent = [0]
-    cdef list element_signature = [None]
-    cdef dict signature_count = {}
+    cdef list element_group = [-1]  # (the reference's numbering of signatures: mark_repeats)
+    cdef list group_size = []
+    cdef dict groups = {}  # signature -> its group
     cdef dict itemprops = marks.itemprops
     w.opened = {}
     w.closed = {}
-    cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k
+    cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k, group
     cdef dict token_cache = TOKEN_CACHE
     cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
     cdef dict widened = _WIDENED
@@ -530,6 +531,7 @@ def walk(parsed, config):
     cdef str tag, raw, text, line, shown
     cdef bint rendered_copy, in_itemscope
     cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
+    cdef PyObject *found
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
     while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
@@ -611,11 +613,18 @@ def walk(parsed, config):
             element = len(element_parent)
             element_parent.append(parent[7])
             if kind & REPEAT_SKIPPED:
-                element_signature.append(None)
+                element_group.append(-1)
             else:
                 signature = (parent[7], tag, class_value)
-                element_signature.append(signature)
-                signature_count[signature] = signature_count.get(signature, 0) + 1
+                found = PyDict_GetItem(groups, signature)
+                if found == NULL:
+                    group = len(group_size)
+                    groups[signature] = group
+                    group_size.append(1)
+                else:
+                    group = PyLong_AsSsize_t(<object> found)
+                    group_size[group] = <Py_ssize_t> group_size[group] + 1
+                element_group.append(group)
             if named == ARTICLE:
                 marks.articles += 1
             elif named == PRE or named == CODE:
@@ -721,7 +730,7 @@ def walk(parsed, config):
             if node == root:
                 node = NULL
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
-    mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
+    mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 

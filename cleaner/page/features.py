@@ -184,9 +184,11 @@ class FeatureExtractor:
 
     # -- per block ---------------------------------------------------------------------
 
-    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
+    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: AttributeNames,
+                   page_named: dict[int, tuple[list, list]]) -> int:
         """Append the block's own attributes: `shared` ones are also given to neighbours. Returns the
-        number of sentence ends in the block's text (for the page's `document.sentence-count`)."""
+        number of sentence ends in the block's text (for the page's `document.sentence-count`). `page_named`: the
+        page's id/class attributes so far, by the identity of a block's tokens (the caller's, one per page)."""
         on = self.on
         windowed = self.windowed
         text = b.text
@@ -265,16 +267,23 @@ class FeatureExtractor:
         if on.density and b.in_link:
             (shared if windowed.density else private).append(v.in_link)
         if b.idclass and (on.idclass or on.cue):
-            tokens = b.idclass
-            if len(tokens) > self.max_idclass:
-                tokens = tokens[: self.max_idclass]
-            named = v.idclass_cache.get(tokens)
+            # The walk gives the blocks of an element, and of its like siblings, one tuple of tokens: three blocks
+            # in four find it named on this page by its identity (`page_named`, alive no longer than the blocks),
+            # without the cut to max_idclass (a new tuple: most blocks have more) and the hash of its tokens.
+            key = id(b.idclass)
+            named = page_named.get(key)
             if named is None:
-                named = (v.idclass.names_of(tokens) if on.idclass else [],
-                         idclass_cues(v.cues, tokens) if on.cue else [])
-                if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
-                    v.idclass_cache.clear()
-                v.idclass_cache[tokens] = named
+                tokens = b.idclass
+                if len(tokens) > self.max_idclass:
+                    tokens = tokens[: self.max_idclass]
+                named = v.idclass_cache.get(tokens)
+                if named is None:
+                    named = (v.idclass.names_of(tokens) if on.idclass else [],
+                             idclass_cues(v.cues, tokens) if on.cue else [])
+                    if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
+                        v.idclass_cache.clear()
+                    v.idclass_cache[tokens] = named
+                page_named[key] = named
             if named[0]:
                 (shared if windowed.idclass else private).extend(named[0])
             if named[1]:
@@ -442,12 +451,13 @@ class FeatureExtractor:
             seen[k] = seen.get(k, 0) + 1
         first_seen: set[str] = set()
         n_sent = 0  # sentence ends on the page (document.sentence-count)
+        page_named: dict[int, tuple[list, list]] = {}  # id(a block's id/class tokens) -> their attributes (_block_own)
         shared_rows: list[list] = []
         rows: list[list] = []
         for i, (b, s) in enumerate(zip(blocks, stats)):
             shared: list = []
             private: list = [v.bias]
-            n_sent += self._block_own(b, s, shared, private, v)
+            n_sent += self._block_own(b, s, shared, private, v, page_named)
             if on.dup:
                 out = shared if windowed.dup else private
                 c = seen[keys[i]]

@@ -331,11 +331,13 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     stack: list[tuple] = [ROOT_FRAME]
     # Repeated items: elements are numbered in document order (the root 0); each has its parent's number
     # and its signature (parent, tag, class) -- None for [features.cues.repeat] skip_tags -- and the
-    # signatures are counted. Which elements are items is known once their parent's children are all seen,
-    # so blocks are given theirs after the walk (mark_repeats).
+    # signatures are counted, by group: the elements of one signature are one group, numbered as first seen
+    # (`element_group`, -1 for none; `group_size`). Which elements are items is known once their parent's children
+    # are all seen, so blocks are given theirs after the walk (mark_repeats).
     element_parent: list[int] = [0]
-    element_signature: list[tuple | None] = [None]
-    signature_count: dict[tuple, int] = {}
+    element_group: list[int] = [-1]
+    group_size: list[int] = []
+    groups: dict[tuple, int] = {}  # signature -> its group
     itemprops = marks.itemprops
     opened: dict[str, int] = {}
     closed: dict[str, int] = {}
@@ -430,11 +432,15 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             element = len(element_parent)
             element_parent.append(parent[7])
             if tag in repeat_skip:
-                element_signature.append(None)
+                element_group.append(-1)
             else:
                 signature = (parent[7], tag, class_value)
-                element_signature.append(signature)
-                signature_count[signature] = signature_count.get(signature, 0) + 1
+                group = groups.get(signature)
+                if group is None:
+                    group = groups[signature] = len(group_size)
+                    group_size.append(0)
+                group_size[group] += 1
+                element_group.append(group)
             if tag == "article":
                 marks.articles += 1
             elif tag == "pre" or tag == "code":
@@ -527,19 +533,21 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if node.mem_id == root_id:
                 node = None
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node is not None
-    mark_repeats(blocks, element_parent, element_signature, signature_count, repeat_min)
+    mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
-def mark_repeats(blocks: list[Block], element_parent: list[int],
-                  element_signature: list[tuple | None], signature_count: dict[tuple, int], repeat_min: int) -> None:
+def mark_repeats(blocks: list[Block], element_parent: list[int], element_group: list[int], group_size: list[int],
+                  repeat_min: int) -> None:
     """Give each block the innermost repeated item it sits in (Block.repeat, Block.repeat_item). Elements are
-    numbered in document order, so a parent's item is known before its children's."""
+    numbered in document order, so a parent's item is known before its children's. `element_group`: per element the
+    group of its signature (-1: none), `group_size`: per group its elements; numbers, so that no signature is hashed
+    again here (a tuple keeps no hash: the walk's count and this lookup hashed each element's twice)."""
     item = [-1] * len(element_parent)
     for element in range(1, len(element_parent)):
-        signature = element_signature[element]
-        if signature is not None and signature_count[signature] >= repeat_min:
+        group = element_group[element]
+        if group >= 0 and group_size[group] >= repeat_min:
             item[element] = element
         else:
             item[element] = item[element_parent[element]]
@@ -547,6 +555,6 @@ def mark_repeats(blocks: list[Block], element_parent: list[int],
         owner = item[b.element]
         if owner >= 0:
             b.repeat_item = owner
-            signature = element_signature[owner]
-            if signature is not None:
-                b.repeat = signature_count[signature]
+            group = element_group[owner]
+            if group >= 0:
+                b.repeat = group_size[group]

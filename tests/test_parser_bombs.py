@@ -233,8 +233,14 @@ def test_the_compiled_byte_count_is_the_references():
     rng = random.Random(56)
     samples = [bytes([b]) for b in range(256)] + [b"", bytes(range(256)) * 3]
     samples += [rng.randbytes(rng.randrange(0, 5000)) for _ in range(50)]
+    # every byte value at every place of eight, among ASCII letters or among bytes that borrow (0x80-0xFF, 0x20, 0x00)
+    samples += [bytes([fill] * at + [b] + [fill] * (7 - at)) for b in range(256) for at in range(8)
+                for fill in (0x61, 0xFF, 0x80, 0x20, 0x00)]
+    # text with a control byte here and there (eight bytes at a time are passed when they hold none), of every length
+    samples += [bytes(rng.choice(b"<p>text &amp; more\t\n\r") if rng.random() < 0.97 else rng.randrange(0, 256)
+                      for _ in range(rng.randrange(0, 300))) for _ in range(300)]
     for data in samples:
-        for which in (_CONTROL, b"", bytes(range(0x80, 0x100)), b"\x00"):
+        for which in (_CONTROL, b"", bytes(range(0x80, 0x100)), b"\x00", b"\x1f\x7f", b"\x00 "):
             assert compiled.count_bytes(data, which) == count_bytes(data, which)
     assert looks_binary(b"\x01\x02 text" * 100, None) and not looks_binary(b"<p>text</p>\t\n" * 100, None)
 

@@ -54,20 +54,41 @@ cdef inline Py_ssize_t _find(object text, _Text *t, Py_UCS4 ch, Py_ssize_t start
     found = <const char *> memchr(<const char *> t.data + start, <int> ch, <size_t> (t.n - start))
     return -1 if found == NULL else found - <const char *> t.data
 
+cdef inline bint _has_control(uint64_t word) noexcept:
+    """Whether one of the word's eight bytes is below 0x20 or is 0x7F: Bit Twiddling Hacks' `hasless(word, 0x20)` and
+    `haszero(word ^ 0x7F...)`, exact as tests of whether such a byte exists."""
+    cdef uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL
+    cdef uint64_t deleted = word ^ 0x7F7F7F7F7F7F7F7FULL
+    return ((((word - ones * 0x20) & ~word) | ((deleted - ones) & ~deleted)) & high) != 0
+
+
 def count_bytes(bytes data, bytes which):
     """How many bytes of `data` are among `which`: `len(data) - len(data.translate(None, which))`, its readable
     reference (cleaner.page.pipeline.count_bytes), in one pass without the copy (the binary sniff's count of control
-    bytes in a page's first 64 KiB cost 1.1 M instructions, 1.5 % of a 2025 page's cleaning, by the copy)."""
+    bytes in a page's first 64 KiB cost 1.1 M instructions, 1.5 % of a 2025 page's cleaning, by the copy). When every
+    byte sought is a control byte (below 0x20, or 0x7F: the sniff's), eight bytes that hold none are passed at once
+    (most of a page's: 0.37 M instructions a page of 2025 byte by byte)."""
     cdef unsigned char wanted[256]
     cdef const unsigned char *p = <const unsigned char *> data
     cdef const unsigned char *w = <const unsigned char *> which
-    cdef Py_ssize_t n = len(data), i, count = 0
+    cdef Py_ssize_t n = len(data), i, k, count = 0
+    cdef bint controls = True
+    cdef uint64_t word
     for i in range(256):
         wanted[i] = 0
     for i in range(len(which)):
         wanted[w[i]] = 1
-    for i in range(n):
-        count += wanted[p[i]]
+        controls = controls and (w[i] < 0x20 or w[i] == 0x7F)
+    i = 0
+    if controls:
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)
+            if _has_control(word):
+                for k in range(i, i + 8):
+                    count += wanted[p[k]]
+            i += 8
+    for k in range(i, n):
+        count += wanted[p[k]]
     return count
 
 

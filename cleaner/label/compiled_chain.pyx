@@ -257,25 +257,16 @@ cdef inline Py_ssize_t _end(const Py_ssize_t[::1] starts, Py_ssize_t i, Py_ssize
     return starts[i + 1] if i + 1 < starts.shape[0] else total
 
 
-cdef inline Py_ssize_t _pair_ids(const Py_ssize_t[:] ids, Py_ssize_t s, Py_ssize_t e,
-                                 Py_ssize_t first_pair) noexcept nogil:
-    """How many of ids[s:e] are pair ids (each brings a copy into its block's row)."""
-    cdef Py_ssize_t k, count = 0
-    for k in range(s, e):
-        count += ids[k] >= first_pair
-    return count
-
-
-cdef inline Py_ssize_t _lay_ids(const Py_ssize_t[:] ids, Py_ssize_t s, Py_ssize_t e, const Py_ssize_t[:, :] pairs,
-                                Py_ssize_t first_pair, Py_ssize_t column, bint copies_only, Py_ssize_t[::1] flat,
-                                Py_ssize_t at) noexcept nogil:
-    """Write ids[s:e] into flat from `at` on, each pair id as `pairs[p - first_pair, column]`; with `copies_only`
-    the pair ids alone (a variant's copies). Returns where the next id goes."""
+cdef inline Py_ssize_t _lay_ids(const Py_ssize_t *ids, Py_ssize_t s, Py_ssize_t e, const Py_ssize_t *pairs,
+                                Py_ssize_t width, Py_ssize_t first_pair, Py_ssize_t column, bint copies_only,
+                                Py_ssize_t *flat, Py_ssize_t at) noexcept nogil:
+    """Write ids[s:e] into flat from `at` on, each pair id as `pairs[p - first_pair, column]` (rows of `width`); with
+    `copies_only` the pair ids alone (a variant's copies). Returns where the next id goes."""
     cdef Py_ssize_t k, x
     for k in range(s, e):
         x = ids[k]
         if x >= first_pair:
-            flat[at] = pairs[x - first_pair, column]
+            flat[at] = pairs[(x - first_pair) * width + column]
             at += 1
         elif not copies_only:
             flat[at] = x
@@ -283,55 +274,61 @@ cdef inline Py_ssize_t _lay_ids(const Py_ssize_t[:] ids, Py_ssize_t s, Py_ssize_
     return at
 
 
-def lay_conjoined(const Py_ssize_t[:] shared, const Py_ssize_t[::1] shared_starts,
-                  const Py_ssize_t[:] private, const Py_ssize_t[::1] private_starts,
-                  const Py_ssize_t[::1] offsets, const Py_ssize_t[:, :] seen, const Py_ssize_t[::1] edges,
-                  const Py_ssize_t[:, :] pairs, Py_ssize_t first_pair, Py_ssize_t variant, Py_ssize_t bias,
+def conjoined_bound(Py_ssize_t blocks, Py_ssize_t n_shared, Py_ssize_t n_private, Py_ssize_t neighbours):
+    """How many ids lay_conjoined may write at most for a page of `blocks` blocks holding `n_shared` shared and
+    `n_private` private ids, read by `neighbours` neighbours: every id and a copy of each, a bias a block, and per
+    neighbour every shared id or a page's end a block."""
+    return 2 * (n_shared + n_private) + blocks + neighbours * (n_shared + blocks)
+
+
+def lay_conjoined(const Py_ssize_t[::1] shared, const Py_ssize_t[::1] shared_starts,
+                  const Py_ssize_t[::1] private, const Py_ssize_t[::1] private_starts,
+                  const Py_ssize_t[::1] offsets, const Py_ssize_t[:, ::1] seen, const Py_ssize_t[::1] edges,
+                  const Py_ssize_t[:, ::1] pairs, Py_ssize_t first_pair, Py_ssize_t variant, Py_ssize_t bias,
                   Py_ssize_t[::1] lens, Py_ssize_t[::1] flat):
     """A convention variant's rows of a page, laid out in one pass (the reference, in NumPy:
     cleaner.label.crf.WindowRows.conjoined_reference). Per block i: its shared ids, then its private ones (a pair id,
     `first_pair` and up, as its own id `pairs[p - first_pair, 0]`); for each neighbour j the ids `seen[j]` of the
     shared attributes of block i + offsets[j] (laid out as `shared`), or `edges[j]` past the page's ends; `bias`;
     then the variant's copy `pairs[p - first_pair, 1 + variant]` of each pair id, the shared ones' first.
-    Writes each block's row length into `lens` and returns their total; with a `flat` of that length (not
-    empty) writes the rows into it too, so that a caller asks twice: the lengths, then the rows."""
+    Writes each block's row length into `lens` and the rows into `flat`, which holds at least `conjoined_bound` ids
+    (the rows are laid in one pass, not measured first), and returns how many it wrote. (C-ordered arrays: the reads
+    take no stride.)"""
     cdef Py_ssize_t n = shared_starts.shape[0], m = offsets.shape[0], n_shared = shared.shape[0]
-    cdef Py_ssize_t n_private = private.shape[0], i, j, b, k, total = 0, at = 0, ss, se, ps, pe
+    cdef Py_ssize_t n_private = private.shape[0], i, j, b, k, at = 0, row, ss, se, ps, pe
+    cdef Py_ssize_t width = pairs.shape[1], column = 1 + variant
     if private_starts.shape[0] != n or lens.shape[0] != n or seen.shape[0] != m or edges.shape[0] != m or (
             m and seen.shape[1] != n_shared):
         raise ValueError("lay_conjoined: the blocks' arrays disagree")
+    if flat.shape[0] < conjoined_bound(n, n_shared, n_private, m):
+        raise ValueError("lay_conjoined: `flat` must hold conjoined_bound ids")
+    if not 0 <= variant < width - 1:
+        raise ValueError("lay_conjoined: no such variant")
+    if n == 0:
+        return 0
+    cdef const Py_ssize_t *shared_ids = &shared[0] if n_shared else NULL
+    cdef const Py_ssize_t *private_ids = &private[0] if n_private else NULL
+    cdef const Py_ssize_t *pair_ids = &pairs[0, 0] if pairs.shape[0] else NULL
+    cdef Py_ssize_t *out = &flat[0]
     with nogil:
         for i in range(n):
+            row = at
             ss, se = shared_starts[i], _end(shared_starts, i, n_shared)
             ps, pe = private_starts[i], _end(private_starts, i, n_private)
-            # own ids, the bias, and a copy of each pair id
-            lens[i] = (se - ss + pe - ps + 1 + _pair_ids(shared, ss, se, first_pair)
-                       + _pair_ids(private, ps, pe, first_pair))
-            for j in range(m):
-                b = i + offsets[j]
-                lens[i] += _end(shared_starts, b, n_shared) - shared_starts[b] if 0 <= b < n else 1
-            total += lens[i]
-    if flat.shape[0] == 0:
-        return total
-    if flat.shape[0] != total:
-        raise ValueError("lay_conjoined: `flat` must be as long as the rows")
-    with nogil:
-        for i in range(n):
-            ss, se = shared_starts[i], _end(shared_starts, i, n_shared)
-            ps, pe = private_starts[i], _end(private_starts, i, n_private)
-            at = _lay_ids(shared, ss, se, pairs, first_pair, 0, False, flat, at)
-            at = _lay_ids(private, ps, pe, pairs, first_pair, 0, False, flat, at)
+            at = _lay_ids(shared_ids, ss, se, pair_ids, width, first_pair, 0, False, out, at)
+            at = _lay_ids(private_ids, ps, pe, pair_ids, width, first_pair, 0, False, out, at)
             for j in range(m):
                 b = i + offsets[j]
                 if 0 <= b < n:
                     for k in range(shared_starts[b], _end(shared_starts, b, n_shared)):
-                        flat[at] = seen[j, k]
+                        out[at] = seen[j, k]
                         at += 1
                 else:
-                    flat[at] = edges[j]
+                    out[at] = edges[j]
                     at += 1
-            flat[at] = bias
+            out[at] = bias
             at += 1
-            at = _lay_ids(shared, ss, se, pairs, first_pair, 1 + variant, True, flat, at)
-            at = _lay_ids(private, ps, pe, pairs, first_pair, 1 + variant, True, flat, at)
-    return total
+            at = _lay_ids(shared_ids, ss, se, pair_ids, width, first_pair, column, True, out, at)
+            at = _lay_ids(private_ids, ps, pe, pair_ids, width, first_pair, column, True, out, at)
+            lens[i] = at - row
+    return at

@@ -382,9 +382,9 @@ class WindowRows:
                   np.array([edge for _, _, edge in neighbours], np.intp), codec.pair_table(), codec.first_pair,
                   variant, bias)
         lens = np.empty(self.n, np.intp)
-        flat = np.empty(compiled_chain.lay_conjoined(*arrays, lens, np.empty(0, np.intp)), np.intp)
-        compiled_chain.lay_conjoined(*arrays, lens, flat)
-        return FlatRows(flat=flat, lens=lens)
+        flat = np.empty(compiled_chain.conjoined_bound(self.n, len(shared.flat), len(private.flat), len(neighbours)),
+                        np.intp)
+        return FlatRows(flat=flat[:compiled_chain.lay_conjoined(*arrays, lens, flat)], lens=lens)
 
     def conjoined_reference(self, variant: int, bias: int) -> FlatRows:
         """`conjoined` in NumPy: the readable reference of its compiled pass (and what runs without the build)."""

@@ -183,6 +183,42 @@ def measure_text(str text, bint per_character):
     return (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10], m[11])
 
 
+# What _measure asks of an ASCII character, read from one table (filled below from the predicates themselves): the
+# predicates answer ASCII without Python's database already, but each tests `c < 0x80` and its ranges again, six of
+# them a character.
+cdef enum:
+    C_SPACE = 1
+    C_ALNUM = 2
+    C_DECIMAL = 4
+    C_PUNCT = 8
+    C_ALPHA = 16
+    C_DIGIT = 32
+    C_CJK = 64  # (no ASCII character is one: the flag keeps the table whole)
+
+cdef unsigned char _ASCII_CLASS[128]
+
+
+cdef void _fill_ascii_class():
+    cdef Py_UCS4 c
+    for c in range(128):
+        _ASCII_CLASS[c] = ((C_SPACE if Py_UNICODE_ISSPACE(c) else 0) | (C_ALNUM if _alnum(c) else 0)
+                           | (C_DECIMAL if _decimal(c) else 0) | (C_PUNCT if _is_punct(c) else 0)
+                           | (C_ALPHA if _alpha(c) else 0) | (C_DIGIT if _digit_of(c) else 0)
+                           | (C_CJK if _is_cjk(c) else 0))
+
+
+_fill_ascii_class()
+
+
+cdef inline unsigned char _class_of(Py_UCS4 c) noexcept:
+    """The C_* flags of any character: the table's for ASCII, the predicates' otherwise."""
+    if c < 0x80:
+        return _ASCII_CLASS[c]
+    return ((C_SPACE if Py_UNICODE_ISSPACE(c) else 0) | (C_ALNUM if _alnum(c) else 0)
+            | (C_DECIMAL if _decimal(c) else 0) | (C_PUNCT if _is_punct(c) else 0)
+            | (C_ALPHA if _alpha(c) else 0) | (C_DIGIT if _digit_of(c) else 0) | (C_CJK if _is_cjk(c) else 0))
+
+
 cdef void _measure(str text, bint per_character, long *out):
     """measure_text's counts, into out[M_COUNTS]."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
@@ -190,6 +226,7 @@ cdef void _measure(str text, bint per_character, long *out):
     cdef void *data = PyUnicode_DATA(text)
     cdef Py_ssize_t i, j, piece_start = 0
     cdef Py_UCS4 c
+    cdef unsigned char f
     cdef long alpha = 0, num = 0, punct = 0, white = 0
     cdef long tokens[4]  # alpha, num, mix, other (_token_class)
     cdef long n_tokens = 0
@@ -201,18 +238,19 @@ cdef void _measure(str text, bint per_character, long *out):
     # Characters and tokens.
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
-        space = Py_UNICODE_ISSPACE(c)
-        is_alnum = _alnum(c)
+        f = _class_of(c)
+        space = f & C_SPACE
+        is_alnum = f & C_ALNUM
         if space:
             white += 1
         elif is_alnum:
-            if _decimal(c):
+            if f & C_DECIMAL:
                 num += 1
             else:
                 alpha += 1
-        if _is_punct(c):
+        if f & C_PUNCT:
             punct += 1
-        if space or (per_character and _is_cjk(c)):
+        if space or (per_character and f & C_CJK):
             if in_token:  # the token before ends here
                 n_tokens += 1
                 tokens[_token_class(all_alpha, all_digit, all_alnum)] += 1
@@ -221,10 +259,10 @@ cdef void _measure(str text, bint per_character, long *out):
                 continue
             # A Han or kana character is a token of its own.
             n_tokens += 1
-            tokens[_token_class(_alpha(c), _digit_of(c), is_alnum)] += 1
+            tokens[_token_class(f & C_ALPHA, f & C_DIGIT, is_alnum)] += 1
             continue
-        is_alpha = _alpha(c)
-        is_digit = _digit_of(c)
+        is_alpha = f & C_ALPHA
+        is_digit = f & C_DIGIT
         if in_token:
             all_alpha = all_alpha and is_alpha
             all_digit = all_digit and is_digit

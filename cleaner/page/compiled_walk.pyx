@@ -327,9 +327,22 @@ cdef str _normalised(str text):
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
+    cdef const unsigned char *ascii
     cdef Py_UCS4 c
+    cdef unsigned char b
     cdef bint spaced = True  # (at the start: a leading run goes)
     cdef bint changed = False
+    if PyUnicode_IS_ASCII(text):  # (most texts: its bytes read without the kind's dispatch, str.isspace's ASCII)
+        ascii = PyUnicode_1BYTE_DATA(text)
+        for i in range(n):
+            b = ascii[i]
+            if b == 0x20 or 0x09 <= b <= 0x0D or 0x1C <= b <= 0x1F:
+                if spaced or b != 0x20 or i == n - 1:
+                    return " ".join(text.split())
+                spaced = True
+            else:
+                spaced = False
+        return text
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
         if Py_UNICODE_ISSPACE(c):

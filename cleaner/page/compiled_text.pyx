@@ -198,13 +198,17 @@ cdef enum:
 cdef unsigned char _ASCII_CLASS[128]
 
 
+cdef inline unsigned char _flags(Py_UCS4 c) noexcept:
+    """The C_* flags of a character, from the predicates."""
+    return ((C_SPACE if Py_UNICODE_ISSPACE(c) else 0) | (C_ALNUM if _alnum(c) else 0)
+            | (C_DECIMAL if _decimal(c) else 0) | (C_PUNCT if _is_punct(c) else 0)
+            | (C_ALPHA if _alpha(c) else 0) | (C_DIGIT if _digit_of(c) else 0) | (C_CJK if _is_cjk(c) else 0))
+
+
 cdef void _fill_ascii_class():
     cdef Py_UCS4 c
     for c in range(128):
-        _ASCII_CLASS[c] = ((C_SPACE if Py_UNICODE_ISSPACE(c) else 0) | (C_ALNUM if _alnum(c) else 0)
-                           | (C_DECIMAL if _decimal(c) else 0) | (C_PUNCT if _is_punct(c) else 0)
-                           | (C_ALPHA if _alpha(c) else 0) | (C_DIGIT if _digit_of(c) else 0)
-                           | (C_CJK if _is_cjk(c) else 0))
+        _ASCII_CLASS[c] = _flags(c)
 
 
 _fill_ascii_class()
@@ -212,11 +216,7 @@ _fill_ascii_class()
 
 cdef inline unsigned char _class_of(Py_UCS4 c) noexcept:
     """The C_* flags of any character: the table's for ASCII, the predicates' otherwise."""
-    if c < 0x80:
-        return _ASCII_CLASS[c]
-    return ((C_SPACE if Py_UNICODE_ISSPACE(c) else 0) | (C_ALNUM if _alnum(c) else 0)
-            | (C_DECIMAL if _decimal(c) else 0) | (C_PUNCT if _is_punct(c) else 0)
-            | (C_ALPHA if _alpha(c) else 0) | (C_DIGIT if _digit_of(c) else 0) | (C_CJK if _is_cjk(c) else 0))
+    return _ASCII_CLASS[c] if c < 0x80 else _flags(c)
 
 
 cdef void _measure(str text, bint per_character, long *out):

@@ -336,7 +336,7 @@ cdef str _normalised(str text):
         ascii = PyUnicode_1BYTE_DATA(text)
         for i in range(n):
             b = ascii[i]
-            if b == 0x20 or 0x09 <= b <= 0x0D or 0x1C <= b <= 0x1F:
+            if Py_UNICODE_ISSPACE(b):  # (an ASCII character: a table lookup, no call)
                 if spaced or b != 0x20 or i == n - 1:
                     return " ".join(text.split())
                 spaced = True

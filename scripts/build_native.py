@@ -57,7 +57,7 @@ import sys
 from setuptools import Extension, setup
 from Cython.Build import cythonize
 names, paths, lib, tmp = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3], sys.argv[4]
-extensions = [Extension("cleaner." + name, [path], extra_compile_args=["-O2", "-ffp-contract=off"])
+extensions = [Extension("cleaner." + name, [path], extra_compile_args=["-O3", "-ffp-contract=off"])
               for name, path in zip(names, paths)]
 setup(name="webcleaner-native-cython", ext_modules=cythonize(extensions, build_dir=tmp, quiet=True),
       script_args=["build_ext", "--build-lib", lib, "--build-temp", tmp])

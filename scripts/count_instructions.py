@@ -101,7 +101,9 @@ def main(argv=None) -> int:
     overlay.write_text("[limits]\ntime_budget_s = 0\n")
     # One string hash for every run: with Python's random one, each run's dictionaries and sets collide differently,
     # which moved a function's count by up to 0.3 M a page between two runs of the same code (stop 58).
-    env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
+    # One BLAS thread too: an idle OpenBLAS thread spinning beside the loop was counted, as the load of the moment let
+    # it spin (0.14 M a page between two runs at stop 63).
+    env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"), OPENBLAS_NUM_THREADS="1")
     runs = {}
     for n in (0, args.pages):
         out = work / f"callgrind.{n}.out"

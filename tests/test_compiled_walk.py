@@ -63,6 +63,11 @@ CASES = {
     "no body text": "<html><head><title>t</title></head><body></body></html>",
     "deep": "<div>" * 3000 + "deep" + "</div>" * 3000,
     "long block": "<p>" + "word " * 30000 + "</p>",
+    # More distinct tags between two texts than the walk's tally holds before it spills into a dict (TALLIED, 16),
+    # some of them again after the spill, and a name made of a known one's letters in another case.
+    "many tags between two texts": ("<p>a" + "".join(f"<x-{i}><b><i>" for i in range(24)) + "<SPAN><span>"
+                                    + "</span></SPAN>" + "".join("</i></b>" + f"</x-{i}>" for i in range(24))
+                                    + "b</p>"),
 }
 
 
@@ -81,6 +86,14 @@ def test_the_compiled_walk_gives_the_references_segmentation(name):
     reference, compiled = _both(CASES[name])
     assert compiled == reference
     assert compiled.page == reference.page  # (the element tree, JSON-LD, itemtypes and counts too)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_blocks_tag_counts_come_in_the_references_order(name):
+    # (the order the features and the typer read a block's opened and closed tags in, which dict equality ignores)
+    reference, compiled = _both(CASES[name])
+    assert [(list(b.opened.items()), list(b.closed.items())) for b in compiled.blocks] == \
+        [(list(b.opened.items()), list(b.closed.items())) for b in reference.blocks]
 
 
 def test_the_limits_cut_both_walks_at_the_same_place():

@@ -31,7 +31,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.object cimport PyObject, PyObject_Hash
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
@@ -294,13 +294,88 @@ cdef class _Attributes:
         return _decode(text, length) if text != NULL else None
 
 
+cdef enum:
+    TALLIED = 16  # distinct tags a tally holds before it spills into a dict (a block opens or closes a few)
+
+
+cdef struct _Tally:
+    # The tags opened (or closed) since the last block, each with its count, in the order first seen: the block's
+    # `opened` (`closed`) dict, made once when the block is emitted. Counting into a dict at every tag cost a lookup
+    # and a store, and each store into a block's new dict; here a tag is found among a few pointers. Each tag
+    # is held (a reference) until the dict is made.
+    PyObject *tags[TALLIED]
+    Py_ssize_t counts[TALLIED]
+    int n
+    PyObject *spill  # a dict of every count, once more than TALLIED tags came (NULL till then)
+
+
+cdef int _tally(_Tally *t, str tag) except -1:
+    """Count `tag` in `t`: by identity first (the walk's tags are the name cache's own str objects), then by value."""
+    cdef int i
+    cdef PyObject *found
+    cdef PyObject *p = <PyObject *> tag
+    if t.spill != NULL:
+        _count(<dict> t.spill, tag)
+        return 0
+    for i in range(t.n):
+        if t.tags[i] == p:
+            t.counts[i] += 1
+            return 0
+    for i in range(t.n):
+        if <str> t.tags[i] == tag:
+            t.counts[i] += 1
+            return 0
+    if t.n < TALLIED:
+        Py_INCREF(tag)
+        t.tags[t.n] = p
+        t.counts[t.n] = 1
+        t.n += 1
+        return 0
+    spill = _counts(t)
+    Py_INCREF(spill)
+    t.spill = <PyObject *> spill
+    _count(spill, tag)
+    return 0
+
+
+cdef dict _counts(_Tally *t):
+    """`t`'s counts as a dict, in the order the tags came; `t` emptied."""
+    cdef dict out
+    cdef int i
+    if t.spill != NULL:
+        out = <dict> t.spill
+        Py_DECREF(out)  # (the tally's reference: `out` holds its own)
+        t.spill = NULL
+    else:
+        out = {}
+    for i in range(t.n):
+        out[<str> t.tags[i]] = t.counts[i]
+        Py_DECREF(<str> t.tags[i])
+    t.n = 0
+    return out
+
+
+cdef void _drop(_Tally *t) noexcept:
+    cdef int i
+    for i in range(t.n):
+        Py_DECREF(<object> t.tags[i])
+    t.n = 0
+    if t.spill != NULL:
+        Py_DECREF(<object> t.spill)
+        t.spill = NULL
+
+
 cdef class _Walk:
     """The state `emit` shares with the walk (the reference's closure variables)."""
     cdef list blocks, stack
-    cdef dict opened, closed
+    cdef _Tally opened, closed
     cdef int space  # False, True or BOX_ONLY
     cdef bint line_break
     cdef Py_ssize_t max_chars
+
+    def __dealloc__(self):
+        _drop(&self.opened)
+        _drop(&self.closed)
 
     cdef emit(self, str text, object artificial=None, object shown=None):
         if len(text) > self.max_chars:
@@ -313,9 +388,8 @@ cdef class _Walk:
             gap = ""
         else:
             gap = " "
-        self.blocks.append(block_in(top, text, self.opened, self.closed, len(self.stack) - 1, artificial, gap, shown))
-        self.opened = {}
-        self.closed = {}
+        self.blocks.append(block_in(top, text, _counts(&self.opened), _counts(&self.closed), len(self.stack) - 1,
+                                    artificial, gap, shown))
         self.space = False
         self.line_break = False
 
@@ -539,8 +613,6 @@ def walk(parsed, config):
     cdef list group_size = []
     cdef dict groups = {}  # signature -> its group
     cdef dict itemprops = marks.itemprops
-    w.opened = {}
-    w.closed = {}
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k, group
     cdef dict token_cache = _TOKENS
     cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
@@ -700,7 +772,7 @@ def walk(parsed, config):
             # (the frame's last field, past the reference's: the tag's kind, read when the element closes)
             stack.append((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or named == PRE,
                           element, in_itemscope, kind))
-            _count(w.opened, tag)
+            _tally(&w.opened, tag)
             if len(stack) > max_depth:
                 max_depth = len(stack)
             if kind & LINE:
@@ -720,7 +792,7 @@ def walk(parsed, config):
                 node = child
                 continue
             tag = (<tuple> stack.pop())[0]  # an empty element: opened and closed at once
-            _count(w.closed, tag)
+            _tally(&w.closed, tag)
         else:  # a dropped element
             # a formula (MathML, MathJax's TeX source) is read as TeX, a block of its own in its place in the line
             named = kind & ~(NAMED - 1)
@@ -760,7 +832,7 @@ def walk(parsed, config):
                 break
             closing = <tuple> stack.pop()
             tag = closing[0]
-            _count(w.closed, tag)
+            _tally(&w.closed, tag)
             if <int> closing[9] & LINE:
                 w.line_break = True
             if node == root:

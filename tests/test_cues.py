@@ -294,6 +294,26 @@ def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_t
     assert thread[para.format("old")] and thread[para.format("first comment on the")]
 
 
+def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():
+    # The cue family and the fill of the main container read one computation a page (cues.page_relations); other
+    # blocks, or other stats, of the same page are placed anew, never given the relations of the first.
+    from cleaner.page.cues import main_relations, page_relations
+
+    para = "The council voted on Monday to keep the {} library open after a long campaign by its readers."
+    seg = segment_blocks(f"<body><div><a href='/'>Home</a></div><div><p>{para.format('old')}</p>"
+                         f"<p>{para.format('town')}</p></div><div><p>Copyright 2026</p></div></body>")
+    extractor = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",))
+    stats = extractor.stats(seg.blocks)
+    first = page_relations(seg.blocks, stats, seg.page, 5, 0.6)
+    assert first == main_relations(seg.blocks, stats, seg.page.element_parent, 5, 0.6) == [0, 1, 1, 2]
+    assert page_relations(seg.blocks, stats, seg.page, 5, 0.6) is first
+    assert page_relations(seg.blocks, stats, seg.page, 5, 0.5) == [0, 1, 2, 2]  # (another share: placed anew)
+    fewer = seg.blocks[:2]
+    assert page_relations(fewer, stats[:2], seg.page, 5, 0.5) == main_relations(
+        fewer, stats[:2], seg.page.element_parent, 5, 0.5)
+    assert page_relations(seg.blocks, stats, seg.page, 50, 0.5) is None  # (no block of 50 words: no prose)
+
+
 def test_the_compiled_main_subtree_is_the_references(data_dir):
     """The main container's subtree, compiled (compiled_walk.main_subtree), equals its reference
     (cues.main_subtree) on the element trees of shared pages and on generated trees, ties and empty pages included."""

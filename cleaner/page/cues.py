@@ -393,6 +393,19 @@ def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> N
 MAIN_RELATIONS: Final = ("before", "in", "after")
 
 
+def page_relations(blocks: list[Block], stats: list[BlockStats], page: PageMarks, min_words: int,
+                   share: float) -> list[int] | None:
+    """main_relations of a page's blocks, computed once for the same blocks and stats (PageMarks.relations_memo): the
+    cue family (page_cues) and the fill of the main container (main_container) both read them (0.2 M instructions a
+    page of 2025 each time). The result is shared: read it, do not change it."""
+    memo = page.relations_memo
+    if memo is not None and memo[0] is blocks and memo[1] is stats and memo[2] == min_words and memo[3] == share:
+        return memo[4]
+    relations = main_relations(blocks, stats, page.element_parent, min_words, share)
+    page.relations_memo = (blocks, stats, min_words, share, relations)
+    return relations
+
+
 def main_relations(blocks: list[Block], stats: list[BlockStats], element_parent: list[int], min_words: int,
                    share: float) -> list[int] | None:
     """Each block's place against the page's main container (0 before it, 1 in it, 2 after it; None when the
@@ -464,7 +477,7 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     id/class token of which names one of `skip_cues` (cues of [features.cues.idclass], as substrings): what
     [decision] fill_main keeps the rest of (cleaner.label.decide). A blog post's container often holds its
     comments too, which `main` leaves out; a thread's posts, often classed as comments and replies, are its content."""
-    relations = main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
+    relations = page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
     if relations is None:
         return None
     if settings.page_typer.of(page) == "forum":
@@ -503,7 +516,7 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
             item_links[item] = item_links.get(item, 0) + s.link_words
     links_min = settings.repeat_links_min
     code_tags = settings.code_tags
-    relations = (main_relations(blocks, stats, page.element_parent, settings.main_min_words, settings.main_share)
+    relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []

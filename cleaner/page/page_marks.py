@@ -44,6 +44,9 @@ class PageMarks:
     # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
     # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
     element_parent: list[int] = field(default_factory=list)
+    # The blocks' place against the main container (cleaner.page.cues.page_relations), once a page: the cue family and
+    # the fill of the main container both read it. (blocks, stats, min_words, share, relations) of the last call.
+    relations_memo: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def add_itemtypes(value: str | None, out: list[str]) -> None:

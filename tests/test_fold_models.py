@@ -10,6 +10,7 @@ from cleaner.gold.data import find_pages, load_folds
 from cleaner.label.decide import DecisionSettings
 from cleaner.label.model import load_model
 from cleaner.learn.train import cross_validate, predict, prepare
+from cleaner.page.features import DEFAULT_FAMILIES
 
 # Few iterations and two inner folds: the test is about what is saved, not about quality.
 FAST = {"train": {"max_iterations": 12}, "stacking": {"enabled": True, "inner_folds": 2},
@@ -31,3 +32,27 @@ def test_the_saved_fold_model_is_the_one_that_scored_the_folds_pages(data_dir, t
     for doc in (x for x in docs if x.fold == d.fold):
         scored = next(r for r in results if r.key == doc.key)
         assert predict(model, doc, decision).score == scored.score
+
+
+def test_a_saved_fold_model_reads_pages_with_the_families_the_cross_validation_used(data_dir, tmp_path):
+    # `cleaner eval --model`, `clean` and `inspect` read a page with the families and feature config of the model's
+    # sidecar: a fold model saved without them read its pages with the default families, not those it was trained on
+    # (the `cue` family of the default recipe left out), and labelled them otherwise than the cross-validation had.
+    config = load_config().overlay(FAST)
+    families = DEFAULT_FAMILIES + ("cue",)
+    pages = find_pages(data_dir, ["wcxb"])[:16]
+    docs = prepare(pages, config, families, load_folds(data_dir), processes=1, progress=False)
+    fold = next(x.fold for x in docs if x.gold_words > 0)
+    tc = config["train"]
+    results = cross_validate(docs, config, c1=float(tc["c1"]), c2=float(tc["c2"]),
+                             max_iterations=int(tc["max_iterations"]), folds=[fold], processes=1, progress=False,
+                             models_dir=tmp_path, families=families)
+    model = load_model(tmp_path / f"fold-{fold}.crfsuite")
+    assert tuple(model.meta["families"]) == families and model.extractor().on.cue
+    assert model.meta["config_hash"] == config.section_hash(families=families)
+    held_out = [p for p, x in zip(pages, docs) if x.fold == fold]
+    again = prepare(held_out, config, tuple(model.meta["families"]), load_folds(data_dir), processes=1,
+                    progress=False)  # (as `cleaner eval --model` prepares the pages of a saved model)
+    decision = DecisionSettings.from_config(config)
+    for doc in again:
+        assert predict(model, doc, decision).score == next(r for r in results if r.key == doc.key).score

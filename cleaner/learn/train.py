@@ -328,13 +328,16 @@ def cross_validate(
     sites: dict[str, str | None] | None = None,
     models_dir: str | Path | None = None,
     leave_out: frozenset[str] = frozenset(),
+    families: tuple[str, ...] | None = None,
 ) -> list[DocResult]:
     """The CRF's k-fold CV by document (`cleaner.learn.cv.cross_validate_folds`, the loop the seed systems run
     too): train on the other folds' pages (`train_model`, `with_typer`), predict the held-out ones (`predict`),
     the folds in `processes` forked workers.
 
     With `models_dir`, each fold's model is saved there as `fold-<k>.crfsuite` (to inspect or explain
-    its labelling afterwards without training it again).
+    its labelling afterwards without training it again), with the feature families the pages were prepared with
+    (`families`, as given to `prepare`) and the feature config in its sidecar, so that `cleaner clean --model` and
+    `cleaner inspect` read a page as the cross-validation did.
 
     With `sites` (page key -> site, `cleaner.gold.data.page_sites`), a fold's model is also trained
     without the pages of every site that occurs in the fold: every held-out page is then from a
@@ -348,7 +351,11 @@ def cross_validate(
         model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
         model = with_typer(model, train_docs, config, conventions)
         if models_dir:
-            model.save(Path(models_dir) / f"fold-{fold}.crfsuite")
+            # (a copy: the fold's scoring reads the prepared pages, whatever the sidecar says)
+            chosen = tuple(families or DEFAULT_FAMILIES)
+            meta = dict(model.meta, families=list(chosen), feature_config=feature_config_sections(config),
+                        config_hash=config.section_hash(families=chosen))
+            CrfModel(model.data, meta, model.markers, model.first_pass).save(Path(models_dir) / f"fold-{fold}.crfsuite")
         return model
 
     def score(model: CrfModel, doc: PreparedDoc) -> DocResult:

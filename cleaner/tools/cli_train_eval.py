@@ -279,7 +279,8 @@ def cmd_eval(args) -> int:
         iters = args.max_iterations or int(tc["max_iterations"])
         results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
                                  processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
-                                 models_dir=args.fold_models, conventions=conventions, leave_out=leave_out)
+                                 models_dir=args.fold_models, conventions=conventions, leave_out=leave_out,
+                                 families=families)
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
                              unseen_sites=args.unseen_sites, config=config, folds=fold_ids,

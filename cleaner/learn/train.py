@@ -275,15 +275,20 @@ def tagging_meta(conventions: Conventions | None = None) -> dict:
     return meta
 
 
+def feature_meta(config: Config, families) -> dict:
+    """What a model's sidecar says of how its pages are read: the feature families (the default ones when None) and
+    the [segment]/[features] sections it was trained with, and their hash."""
+    families = tuple(families or DEFAULT_FAMILIES)
+    return {"families": list(families), "feature_config": feature_config_sections(config),
+            "config_hash": config.section_hash(families=families)}
+
+
 def model_meta(config: Config, families, *, c1, c2, max_iterations, manifest: str, n_docs: int, extra=None,
                conventions: Conventions | None = None) -> dict:
-    families = tuple(families or DEFAULT_FAMILIES)
     meta = {
         "labels": list(config["model"]["labels"]),
         "feature_version": FEATURE_VERSION,
-        "families": list(families),
-        "feature_config": feature_config_sections(config),
-        "config_hash": config.section_hash(families=families),
+        **feature_meta(config, families),
         "training_manifest_hash": manifest,
         "training_documents": n_docs,
         "c1": c1,
@@ -352,9 +357,7 @@ def cross_validate(
         model = with_typer(model, train_docs, config, conventions)
         if models_dir:
             # (a copy: the fold's scoring reads the prepared pages, whatever the sidecar says)
-            chosen = tuple(families or DEFAULT_FAMILIES)
-            meta = dict(model.meta, families=list(chosen), feature_config=feature_config_sections(config),
-                        config_hash=config.section_hash(families=chosen))
+            meta = dict(model.meta, **feature_meta(config, families))
             CrfModel(model.data, meta, model.markers, model.first_pass).save(Path(models_dir) / f"fold-{fold}.crfsuite")
         return model
 

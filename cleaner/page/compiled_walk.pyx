@@ -310,19 +310,15 @@ cdef struct _Tally:
 
 
 cdef int _tally(_Tally *t, str tag) except -1:
-    """Count `tag` in `t`: by identity first (the walk's tags are the name cache's own str objects), then by value."""
+    """Count `tag` in `t`, found by identity (the walk's tags are mostly the name cache's own str objects) or else
+    by value, as a dict key is."""
     cdef int i
-    cdef PyObject *found
     cdef PyObject *p = <PyObject *> tag
     if t.spill != NULL:
         _count(<dict> t.spill, tag)
         return 0
     for i in range(t.n):
-        if t.tags[i] == p:
-            t.counts[i] += 1
-            return 0
-    for i in range(t.n):
-        if <str> t.tags[i] == tag:
+        if t.tags[i] == p or <str> t.tags[i] == tag:
             t.counts[i] += 1
             return 0
     if t.n < TALLIED:

@@ -39,6 +39,7 @@ from cleaner.label.markers import (  # noqa: E402
     MarkerSettings,
     MarkerTyper,
     block_attributes,
+    table_marginals,
     train_typer,
     training_sequence,
 )
@@ -100,14 +101,14 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
         labels, p_content, marginals = part["tagged"][key]
         # Only segments' first blocks are read: their layout is computed when asked, as MarkerTyper.layout_of does.
         blocks = p["blocks"]
-        return p, labels, p_content, (lambda y, i: marginals[i][y]), (lambda i: block_attributes(blocks[i], settings))
+        return p, labels, p_content, table_marginals(marginals), (lambda i: block_attributes(blocks[i], settings))
 
     typer = None
     if settings is not None:  # else: [markers] disabled, the block CRF's own markers are scored
         sequences = []
         for key in part["train"]:
-            p, labels, _, marginal, layout = inputs(key)
-            seq = training_sequence(labels, marginal, layout, p["texts"], p["word_counts"], p["gold_labels"],
+            p, labels, _, marginals_at, layout = inputs(key)
+            seq = training_sequence(labels, marginals_at, layout, p["texts"], p["word_counts"], p["gold_labels"],
                                     settings)
             if seq is not None:
                 sequences.append(seq)
@@ -116,9 +117,9 @@ def _eval_fold(fold: int) -> list[tuple[str, str, int, object]]:
     for key, p in pages.items():
         if p["fold"] != fold:
             continue
-        _, labels, p_content, marginal, layout = inputs(key)
+        _, labels, p_content, marginals_at, layout = inputs(key)
         if typer is not None:
-            labels = typer.retype(labels, marginal, layout, p["texts"], p["word_counts"])
+            labels = typer.retype(labels, marginals_at, layout, p["texts"], p["word_counts"])
         text = assemble(p["texts"], labels, None, p["word_counts"], p_content, p.get("gaps"),
                         p.get("shown")).cleaneval
         out.append((key, p["dataset"], fold, score_document(text, p["gold"])))

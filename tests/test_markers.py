@@ -58,8 +58,8 @@ HTML = "".join(f"<h2>Part {i} of the story</h2><p>It went on for a while, and th
                for i in range(4))
 
 
-def _flat(_label, _i):
-    return 1 / 3
+def _flat(labels, positions):
+    return [[1 / 3] * len(positions) for _ in labels]
 
 
 def test_typer_learns_what_the_block_crf_missed():
@@ -118,10 +118,10 @@ class _CheckedTyper(MarkerTyper):
         self.reference.open_inmemory(data)
         self.segments = 0
 
-    def retype(self, labels, marginal, block_attrs, texts, word_counts):
-        retyped = super().retype(labels, marginal, block_attrs, texts, word_counts)
+    def retype(self, labels, marginals_at, block_attrs, texts, word_counts):
+        retyped = super().retype(labels, marginals_at, block_attrs, texts, word_counts)
         spans = segment_spans(labels)
-        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings)
+        x = segment_features(spans, labels, marginals_at, block_attrs, texts, word_counts, self.settings)
         expected = list(labels)
         for (s, _), marker in zip(spans, self.reference.tag(x) if spans else []):
             expected[s] = marker

@@ -332,7 +332,7 @@ class CrfModel:
         typer = self.typer
         if typer is not None and layout is not None and texts is not None:
             t = time.perf_counter()
-            retyped = typer.retype(labels, marginal, layout, texts, word_counts)
+            retyped = typer.retype(labels, tagger.marginals_at, layout, texts, word_counts)
             probabilities = [p if new == old else marginal(new, i)
                              for i, (p, old, new) in enumerate(zip(probabilities, labels, retyped))]
             labels = retyped

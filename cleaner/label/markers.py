@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -297,19 +297,25 @@ def readable_names(settings: MarkerSettings) -> TyperNames:
 def segment_features(
     spans: list[Span],
     labels: Sequence[str],
-    marginal: Callable[[str, int], float],
+    marginals_at: Callable[[Sequence[str], list[int]], list[list[float]]],
     block_attrs: Callable[[int], BlockLayout],
     texts: Sequence[str],
     word_counts: Sequence[int],
     settings: MarkerSettings,
     names: TyperNames | None = None,
 ) -> list[list]:
-    """One attribute list per segment (see the module docstring), readable, or in `names`' naming."""
+    """One attribute list per segment (see the module docstring), readable, or in `names`' naming.
+    `marginals_at(ys, positions)[k][m]`: the marginal probability of label ys[k] at block positions[m]."""
     if not spans:
         return []
     if names is None:
         names = readable_names(settings)
     n = len(spans)
+    # Every segment's first block's marginals, asked at once: asked one at a time, three a segment, they cost
+    # about 0.2 M instructions a page.
+    starts = [s for s, _ in spans]
+    columns = marginals_at([y for y, _ in names.p], starts)
+    marker_columns = [(y, deciles, column) for (y, deciles), column in zip(names.p, columns)]
     first = [block_attrs(s) for s, _ in spans]
     crf = [labels[s] for s, _ in spans]
     # share of segments inside a list item ("li" is one of the configured ancestor_tags)
@@ -325,8 +331,8 @@ def segment_features(
         else:
             text, words = " ".join(texts[s:e]).strip(), sum(word_counts[s:e])
         row = [names.bias, names.crf[label], names.binned(names.words, words), names.binned(names.blocks, e - s)]
-        for y, deciles in names.p:
-            p = marginal(y, s)
+        for y, deciles, column in marker_columns:
+            p = column[k]
             row.append(deciles[int(p * 10)] if 0.0 <= p <= 1.0 else name(f"p.{y}=" + _decile(p)))
         row += names.attrs(attrs)
         row += _text_shape(text, names)
@@ -338,6 +344,11 @@ def segment_features(
             row.append(names.last_segment)
         rows.append(row + page)
     return rows
+
+
+def table_marginals(table: Sequence[Mapping[str, float]]) -> Callable[[Sequence[str], list[int]], list[list[float]]]:
+    """segment_features' `marginals_at` read from per-block {label: marginal} (as Labelling.marginals holds them)."""
+    return lambda ys, positions: [[table[i][y] for i in positions] for y in ys]
 
 
 def train_typer(sequences: list[tuple[list[list[str]], list[str]]], settings: MarkerSettings) -> bytes:
@@ -354,7 +365,7 @@ def train_typer(sequences: list[tuple[list[list[str]], list[str]]], settings: Ma
             return fh.read()
 
 
-def training_sequence(labels, marginal, block_attrs, texts, word_counts, gold_labels, settings):
+def training_sequence(labels, marginals_at, block_attrs, texts, word_counts, gold_labels, settings):
     """(attributes, targets) of one training page's segments, or None when it has none. The
     target is the marker of the gold segment the first block belongs to; a segment that
     starts on gold boilerplate keeps the block CRF's marker (nothing to learn from it)."""
@@ -362,7 +373,7 @@ def training_sequence(labels, marginal, block_attrs, texts, word_counts, gold_la
     if not spans:
         return None
     gm = gold_markers(gold_labels)
-    x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, settings)
+    x = segment_features(spans, labels, marginals_at, block_attrs, texts, word_counts, settings)
     return x, [gm[s] or labels[s] for s, _ in spans]
 
 
@@ -397,12 +408,14 @@ class MarkerTyper:
         settings = self.settings
         return lambda i: block_attributes(blocks[i], settings)
 
-    def retype(self, labels: list[str], marginal, block_attrs, texts, word_counts) -> list[str]:
-        """`labels` with each segment's first block re-typed; everything else unchanged."""
+    def retype(self, labels: list[str], marginals_at, block_attrs, texts, word_counts) -> list[str]:
+        """`labels` with each segment's first block re-typed; everything else unchanged. `marginals_at`: as
+        segment_features reads it (ScoringTagger.marginals_at)."""
         spans = segment_spans(labels)
         if not spans:
             return labels
-        x = segment_features(spans, labels, marginal, block_attrs, texts, word_counts, self.settings, self._names)
+        x = segment_features(spans, labels, marginals_at, block_attrs, texts, word_counts, self.settings,
+                             self._names)
         out = list(labels)
         tagger = self._tagger()
         tagger.set(x)

@@ -26,7 +26,14 @@ from ..label.attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, trai
 from ..label.convention import Conventions
 from ..label.crf_model import CrfModel, first_pass_view
 from ..label.decide import DecisionSettings, headline_block, settle
-from ..label.markers import BlockLayout, MarkerSettings, block_attributes, train_typer, training_sequence
+from ..label.markers import (
+    BlockLayout,
+    MarkerSettings,
+    block_attributes,
+    table_marginals,
+    train_typer,
+    training_sequence,
+)
 from ..label.model_files import feature_config_sections
 from ..label.stacking import StackingSettings, inner_fold
 from ..output.assemble import assemble
@@ -255,9 +262,8 @@ def with_typer(
             continue
         convention = conventions.of(d.dataset) if conventions else None
         labelling = model.label(d.features, d.word_counts, decision, convention=convention, marginals=True)
-        table = labelling.marginals or []
-        seq = training_sequence(labelling.labels, lambda y, i, table=table: table[i][y], d.layout.__getitem__, d.texts,
-                                d.word_counts, d.labels, settings)
+        seq = training_sequence(labelling.labels, table_marginals(labelling.marginals or []), d.layout.__getitem__,
+                                d.texts, d.word_counts, d.labels, settings)
         if seq is not None:
             sequences.append(seq)
     if not sequences:

@@ -135,9 +135,10 @@ _WORD: Final = re.compile(r"\w+")
 
 
 def words_key(text: str) -> str:
-    """A text's words (`\\w+`), each followed by a space: two segments have the same words iff their keys, joined,
-    are equal (a space is no word character). The readable reference of compiled_text.words_key."""
-    return "".join([w + " " for w in _WORD.findall(text)])
+    """A text's case-folded words (`\\w+`), each followed by a space: two segments have the same case-folded words
+    iff their keys, joined, are equal (a space is no word character). The readable reference of
+    compiled_text.words_key."""
+    return "".join([w + " " for w in _WORD.findall(text.casefold())])
 
 
 _COMPILED_TEXT: Final = compiled_text_module()
@@ -217,7 +218,7 @@ def drop_repeats(labels: list[str], texts: list[str], gaps: list[str] | None, wo
     for segment, size in zip(segments, sizes):
         if count.get(size, 0) < 2:
             continue
-        words = "".join([_words_key(texts[i].casefold()) for i in segment])
+        words = "".join([_words_key(texts[i]) for i in segment])
         if words in seen:
             if out is labels:
                 out = list(labels)

@@ -25,7 +25,7 @@ nodes by their address.
 """
 
 from libc.stdint cimport uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
@@ -361,31 +361,92 @@ cdef void _drop(_Tally *t) noexcept:
         t.spill = NULL
 
 
+cdef struct _Frame:
+    # An open element: the reference's frame tuple (segment._walk, ROOT_FRAME) as a C struct, and the tag's kind
+    # (_kind_of), read when the element closes. Building, indexing and freeing a tuple of ten objects an element,
+    # its numbers boxed, cost about 0.3 M instructions a 2025 page. The four objects are references the frame holds
+    # (_Walk.push takes them, _Walk.pop releases them).
+    PyObject *tag  # str
+    PyObject *containers  # tuple
+    PyObject *ancestors  # frozenset
+    PyObject *idclass  # tuple
+    Py_ssize_t div_group, td_group, element
+    bint in_pre, in_itemscope
+    int kind
+
+
 cdef class _Walk:
-    """The state `emit` shares with the walk (the reference's closure variables)."""
-    cdef list blocks, stack
+    """The state `emit` shares with the walk (the reference's closure variables), and the stack of open elements."""
+    cdef list blocks
+    cdef _Frame *frames  # frames[:depth], the root's first; `capacity` allocated
+    cdef Py_ssize_t depth, capacity
     cdef _Tally opened, closed
     cdef int space  # False, True or BOX_ONLY
     cdef bint line_break
     cdef Py_ssize_t max_chars
 
+    def __cinit__(self):
+        self.frames = NULL
+        self.depth = self.capacity = 0
+
     def __dealloc__(self):
         _drop(&self.opened)
         _drop(&self.closed)
+        while self.depth:
+            self.pop()
+        free(self.frames)
+
+    cdef inline _Frame *top(self) noexcept:
+        return &self.frames[self.depth - 1]
+
+    cdef int push(self, str tag, tuple containers, frozenset ancestors, tuple idclass, Py_ssize_t div_group,
+                  Py_ssize_t td_group, bint in_pre, Py_ssize_t element, bint in_itemscope, int kind) except -1:
+        """Open an element (a pointer from `top` before this call may not outlive it: the frames may move)."""
+        cdef _Frame *grown
+        cdef Py_ssize_t capacity
+        if self.depth == self.capacity:
+            capacity = max(64, 2 * self.capacity)
+            grown = <_Frame *> realloc(self.frames, capacity * sizeof(_Frame))
+            if grown == NULL:
+                raise MemoryError()
+            self.frames, self.capacity = grown, capacity
+        cdef _Frame *f = &self.frames[self.depth]
+        Py_INCREF(tag)
+        Py_INCREF(containers)
+        Py_INCREF(ancestors)
+        Py_INCREF(idclass)
+        f.tag = <PyObject *> tag
+        f.containers = <PyObject *> containers
+        f.ancestors = <PyObject *> ancestors
+        f.idclass = <PyObject *> idclass
+        f.div_group, f.td_group, f.element = div_group, td_group, element
+        f.in_pre, f.in_itemscope, f.kind = in_pre, in_itemscope, kind
+        self.depth += 1
+        return 0
+
+    cdef void pop(self) noexcept:
+        """Close the innermost element (its frame's objects released: read them first)."""
+        self.depth -= 1
+        cdef _Frame *f = &self.frames[self.depth]
+        Py_DECREF(<object> f.tag)
+        Py_DECREF(<object> f.containers)
+        Py_DECREF(<object> f.ancestors)
+        Py_DECREF(<object> f.idclass)
 
     cdef emit(self, str text, object artificial=None, object shown=None):
         if len(text) > self.max_chars:
             text = text[:self.max_chars]
             shown = shown[:self.max_chars] if shown is not None else None
-        cdef tuple top = <tuple> self.stack[-1]
+        cdef _Frame *top = self.top()
         if self.line_break:
             gap = "\n"
         elif not self.space or (self.space == BOX_ONLY and text[0] in CLOSING_PUNCTUATION):
             gap = ""
         else:
             gap = " "
-        self.blocks.append(block_in(top, text, _counts(&self.opened), _counts(&self.closed), len(self.stack) - 1,
-                                    artificial, gap, shown))
+        self.blocks.append(block_in(text, <tuple> top.containers, <frozenset> top.ancestors, <tuple> top.idclass,
+                                    top.div_group, top.td_group, top.element, _counts(&self.opened),
+                                    _counts(&self.closed), self.depth - 1, artificial, gap, shown))
         self.space = False
         self.line_break = False
 
@@ -601,8 +662,10 @@ def walk(parsed, config):
     if root_node is None:
         return Segmentation(w.blocks, 0, False, 0, capped, title, marks, markup_capped)
 
-    w.stack = [ROOT_FRAME]
-    cdef list stack = w.stack
+    root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element, root_scope = (
+        ROOT_FRAME)
+    w.push(root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element,
+           root_scope, 0)
     cdef list blocks = w.blocks
     cdef list element_parent = [0]
     cdef list element_group = [-1]  # (the reference's numbering of signatures: mark_repeats)
@@ -626,11 +689,14 @@ def walk(parsed, config):
     cdef lxb_dom_node_t *root = _node(root_node)
     cdef lxb_dom_node_t *node = root
     cdef lxb_dom_node_t *child
-    cdef tuple parent, idclass, tokens, containers, closing
+    cdef _Frame *parent
+    cdef _Frame *closing
+    cdef tuple idclass, tokens, containers
     cdef frozenset ancestors
     cdef str tag, raw, text, line, shown
     cdef bint rendered_copy, in_itemscope
-    cdef object div_group, td_group, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
+    cdef Py_ssize_t div_group, td_group
+    cdef object parent_element, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
     cdef PyObject *found
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
@@ -640,7 +706,7 @@ def walk(parsed, config):
             raw = _text_of(node)
             if not raw:
                 pass
-            elif (<tuple> stack[-1])[6]:  # inside pre: every line is a block, shown with its own spaces
+            elif w.top().in_pre:  # inside pre: every line is a block, shown with its own spaces
                 for k, line in enumerate(raw.split("\n")):
                     if k:
                         w.line_break = True
@@ -677,14 +743,14 @@ def walk(parsed, config):
             pass
         elif not kind & DROPPED:
             # -- open the element --
-            parent = <tuple> stack[-1]
+            parent = w.top()
             attrs.read(node)
             if kind & ~(NAMED - 1) == A and not (attrs.any and attrs.href):
                 # An anchor without href (`<a name="top">`) is not a link (segment._walk says why).
                 tag = "a-nohref"
                 kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
             named = kind & ~(NAMED - 1)
-            idclass = parent[3]
+            idclass = <tuple> parent.idclass
             class_value = None
             rendered_copy = False
             if attrs.any:
@@ -715,11 +781,12 @@ def walk(parsed, config):
                         merged = idclass_seen[key] = merged_idclass(tokens, idclass)
                     idclass = merged
             element = len(element_parent)
-            element_parent.append(parent[7])
+            parent_element = parent.element
+            element_parent.append(parent_element)
             if kind & REPEAT_SKIPPED:
                 element_group.append(-1)
             else:
-                signature = (parent[7], tag, class_value)
+                signature = (parent_element, tag, class_value)
                 found = PyDict_GetItem(groups, signature)
                 if found == NULL:
                     group = len(group_size)
@@ -733,21 +800,21 @@ def walk(parsed, config):
                 marks.articles += 1
             elif named == PRE or named == CODE:
                 marks.code += 1
-            div_group = parent[4]
-            td_group = parent[5]
+            div_group = parent.div_group
+            td_group = parent.td_group
             if named == DIV:
                 group_seq += 1
                 div_group = group_seq
             elif named == TD or named == TH:
                 group_seq += 1
                 td_group = group_seq
-            containers = parent[1] + (tag,)
+            containers = <tuple> parent.containers + (tag,)
             if len(containers) > MAX_CONTAINERS:
                 containers = containers[-MAX_CONTAINERS:]
-            ancestors = parent[2]
+            ancestors = <frozenset> parent.ancestors
             if tag not in ancestors:
                 ancestors = _with(widened, ancestors, tag)
-            in_itemscope = parent[8]
+            in_itemscope = parent.in_itemscope
             if attrs.any:
                 if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.aria_hidden is not None or attrs.style)
                         and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style)):
@@ -765,12 +832,11 @@ def walk(parsed, config):
                 if not in_itemscope and attrs.has_itemscope:
                     in_itemscope = True
                     add_itemtypes(attrs.itemtype, marks.itemtypes)
-            # (the frame's last field, past the reference's: the tag's kind, read when the element closes)
-            stack.append((tag, containers, ancestors, idclass, div_group, td_group, parent[6] or named == PRE,
-                          element, in_itemscope, kind))
+            w.push(tag, containers, ancestors, idclass, div_group, td_group, parent.in_pre or named == PRE, element,
+                   in_itemscope, kind)
             _tally(&w.opened, tag)
-            if len(stack) > max_depth:
-                max_depth = len(stack)
+            if w.depth > max_depth:
+                max_depth = w.depth
             if kind & LINE:
                 w.line_break = True
             elif named == IMG:
@@ -787,7 +853,8 @@ def walk(parsed, config):
             if child != NULL:
                 node = child
                 continue
-            tag = (<tuple> stack.pop())[0]  # an empty element: opened and closed at once
+            tag = <str> w.top().tag  # an empty element: opened and closed at once
+            w.pop()
             _tally(&w.closed, tag)
         else:  # a dropped element
             # a formula (MathML, MathJax's TeX source) is read as TeX, a block of its own in its place in the line
@@ -826,10 +893,12 @@ def walk(parsed, config):
             node = node.parent
             if node == NULL:
                 break
-            closing = <tuple> stack.pop()
-            tag = closing[0]
+            closing = w.top()
+            tag = <str> closing.tag
+            kind = closing.kind
+            w.pop()
             _tally(&w.closed, tag)
-            if <int> closing[9] & LINE:
+            if kind & LINE:
                 w.line_break = True
             if node == root:
                 node = NULL

@@ -279,13 +279,16 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
 _WALK: Final[list] = []
 
 
-def block_in(frame: tuple, text: str, opened: dict[str, int], closed: dict[str, int], depth: int,
+def block_in(text: str, containers: tuple[str, ...], ancestors: frozenset[str], idclass: tuple[str, ...],
+             div_group: int, td_group: int, element: int, opened: dict[str, int], closed: dict[str, int], depth: int,
              artificial: str | None, gap: str, shown: str | None) -> Block:
-    """The block of `text` in the element whose walk frame is `frame` (see ROOT_FRAME), as both walks emit it. (The
-    compiled walk calls this compiled function: a `Block(...)` call from Cython passed its 16 arguments through
-    Python's generic type call and argument parsing, 1.2 M instructions a 2025 page.)"""
-    return Block(text, frame[1], frame[2], opened, closed, frame[4], frame[5], frame[3], "a" in frame[2], depth,
-                 artificial, gap, shown, 0, -1, frame[7])
+    """The block of `text` in the element of walk frame (tag, `containers`, `ancestors`, `idclass`, `div_group`,
+    `td_group`, in_pre, `element`, in_itemscope) (see ROOT_FRAME), as both walks emit it: the reference holds its
+    frames as tuples, the compiled walk as C structs. (The compiled walk calls this compiled function: a `Block(...)`
+    call from Cython passed its 16 arguments through Python's generic type call and argument parsing, 1.2 M
+    instructions a 2025 page.)"""
+    return Block(text, containers, ancestors, opened, closed, div_group, td_group, idclass, "a" in ancestors, depth,
+                 artificial, gap, shown, 0, -1, element)
 
 
 def _walker():
@@ -362,7 +365,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
         top = stack[-1]
         touching = not space or (space == BOX_ONLY and text[0] in CLOSING_PUNCTUATION)
         gap = "\n" if line_break else "" if touching else " "
-        append_block(block_in(top, text, opened, closed, len(stack) - 1, artificial, gap, shown))
+        append_block(block_in(text, top[1], top[2], top[3], top[4], top[5], top[7], opened, closed, len(stack) - 1,
+                              artificial, gap, shown))
         opened = {}
         closed = {}
         space = False

@@ -110,6 +110,7 @@ class Repeat:
     min_siblings: int = setting(gt=1)
     bins: list[float] = setting(nonempty=True, ascending=True)
     links_min_share: float = setting(**SHARE)
+    heaviest: bool = setting()
     skip_tags: list[str] = setting()
 
 

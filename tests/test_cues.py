@@ -133,9 +133,10 @@ def test_blocks_in_repeated_items_get_the_number_of_items_and_link_lists_are_tol
                                               for i in range(12)) + "</div>"
             "<div class='text'><p>Erster Absatz.</p><p>Zweiter Absatz.</p><p>Dritter Absatz.</p></div></body>")
     cues = dict(_page_cues(html))
-    assert cues["Rubrik 0"] == ["cue.page=unknown", "cue.repeat-links", "cue.repeat=5"]  # 6 items: bin 5
-    assert cues["Produkt 3"] == ["cue.page=unknown", "cue.repeat=10"]  # 12 items, most of their words not links
-    assert cues["Eine Beschreibung des Produkts mit einigen Worten."] == ["cue.page=unknown", "cue.repeat=10"]
+    assert cues["Rubrik 0"] == ["cue.page=unknown", "cue.repeat-links", "cue.repeat=5", "cue.repeat@unknown"]  # 6 items: bin 5
+    assert cues["Produkt 3"] == ["cue.page=unknown", "cue.repeat=10", "cue.repeat@unknown"]  # 12 items, most of their words not links
+    assert cues["Eine Beschreibung des Produkts mit einigen Worten."] == ["cue.page=unknown", "cue.repeat=10",
+                                                                     "cue.repeat@unknown"]
     # An article's paragraphs are siblings of one tag, but not items.
     assert cues["Zweiter Absatz."] == ["cue.page=unknown"]
 
@@ -157,7 +158,8 @@ def test_page_cues_work_on_a_page_in_another_script():
             "<ul>" + "".join(f"<li><a href='/{i}'>関連記事{i}</a></li>" for i in range(3)) + "</ul>"
             "<p>東京で新しい図書館が開館した。</p></body>")
     cues = dict(_page_cues(html))
-    assert cues["関連記事1"] == ["cue.page=article", "cue.repeat-links", "cue.repeat=3"]
+    # The repeated item is told once more with the page's type (cue.repeat@article).
+    assert cues["関連記事1"] == ["cue.page=article", "cue.repeat-links", "cue.repeat=3", "cue.repeat@article"]
     assert cues["東京で新しい図書館が開館した。"] == ["cue.page=article"]
 
 
@@ -349,3 +351,28 @@ def test_the_compiled_main_subtree_is_the_references(data_dir):
     assert inside_some > len(cases)
     with pytest.raises(ValueError):
         compiled.main_subtree([1, 1], [0, 1], 0.5)  # an element its own parent: not a tree in document order
+
+
+def _items(html: str) -> dict[str, list[str]]:
+    seg = segment_blocks(html)
+    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    return {b.text: sorted(a for a in row if a.startswith("cue.items=")) for b, row in zip(seg.blocks, rows)}
+
+
+def test_the_items_of_the_heaviest_repeated_group_are_told_from_menus_and_from_the_main_container():
+    # A listing as Hacker News' front page is one: an intro box of prose, which the main container (weighing prose)
+    # takes, and the items, titles in links with a line of their own, which hold more of the page than the menu.
+    intro = "<div class='intro'><p>{}</p></div>".format(
+        "Welcome to the list of this week's jobs, read by thousands of engineers who look for their next role.")
+    menu = "<ul class='menu'>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(8)) + "</ul>"
+    rows = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company {i} is hiring engineers</a>"
+                               f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
+    items = _items(f"<body>{menu}{intro}{rows}</body>")
+    assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest-outside",
+                                                     "cue.items=heaviest@unknown"]
+    assert items["Section 2"] == []
+    assert items[next(t for t in items if t.startswith("Welcome"))] == []
+    # Where the items are the main container's, they are not outside it; a page without repetition has no such cue.
+    items = _items(f"<body>{menu}{rows}</body>")
+    assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest@unknown"]
+    assert set(map(tuple, _items(f"<body>{intro}</body>").values())) == {()}

@@ -905,6 +905,8 @@ def walk(parsed, config):
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
     mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
+    marks.element_group = element_group
+    marks.group_size = group_size
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 

@@ -317,6 +317,8 @@ class CueSettings:
         self.page_typer = PageTyper(config)
         self.repeat_bins = [float(b) for b in cc["repeat"]["bins"]]
         self.repeat_links_min = float(cc["repeat"]["links_min_share"])
+        self.repeat_min = int(cc["repeat"]["min_siblings"])
+        self.heaviest = bool(cc["repeat"]["heaviest"])
         self.code_tags = frozenset(cc["code"]["tags"])
         self.main_min_words = int(cc["main"]["min_words"])
         self.main_share = float(cc["main"]["share"])
@@ -333,6 +335,13 @@ class CueNames:
         self.page = {kind: name("cue.page=" + kind) for kind in settings.page_typer.names}
         self.repeat = repeat_table
         self.repeat_links = name("cue.repeat-links")
+        self.heaviest = name("cue.items=heaviest")
+        self.heaviest_outside = name("cue.items=heaviest-outside")
+        # The same two cues conjoined with the page's type: a listing's heaviest group is its content, a product
+        # page's or an article's is more often a shelf of related items.
+        kinds = settings.page_typer.names
+        self.heaviest_at = {kind: name("cue.items=heaviest@" + kind) for kind in kinds}
+        self.repeat_at = {kind: name("cue.repeat@" + kind) for kind in kinds}
         self.code = name("cue.code")
         self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
 
@@ -500,12 +509,54 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     return out
 
 
+def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks, repeat_min: int
+                   ) -> list[bool] | None:
+    """Whether each block lies inside an item of the page's heaviest repeated group: of the groups of at least
+    `repeat_min` sibling elements of one tag and class (cleaner.page.segment.mark_repeats), the one whose items hold
+    most visible words, link text included (None when the page has no such group). Why: a listing's content is its
+    items, each a title (a link) and a summary, and they hold more of the page than any menu, whose items are a few
+    words each; the main container (main_relations) weighs prose alone and on a listing often finds an intro box."""
+    element_parent = page.element_parent
+    element_group = page.element_group
+    group_size = page.group_size
+    n = len(element_parent)
+    if n == 0 or len(element_group) != n:
+        return None
+    total = [0] * n
+    for b, s in zip(blocks, stats):
+        if 0 <= b.element < n and HIDDEN not in b.ancestors:
+            total[b.element] += s.n_words
+    # Summed backwards (document order: a descendant comes after its element), an element's total is complete
+    # before it is added to its parent's and to its group's.
+    group_words = [0] * len(group_size)
+    for e in range(n - 1, 0, -1):
+        words = total[e]
+        total[element_parent[e]] += words
+        group = element_group[e]
+        if group >= 0:
+            group_words[group] += words
+    heaviest = -1
+    most = 0
+    for group in range(len(group_size)):
+        if group_size[group] >= repeat_min and group_words[group] > most:
+            heaviest, most = group, group_words[group]
+    if heaviest < 0:
+        return None
+    inside = [False] * n
+    for e in range(1, n):
+        inside[e] = inside[element_parent[e]] or element_group[e] == heaviest
+    return [0 <= b.element < n and inside[b.element] for b in blocks]
+
+
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
     block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
     `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
-    kind = names.page[settings.page_typer.of(page) if page is not None else "unknown"]
+    kind_name = settings.page_typer.of(page) if page is not None else "unknown"
+    kind = names.page[kind_name]
+    heaviest_at = names.heaviest_at[kind_name]
+    repeat_at = names.repeat_at[kind_name]
     # Words and link words of each repeated item, over the blocks inside it.
     item_words: dict[int, int] = {}
     item_links: dict[int, int] = {}
@@ -518,6 +569,8 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
     code_tags = settings.code_tags
     relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
+    heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
+                if settings.heaviest and page is not None else None)
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i, b in enumerate(blocks):
@@ -526,9 +579,15 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
             row.append(names.main[relations[i]])
         if b.repeat:
             row.append(names.repeat[b.repeat])
+            row.append(repeat_at)
             words = item_words[b.repeat_item]
             if words and item_links[b.repeat_item] >= links_min * words:
                 row.append(names.repeat_links)
+        if heaviest is not None and heaviest[i]:
+            row.append(names.heaviest)
+            row.append(heaviest_at)
+            if relations is not None and relations[i] != 1:
+                row.append(names.heaviest_outside)
         anc = b.ancestors
         code = in_code.get(anc)
         if code is None:

@@ -44,6 +44,10 @@ class PageMarks:
     # The parent of every element, numbered in document order (the walk's root 0, its own parent): where a
     # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
     element_parent: list[int] = field(default_factory=list)
+    # Per element the group of its signature (parent, tag, class; -1: none), and per group its elements: the repeated
+    # items (cleaner.page.segment.mark_repeats), whose groups the cue family weighs (cleaner.page.cues.item_groups).
+    element_group: list[int] = field(default_factory=list)
+    group_size: list[int] = field(default_factory=list)
     # The blocks' place against the main container (cleaner.page.cues.page_relations), once a page: the cue family and
     # the fill of the main container both read it. (blocks, stats, min_words, share, relations) of the last call.
     relations_memo: tuple | None = field(default=None, compare=False, repr=False)

@@ -353,6 +353,48 @@ def test_the_compiled_main_subtree_is_the_references(data_dir):
         compiled.main_subtree([1, 1], [0, 1], 0.5)  # an element its own parent: not a tree in document order
 
 
+def test_the_compiled_heaviest_subtree_is_the_references(data_dir):
+    """The heaviest repeated group's items, compiled (compiled_walk.heaviest_subtree), equal their reference
+    (cues.heaviest_subtree) on the element trees and groups of shared pages and on generated ones, ties, pages
+    without a group and groups below the minimum included."""
+    import random
+
+    import pytest
+    from conftest import sampled_pages
+
+    compiled = pytest.importorskip("cleaner.page.compiled_walk", reason="not built (scripts/build_native.py)")
+    from cleaner.page.cues import heaviest_subtree
+    from cleaner.page.decode import decode_html
+
+    cases = []
+    for page in sampled_pages(data_dir, 60):
+        seg = segment_blocks(decode_html(page.read_html()).text)
+        parents = seg.page.element_parent
+        words = [0] * len(parents)
+        for b in seg.blocks:
+            if 0 <= b.element < len(parents):
+                words[b.element] += len(b.text.split())
+        cases.append((words, parents, seg.page.element_group, seg.page.group_size))
+    rng = random.Random(7)
+    for n in range(1, 40):
+        parents = [0] + [rng.randrange(e) for e in range(1, n)]
+        sizes = [rng.randrange(1, 6) for _ in range(rng.randrange(0, 4))]
+        groups = [-1] + [rng.randrange(-1, len(sizes)) for _ in range(1, n)]
+        cases.append(([rng.choice((0, 0, 1, 3, 3)) for _ in range(n)], parents, groups, sizes))
+    cases.append(([0, 0, 0], [0, 0, 1], [-1, 0, 0], [2]))  # a group of no words
+    found = 0
+    for words, parents, groups, sizes in cases:
+        for repeat_min in (1, 3):
+            expected = heaviest_subtree(words, parents, groups, sizes, repeat_min)
+            assert compiled.heaviest_subtree(words, parents, groups, sizes, repeat_min) == expected
+            found += expected is not None and 0 < sum(expected) < len(expected)
+    assert found > len(cases) // 2
+    with pytest.raises(ValueError):
+        compiled.heaviest_subtree([1, 1], [0, 1], [-1, -1], [], 3)  # an element its own parent
+    with pytest.raises(ValueError):
+        compiled.heaviest_subtree([1, 1], [0, 0], [-1, 2], [3], 3)  # a group group_size does not hold
+
+
 def _items(html: str) -> dict[str, list[str]]:
     seg = segment_blocks(html)
     rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)

@@ -954,6 +954,51 @@ def main_subtree(list words, list element_parent, double share):
         free(total)
 
 
+def heaviest_subtree(list words, list element_parent, list element_group, list group_size, Py_ssize_t repeat_min):
+    """cleaner.page.cues.heaviest_subtree(words, element_parent, element_group, group_size, repeat_min), its readable
+    reference, over C arrays: per element whether it lies inside an item of the page's heaviest repeated group, or
+    None. `element_parent` is the walk's: every element's parent comes before it."""
+    cdef Py_ssize_t n = len(element_parent), n_groups = len(group_size), e, g, heaviest = -1, most = 0
+    cdef Py_ssize_t *total = <Py_ssize_t *> malloc((3 * max(n, 1) + max(n_groups, 1)) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *parent = total + n
+    cdef Py_ssize_t *group = total + 2 * n
+    cdef Py_ssize_t *group_words = total + 3 * n
+    cdef list inside
+    if total == NULL:
+        raise MemoryError()
+    try:
+        if len(words) != n or len(element_group) != n:
+            raise ValueError("heaviest_subtree: one word count and one group per element")
+        for e in range(n):
+            total[e] = words[e]
+            parent[e] = element_parent[e]
+            group[e] = element_group[e]
+            if e and not 0 <= parent[e] < e:
+                raise ValueError("heaviest_subtree: an element's parent comes before it")
+            if group[e] >= n_groups:
+                raise ValueError("heaviest_subtree: an element's group is not one of group_size's")
+        for g in range(n_groups):
+            group_words[g] = 0
+        for e in range(n - 1, 0, -1):
+            total[parent[e]] += total[e]
+            if group[e] >= 0:
+                group_words[group[e]] += total[e]
+        for g in range(n_groups):
+            if group_size[g] >= repeat_min and group_words[g] > most:
+                heaviest, most = g, group_words[g]
+        if heaviest < 0:
+            return None
+        inside = [False] * n
+        total[0] = 0  # (total is reused: 1 inside, 0 not)
+        for e in range(1, n):
+            total[e] = 1 if total[parent[e]] == 1 or group[e] == heaviest else 0
+            if total[e] == 1:
+                inside[e] = True
+        return inside
+    finally:
+        free(total)
+
+
 cdef dict _nodes_by_address(tree):
     """Every element of the page as a selectolax node, by its address."""
     root = tree.root

@@ -518,23 +518,36 @@ def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     words each; the main container (main_relations) weighs prose alone and on a listing often finds an intro box."""
     element_parent = page.element_parent
     element_group = page.element_group
-    group_size = page.group_size
     n = len(element_parent)
     if n == 0 or len(element_group) != n:
         return None
-    total = [0] * n
+    words = [0] * n
     for b, s in zip(blocks, stats):
         if 0 <= b.element < n and HIDDEN not in b.ancestors:
-            total[b.element] += s.n_words
+            words[b.element] += s.n_words
+    inside = _heaviest_subtree(words, element_parent, element_group, page.group_size, repeat_min)
+    if inside is None:
+        return None
+    return [0 <= b.element < n and inside[b.element] for b in blocks]
+
+
+def heaviest_subtree(words: list[int], element_parent: list[int], element_group: list[int], group_size: list[int],
+                     repeat_min: int) -> list[bool] | None:
+    """Per element, whether it lies inside an item of the heaviest group of at least `repeat_min` items (None when
+    there is none), from each element's own visible `words`: the readable reference of compiled_walk.heaviest_subtree,
+    which runs when it is built. `element_group`: per element its group (-1: none), `group_size`: per group its
+    items (the walk's, cleaner.page.segment.mark_repeats)."""
+    n = len(element_parent)
+    total = list(words)
     # Summed backwards (document order: a descendant comes after its element), an element's total is complete
     # before it is added to its parent's and to its group's.
     group_words = [0] * len(group_size)
     for e in range(n - 1, 0, -1):
-        words = total[e]
-        total[element_parent[e]] += words
+        w = total[e]
+        total[element_parent[e]] += w
         group = element_group[e]
         if group >= 0:
-            group_words[group] += words
+            group_words[group] += w
     heaviest = -1
     most = 0
     for group in range(len(group_size)):
@@ -545,7 +558,13 @@ def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     inside = [False] * n
     for e in range(1, n):
         inside[e] = inside[element_parent[e]] or element_group[e] == heaviest
-    return [0 <= b.element < n and inside[b.element] for b in blocks]
+    return inside
+
+
+# compiled_walk.heaviest_subtree if it is built, else the reference (its loops over a page's ~3,000 elements cost
+# 0.9 M instructions a page of 2025, docs/speed.md).
+_heaviest_subtree: Callable[[list[int], list[int], list[int], list[int], int], list[bool] | None] = (
+    heaviest_subtree if _COMPILED_WALK is None else _COMPILED_WALK.heaviest_subtree)
 
 
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],

@@ -111,7 +111,6 @@ class Repeat:
     bins: list[float] = setting(nonempty=True, ascending=True)
     links_min_share: float = setting(**SHARE)
     heaviest: bool = setting()
-    heaviest_share_bins: list[float] = setting(ascending=True)
     skip_tags: list[str] = setting()
 
 

@@ -319,7 +319,6 @@ class CueSettings:
         self.repeat_links_min = float(cc["repeat"]["links_min_share"])
         self.repeat_min = int(cc["repeat"]["min_siblings"])
         self.heaviest = bool(cc["repeat"]["heaviest"])
-        self.heaviest_share_bins = [float(b) for b in cc["repeat"]["heaviest_share_bins"]]
         self.code_tags = frozenset(cc["code"]["tags"])
         self.main_min_words = int(cc["main"]["min_words"])
         self.main_share = float(cc["main"]["share"])
@@ -343,9 +342,6 @@ class CueNames:
         kinds = settings.page_typer.names
         self.heaviest_at = {kind: name("cue.items=heaviest@" + kind) for kind in kinds}
         self.repeat_at = {kind: name("cue.repeat@" + kind) for kind in kinds}
-        # The share of the page's words the heaviest group holds, binned: most of a listing's or a thread's, a
-        # small part of a product page's or an article's (a shelf of related items).
-        self.heaviest_share = [name(f"cue.items-share={b:g}") for b in settings.heaviest_share_bins]
         self.code = name("cue.code")
         self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
 
@@ -514,13 +510,12 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
 
 
 def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks, repeat_min: int
-                   ) -> tuple[list[bool], float] | None:
+                   ) -> list[bool] | None:
     """Whether each block lies inside an item of the page's heaviest repeated group: of the groups of at least
     `repeat_min` sibling elements of one tag and class (cleaner.page.segment.mark_repeats), the one whose items hold
-    most visible words, link text included; and the share of the page's visible words the group holds (None when
-    the page has no such group). Why: a listing's content is its items, each a title (a link) and a summary, and
-    they hold more of the page than any menu, whose items are a few words each; the main container (main_relations)
-    weighs prose alone and on a listing often finds an intro box."""
+    most visible words, link text included (None when the page has no such group). Why: a listing's content is its
+    items, each a title (a link) and a summary, and they hold more of the page than any menu, whose items are a few
+    words each; the main container (main_relations) weighs prose alone and on a listing often finds an intro box."""
     element_parent = page.element_parent
     element_group = page.element_group
     n = len(element_parent)
@@ -533,13 +528,7 @@ def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     inside = _heaviest_subtree(words, element_parent, element_group, page.group_size, repeat_min)
     if inside is None:
         return None
-    in_items = 0
-    total = 0
-    for e in range(n):
-        total += words[e]
-        if inside[e]:
-            in_items += words[e]
-    return [0 <= b.element < n and inside[b.element] for b in blocks], in_items / total if total else 0.0
+    return [0 <= b.element < n and inside[b.element] for b in blocks]
 
 
 def heaviest_subtree(words: list[int], element_parent: list[int], element_group: list[int], group_size: list[int],
@@ -599,18 +588,8 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
     code_tags = settings.code_tags
     relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
-    found = (heaviest_items(blocks, stats, page, settings.repeat_min)
-             if settings.heaviest and page is not None else None)
-    heaviest: list[bool] | None = None
-    share_name = None
-    if found is not None:
-        heaviest = found[0]
-        bins = settings.heaviest_share_bins
-        if bins and found[1] >= bins[0]:
-            at = 0
-            while at + 1 < len(bins) and bins[at + 1] <= found[1]:
-                at += 1
-            share_name = names.heaviest_share[at]
+    heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
+                if settings.heaviest and page is not None else None)
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i, b in enumerate(blocks):
@@ -626,8 +605,6 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
         if heaviest is not None and heaviest[i]:
             row.append(names.heaviest)
             row.append(heaviest_at)
-            if share_name is not None:
-                row.append(share_name)
             if relations is not None and relations[i] != 1:
                 row.append(names.heaviest_outside)
         anc = b.ancestors

@@ -126,6 +126,14 @@ class MainCue:
 
 
 @dataclass(frozen=True)
+class UrlCue:
+    enabled: bool = setting()
+    index_segments: list[str] = setting()  # path segments of index pages ("category", "tag"), lower case
+    index_queries: list[str] = setting()  # query keys of index pages ("page", "q")
+    slug_min_separators: int = setting(**POSITIVE)
+
+
+@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
@@ -134,6 +142,7 @@ class Cues:
     repeat: Repeat = setting()
     code: CodeCue = setting()
     main: MainCue = setting()
+    url: UrlCue = setting()
 
 
 @dataclass(frozen=True)

@@ -411,10 +411,48 @@ def test_the_items_of_the_heaviest_repeated_group_are_told_from_menus_and_from_t
                                f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
     items = _items(f"<body>{menu}{intro}{rows}</body>")
     assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest-outside",
-                                                     "cue.items=heaviest@unknown"]
+                                                     "cue.items=heaviest@unknown", "cue.items=heaviest@url=none"]
     assert items["Section 2"] == []
     assert items[next(t for t in items if t.startswith("Welcome"))] == []
     # Where the items are the main container's, they are not outside it; a page without repetition has no such cue.
     items = _items(f"<body>{menu}{rows}</body>")
-    assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest@unknown"]
+    assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest@unknown",
+                                                     "cue.items=heaviest@url=none"]
     assert set(map(tuple, _items(f"<body>{intro}</body>").values())) == {()}
+
+
+def test_the_shape_of_a_pages_url_tells_home_index_and_article_pages_apart():
+    from cleaner.page.cues import CueSettings, url_shape
+
+    settings = CueSettings(load_config())
+    shapes = {
+        "https://techcrunch.com/": "root",
+        "https://example.org/index.html": "root",
+        "https://www.wired.com/category/science/": "index",
+        "https://github.com/topics/machine-learning": "index",
+        "https://example.com/news?page=2": "index",
+        "https://example.com/2025/09/04/top-trends/": "slug",
+        "https://example.com/blog/how-we-rebuilt-our-search-engine": "slug",
+        "https://www.wral.com/vehicle-rental/18236761/": "slug",
+        "https://nssa.stanford.edu/news": "short",
+        "/about/team": "other",  # (a canonical link may be written relative)
+        "": "none",
+        "http://[::1": "none",  # (not a URL)
+    }
+    assert {url: url_shape(url, settings) for url in shapes} == shapes
+
+
+def test_every_block_carries_its_pages_url_shape_and_the_heaviest_items_it_conjoined():
+    menu = "<ul class='menu'>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(8)) + "</ul>"
+    rows = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company {i} is hiring engineers</a>"
+                               f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
+    head = "<head><link rel='canonical' href='https://jobs.example.com/'></head>"
+    seg = segment_blocks(f"<html>{head}<body>{menu}{rows}</body></html>")
+    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    url = {b.text: sorted(a for a in row if "url=" in a) for b, row in zip(seg.blocks, rows_)}
+    assert url["Company 4 is hiring engineers"] == ["cue.items=heaviest@url=root", "cue.url=root"]
+    assert url["Section 2"] == ["cue.url=root"]
+    seg = segment_blocks(f"<body>{menu}</body>")  # no canonical link, no og:url
+    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    assert all("cue.url=none" in row for row in rows_)
+    assert {a for row in rows_ for a in row if "url=" in a} == {"cue.url=none", "cue.items=heaviest@url=none"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from urllib.parse import parse_qsl, urlsplit
 from typing import Final
 
 # (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
@@ -320,6 +321,11 @@ class CueSettings:
         self.repeat_min = int(cc["repeat"]["min_siblings"])
         self.heaviest = bool(cc["repeat"]["heaviest"])
         self.code_tags = frozenset(cc["code"]["tags"])
+        uc = cc["url"]
+        self.url = bool(uc["enabled"])
+        self.url_index_segments = frozenset(str(x).lower() for x in uc["index_segments"])
+        self.url_index_queries = frozenset(str(x).lower() for x in uc["index_queries"])
+        self.url_slug_min_separators = int(uc["slug_min_separators"])
         self.main_min_words = int(cc["main"]["min_words"])
         self.main_share = float(cc["main"]["share"])
 
@@ -343,6 +349,8 @@ class CueNames:
         self.heaviest_at = {kind: name("cue.items=heaviest@" + kind) for kind in kinds}
         self.repeat_at = {kind: name("cue.repeat@" + kind) for kind in kinds}
         self.code = name("cue.code")
+        self.url = {shape: name("cue.url=" + shape) for shape in URL_SHAPES}
+        self.heaviest_url = {shape: name("cue.items=heaviest@url=" + shape) for shape in URL_SHAPES}
         self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
 
 
@@ -567,6 +575,42 @@ _heaviest_subtree: Callable[[list[int], list[int], list[int], list[int], int], l
     heaviest_subtree if _COMPILED_WALK is None else _COMPILED_WALK.heaviest_subtree)
 
 
+URL_SHAPES: Final = ("none", "root", "short", "index", "slug", "other")
+_DATED_PATH: Final = re.compile(r"/(?:19|20)\d\d/\d\d?/")
+_DIRECTORY_INDEX: Final = re.compile(r"(?:index|default)\.\w+", re.IGNORECASE)
+_LONG_NUMBER: Final = re.compile(r"\d{5,}")
+
+
+def url_shape(url: str, settings: CueSettings) -> str:
+    """The shape of a page's URL, one of URL_SHAPES: `root` (a site's home page), `slug` (a dated path, or a last
+    segment of several words or a long number: an article's, a product's), `index` (a segment or query key of
+    `index_segments` / `index_queries`: category, tag and search pages), `short` (one segment), `other`; `none` when
+    there is no URL. Only the path's shape counts, not the site: this is evidence for the CRF, not a rule."""
+    url = url.strip()
+    if not url:
+        return "none"
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return "none"
+    segments = [s for s in parts.path.split("/") if s]
+    if segments and _DIRECTORY_INDEX.fullmatch(segments[-1]):
+        segments.pop()
+    if not segments and not query:
+        return "root"
+    last = segments[-1].lower() if segments else ""
+    if (_DATED_PATH.search(parts.path) or last.count("-") + last.count("_") >= settings.url_slug_min_separators
+            or _LONG_NUMBER.search(last)):
+        return "slug"
+    if (any(s.lower() in settings.url_index_segments for s in segments)
+            or any(k.lower() in settings.url_index_queries for k, _ in query)):
+        return "index"
+    if len(segments) <= 1:
+        return "short"
+    return "other"
+
+
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
@@ -590,10 +634,18 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
                  if page is not None else None)
     heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
                 if settings.heaviest and page is not None else None)
+    url = None
+    heaviest_url = None
+    if settings.url:
+        shape = url_shape(page.canonical or page.head_meta.get("og:url", ""), settings) if page is not None else "none"
+        url = names.url[shape]
+        heaviest_url = names.heaviest_url[shape]
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i, b in enumerate(blocks):
         row = [kind]
+        if url is not None:
+            row.append(url)
         if relations is not None:
             row.append(names.main[relations[i]])
         if b.repeat:
@@ -605,6 +657,8 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
         if heaviest is not None and heaviest[i]:
             row.append(names.heaviest)
             row.append(heaviest_at)
+            if heaviest_url is not None:
+                row.append(heaviest_url)
             if relations is not None and relations[i] != 1:
                 row.append(names.heaviest_outside)
         anc = b.ancestors

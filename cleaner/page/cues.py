@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import parse_qsl, urlsplit
 from typing import Final
+from urllib.parse import parse_qsl, urlsplit
 
 # (scripts/build_native.py compiles this module with mypyc: see cleaner/page/features.py.)
 from .. import compiled_twin

@@ -133,8 +133,9 @@ def test_blocks_in_repeated_items_get_the_number_of_items_and_link_lists_are_tol
                                               for i in range(12)) + "</div>"
             "<div class='text'><p>Erster Absatz.</p><p>Zweiter Absatz.</p><p>Dritter Absatz.</p></div></body>")
     cues = dict(_page_cues(html))
-    assert cues["Rubrik 0"] == ["cue.page=unknown", "cue.repeat-links", "cue.repeat=5", "cue.repeat@unknown"]  # 6 items: bin 5
-    assert cues["Produkt 3"] == ["cue.page=unknown", "cue.repeat=10", "cue.repeat@unknown"]  # 12 items, most of their words not links
+    # 6 items: bin 5; 12 items, most of their words not links: bin 10 (and each told with the page's type)
+    assert cues["Rubrik 0"] == ["cue.page=unknown", "cue.repeat-links", "cue.repeat=5", "cue.repeat@unknown"]
+    assert cues["Produkt 3"] == ["cue.page=unknown", "cue.repeat=10", "cue.repeat@unknown"]
     assert cues["Eine Beschreibung des Produkts mit einigen Worten."] == ["cue.page=unknown", "cue.repeat=10",
                                                                      "cue.repeat@unknown"]
     # An article's paragraphs are siblings of one tag, but not items.
@@ -316,27 +317,32 @@ def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():
     assert page_relations(seg.blocks, stats, seg.page, 50, 0.5) is None  # (no block of 50 words: no prose)
 
 
+def _element_trees(data_dir, n: int = 60):
+    """(PageMarks, words of each element's own blocks) of `n` shared pages: the element trees the walk gives."""
+    from conftest import sampled_pages
+
+    from cleaner.page.decode import decode_html
+
+    for page in sampled_pages(data_dir, n):
+        seg = segment_blocks(decode_html(page.read_html()).text)
+        words = [0] * len(seg.page.element_parent)
+        for b in seg.blocks:
+            if 0 <= b.element < len(words):
+                words[b.element] += len(b.text.split())
+        yield seg.page, words
+
+
 def test_the_compiled_main_subtree_is_the_references(data_dir):
     """The main container's subtree, compiled (compiled_walk.main_subtree), equals its reference
     (cues.main_subtree) on the element trees of shared pages and on generated trees, ties and empty pages included."""
     import random
 
     import pytest
-    from conftest import sampled_pages
 
     compiled = pytest.importorskip("cleaner.page.compiled_walk", reason="not built (scripts/build_native.py)")
     from cleaner.page.cues import main_subtree
-    from cleaner.page.decode import decode_html
 
-    cases = []
-    for page in sampled_pages(data_dir, 60):
-        seg = segment_blocks(decode_html(page.read_html()).text)
-        parents = seg.page.element_parent
-        words = [0] * len(parents)
-        for b in seg.blocks:
-            if 0 <= b.element < len(parents):
-                words[b.element] += len(b.text.split())
-        cases.append((words, parents))
+    cases = [(words, page.element_parent) for page, words in _element_trees(data_dir)]
     rng = random.Random(5)
     for n in range(1, 40):
         parents = [0] + [rng.randrange(e) for e in range(1, n)]
@@ -360,21 +366,12 @@ def test_the_compiled_heaviest_subtree_is_the_references(data_dir):
     import random
 
     import pytest
-    from conftest import sampled_pages
 
     compiled = pytest.importorskip("cleaner.page.compiled_walk", reason="not built (scripts/build_native.py)")
     from cleaner.page.cues import heaviest_subtree
-    from cleaner.page.decode import decode_html
 
-    cases = []
-    for page in sampled_pages(data_dir, 60):
-        seg = segment_blocks(decode_html(page.read_html()).text)
-        parents = seg.page.element_parent
-        words = [0] * len(parents)
-        for b in seg.blocks:
-            if 0 <= b.element < len(parents):
-                words[b.element] += len(b.text.split())
-        cases.append((words, parents, seg.page.element_group, seg.page.group_size))
+    cases = [(words, page.element_parent, page.element_group, page.group_size)
+             for page, words in _element_trees(data_dir)]
     rng = random.Random(7)
     for n in range(1, 40):
         parents = [0] + [rng.randrange(e) for e in range(1, n)]
@@ -395,6 +392,12 @@ def test_the_compiled_heaviest_subtree_is_the_references(data_dir):
         compiled.heaviest_subtree([1, 1], [0, 0], [-1, 2], [3], 3)  # a group group_size does not hold
 
 
+# A listing as Hacker News' front page is one: a site menu, and the items, titles in links with a line of their own.
+_MENU = "<ul class='menu'>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(8)) + "</ul>"
+_JOB_ROWS = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company {i} is hiring engineers</a>"
+                                f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
+
+
 def _items(html: str) -> dict[str, list[str]]:
     seg = segment_blocks(html)
     rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
@@ -406,9 +409,7 @@ def test_the_items_of_the_heaviest_repeated_group_are_told_from_menus_and_from_t
     # takes, and the items, titles in links with a line of their own, which hold more of the page than the menu.
     intro = "<div class='intro'><p>{}</p></div>".format(
         "Welcome to the list of this week's jobs, read by thousands of engineers who look for their next role.")
-    menu = "<ul class='menu'>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(8)) + "</ul>"
-    rows = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company {i} is hiring engineers</a>"
-                               f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
+    menu, rows = _MENU, _JOB_ROWS
     items = _items(f"<body>{menu}{intro}{rows}</body>")
     assert items["Company 4 is hiring engineers"] == ["cue.items=heaviest", "cue.items=heaviest-outside",
                                                      "cue.items=heaviest@unknown", "cue.items=heaviest@url=none"]
@@ -443,9 +444,7 @@ def test_the_shape_of_a_pages_url_tells_home_index_and_article_pages_apart():
 
 
 def test_every_block_carries_its_pages_url_shape_and_the_heaviest_items_it_conjoined():
-    menu = "<ul class='menu'>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(8)) + "</ul>"
-    rows = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company {i} is hiring engineers</a>"
-                               f" (remote, 3 days ago)</td></tr>" for i in range(10)) + "</table>"
+    menu, rows = _MENU, _JOB_ROWS
     head = "<head><link rel='canonical' href='https://jobs.example.com/'></head>"
     seg = segment_blocks(f"<html>{head}<body>{menu}{rows}</body></html>")
     rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)

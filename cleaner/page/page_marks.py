@@ -45,7 +45,8 @@ class PageMarks:
     # block's element sits in the page (the cue family's main container, cleaner.cues.main_relations).
     element_parent: list[int] = field(default_factory=list)
     # Per element the group of its signature (parent, tag, class; -1: none), and per group its elements: the repeated
-    # items (cleaner.page.segment.mark_repeats), whose groups the cue family weighs (cleaner.page.cues.item_groups).
+    # items (cleaner.page.segment.mark_repeats), whose heaviest group the cue family finds
+    # (cleaner.page.cues.heaviest_items).
     element_group: list[int] = field(default_factory=list)
     group_size: list[int] = field(default_factory=list)
     # The blocks' place against the main container (cleaner.page.cues.page_relations), once a page: the cue family and

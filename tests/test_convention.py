@@ -168,14 +168,13 @@ def test_ids_lay_out_each_conventions_rows_as_the_readable_attributes_do(package
     # The fast path (WindowRows.conjoined over the pair ids of ConjoinedIds) against the readable path the
     # model was trained on (FeatureExtractor.extract, Conventions.apply, then ids), id for id and in the same
     # order, under each convention: pages of every set, pages shorter than the window (their first and last
-    # blocks read the page's ends), and with `max_names` the name caches emptied before nearly every page
+    # blocks read the page's ends), and with `max_names` the codec's name cache emptied before nearly every page
     # (the extractor keeps the pair ids it was given: they must stay valid).
-    from cleaner.label.crf import AttributeIds, FlatRows, WindowIds, WindowRows
+    from cleaner.label.crf import AttributeIds, FlatRows, window_rows
     from cleaner.page.features import FeatureExtractor
 
     if max_names:
         monkeypatch.setattr(AttributeIds, "MAX_ENTRIES", max_names)
-        monkeypatch.setattr(WindowIds, "MAX_ENTRIES", max_names)
     ex = FeatureExtractor(packaged.feature_config().overlay({"features": {"window": window}}, "test"),
                           tuple(packaged.meta["families"]))
     conventions, codec, ids = packaged.conventions, packaged.convention_ids, packaged.attribute_ids
@@ -183,16 +182,16 @@ def test_ids_lay_out_each_conventions_rows_as_the_readable_attributes_do(package
     pages = [s.blocks for s in segs] + [segs[0].blocks[:k] for k in (1, 2, 3)]
     pairs = 0
     for blocks in pages:
-        window_rows = WindowRows(ex.extract_parts(blocks, None, codec), codec, ex)
+        rows = window_rows(ex, blocks, None, codec)
         readable = ex.extract(blocks, None, None)
         for k, conv in enumerate(conventions.names):
             laid_out = FlatRows(ids.encode(conventions.apply(readable, conv)))
             # the compiled pass (cleaner/label/compiled_chain.pyx, when built) and its NumPy reference alike
-            for fast in (window_rows.conjoined(k, ids[conventions.bias(conv)]),
-                         window_rows.conjoined_reference(k, ids[conventions.bias(conv)])):
+            for fast in (rows.conjoined(k, ids[conventions.bias(conv)]),
+                         rows.conjoined_reference(k, ids[conventions.bias(conv)])):
                 assert fast.flat.tolist() == laid_out.flat.tolist()
                 assert fast.starts.tolist() == laid_out.starts.tolist()
-        pairs += int((window_rows.private.flat >= codec.first_pair).sum())
+        pairs += int((rows.private.flat >= codec.first_pair).sum())
     assert pairs > len(pages)  # (id/class tokens and tags were conjoined: the test saw copies)
 
 

@@ -11,7 +11,9 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.label.crf import AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, read_crfsuite
+from cleaner.label.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, read_crfsuite,
+                               window_ids)
+from cleaner.label.crf import window_rows as window_rows_of
 from cleaner.page.decode import decode_html
 from cleaner.page.features import FeatureExtractor
 from cleaner.label.model import CODEC, CrfModel, load_model, open_tagger
@@ -95,14 +97,11 @@ def test_unknown_attributes_and_empty_rows_score_nothing(packaged):
     assert ids.encode([[CODEC["bias"], CODEC["no.such=attribute"]]]) == [[known, 0]]
 
 
-@pytest.mark.parametrize("window, max_names", [(0, None), (1, None), (2, None), (1, 60)])
-def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window, max_names, monkeypatch):
+@pytest.mark.parametrize("window", [0, 1, 2])
+def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window):
     # What clean_html scores (the attributes kept apart from the neighbour window) against the rows
     # FeatureExtractor.extract lays out, block by block, for both passes' weights: pages of every set,
-    # and pages shorter than the window (the first and last blocks read the page's ends). With
-    # `max_names`, the table of the window's attribute ids is emptied before nearly every page.
-    if max_names:
-        monkeypatch.setattr(WindowIds, "MAX_ENTRIES", max_names)
+    # and pages shorter than the window (the first and last blocks read the page's ends).
     config = load_config()
     feature_config = config.overlay({"features": {"window": window}}, "test")
     ex = FeatureExtractor(feature_config)
@@ -113,7 +112,7 @@ def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window, max_
     states = [packaged.tagger().state, packaged.first_tagger().state]
     for blocks in pages:
         rows = ex.extract(blocks, None, ids)
-        window_rows = WindowRows(ex.extract_parts(blocks, None, ids), ids, ex)
+        window_rows = window_rows_of(ex, blocks, None, ids)
         own = FlatRows([row[:k] for row, k in zip(rows, rows.own_counts)])
         assert len(window_rows) == len(blocks)
         for state in states:
@@ -121,6 +120,25 @@ def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window, max_
             assert np.allclose(window_rows.own_only().sum(state), own.sum(state), rtol=0, atol=1e-9)
         if window:  # the neighbours' attributes weigh: leaving them out changes the scores
             assert not np.allclose(window_rows.sum(states[0]), own.sum(states[0]))
+
+
+def test_the_window_deals_local_ids_only_to_names_a_model_knows(packaged):
+    # Every name no model knows, at any offset, is local id 0 (all its ids 0) and is not kept, so the ids are
+    # bounded by the model's vocabulary and are never reset; a known name keeps its local id, whose column holds its
+    # own id and its ids as each neighbour sees it.
+    ex = packaged.extractor()
+    ids = packaged.attribute_ids
+    window = window_ids(ex, ids)
+    size = len(window)
+    assert [window[f"tag.self=no-such-element-{k}"] for k in range(1000)] == [0] * 1000
+    assert len(window) == size and window.table()[:, 0].tolist() == [0] * (1 + len(window.offsets))
+    known = next(name for name in ("tag.self=p", "tag.self=div", "tag.self=a") if ids[name])
+    local = window[known]
+    assert local > 0 and window[known] == local and len(WindowIds(ex, ids)) == 0
+    column = window.table()[:, local].tolist()
+    assert column == [ids[known]] + [ex.neighbour_names(offset, ids)[known] for offset in window.offsets]
+    with pytest.raises(TypeError):  # parts named without the window are refused, not misread
+        WindowRows(ex.extract_parts([], None, ids), ids, ex)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "magic", "features"])

@@ -9,8 +9,6 @@ the arrays come in as typed memoryviews that the caller allocated).
 
 from libc.math cimport copysign, exp, INFINITY
 from libc.stdlib cimport malloc, free
-from cpython.dict cimport PyDict_GetItem
-from cpython.object cimport PyObject
 
 
 def viterbi(const double[:, ::1] state, const double[:, ::1] trans, Py_ssize_t[::1] path):
@@ -233,24 +231,6 @@ def row_starts(rows, Py_ssize_t[::1] starts):
         total += size
         empty += size == 0
     return total, empty
-
-
-def ids_of_rows(mapping, rows, Py_ssize_t[::1] out):
-    """Write `mapping[name]` of each name of `rows` (sequences of names), row after row, into `out`: the reference's
-    np.fromiter(map(mapping.__getitem__, chain.from_iterable(rows))). A name the mapping lacks goes through its own
-    `__getitem__` (a dict subclass's `__missing__` deals the next id), in the same order as the reference asks."""
-    cdef Py_ssize_t k = 0, n = out.shape[0]
-    cdef PyObject *found
-    cdef dict known = <dict> mapping
-    for row in rows:
-        for name in row:
-            if k == n:
-                raise ValueError("ids_of_rows: more names than `out` holds")
-            found = PyDict_GetItem(known, name)
-            out[k] = <object> found if found != NULL else mapping[name]
-            k += 1
-    if k != n:
-        raise ValueError("ids_of_rows: fewer names than `out` holds")
 
 
 cdef inline Py_ssize_t _end(const Py_ssize_t[::1] starts, Py_ssize_t i, Py_ssize_t total) noexcept nogil:

@@ -250,64 +250,67 @@ def window_offsets(window: int) -> list[int]:
 
 @mypyc_attr(native_class=False)
 class WindowIds(dict):
-    """Readable window-family attribute -> a local index, and per local index the attribute's id as
-    its block's own and as each neighbour offset sees it (`tables`, one row each): a page's shared
-    attributes are looked up in one pass, not once per offset, and their ids gathered with numpy
-    (0.61 -> 0.49 ms a page for WindowRows, docs/speed.md). Names are added as pages bring them;
-    bounded like the other name caches. A page's lookup holds a lock: pages labelled in several threads
-    at once would otherwise deal one local index to two names, or lay out the tables' columns in
-    another order than the indices."""
+    """The naming of the window families' attributes (FeatureExtractor.extract_parts' `window`): a readable
+    attribute -> a local id, and per local id the attribute's id as its block's own and as each neighbour offset
+    sees it (`table()`, one row each), so that a page's shared attributes come out of the features as integers and
+    their ids at every offset are one gather (WindowRows). Only attributes some model knows under one of those
+    names get a local id of their own; every other one is local id 0, whose ids are all 0 ("no model knows it"):
+    so the ids are bounded by the model's vocabulary and stay valid for the life of the process, cached by the
+    features' names and text cache (a bounded cache of open-vocabulary names, reset, would have to reset those
+    too). Ids are dealt under a lock: pages labelled in several threads at once would otherwise deal one local
+    id to two names, or lay out the table's columns in another order than the ids."""
 
-    MAX_ENTRIES = 50_000
-
-    def __init__(self, extractor, codec):
+    def __init__(self, extractor, codec) -> None:
         super().__init__()
         self.extractor = extractor
         self.codec = codec
         self.offsets = window_offsets(extractor.window)
         self._lock = threading.Lock()
-        self._reset()
-
-    def _reset(self) -> None:
-        self.clear()
-        self.pending: list[str] = []
-        self.tables = np.zeros((1 + len(self.offsets), 0), np.intp)
+        self._table = np.zeros((1 + len(self.offsets), 1), np.intp)  # local id 0: known to no model
+        self._columns = 1
+        self._new: list[list[int]] = []  # columns dealt since the table was last extended
 
     def __missing__(self, name: str) -> int:
-        i = self[name] = len(self)
-        self.pending.append(name)
-        return i
-
-    def lookup(self, rows: list[list[str]], total: int) -> np.ndarray:
-        """(1 + offsets, total) ids of the names of `rows` (`total` of them) laid end to end: row 0 the names as
-        their block's own, row j as offset j sees them."""
+        codec = self.codec
         with self._lock:
-            if len(self) + total > self.MAX_ENTRIES:  # (never mid-page: indices of one page stay valid)
-                self._reset()
-            if compiled_chain is not None:
-                local = np.empty(total, np.intp)
-                compiled_chain.ids_of_rows(self, rows, local)
-            else:
-                local = np.fromiter(map(self.__getitem__, chain.from_iterable(rows)), np.intp, total)
-            if self.pending:
-                new = [list(map(self.codec.__getitem__, self.pending))]
-                for offset in self.offsets:
-                    new.append(list(map(self.extractor.neighbour_names(offset, self.codec).__getitem__,
-                                        self.pending)))
-                self.tables = np.concatenate([self.tables, np.array(new, np.intp)], axis=1)
-                self.pending = []
-            return self.tables.take(local, axis=1)  # (take: a fifth of the time of indexing, and C-ordered)
+            if name in self:  # (dealt by another thread meanwhile)
+                i: int = self[name]
+                return i
+            column = [codec[name]] + [self.extractor.neighbour_names(offset, codec)[name] for offset in self.offsets]
+            if not any(column):
+                return 0  # (not kept: the names' own caches keep it, and the unknown are an open vocabulary)
+            i = self[name] = self._columns
+            self._columns += 1
+            self._new.append(column)
+            return i
+
+    def table(self) -> np.ndarray:
+        """(1 + offsets, local ids) ids: column i the ids of local id i, row 0 as its block's own, row j as
+        offset j (window_offsets) sees it."""
+        with self._lock:
+            if self._new:  # (extended, not rebuilt: a page brings a few new names, the table holds thousands)
+                self._table = np.concatenate([self._table, np.array(self._new, np.intp).T], axis=1)
+                self._new = []
+            return self._table
 
 
 _WINDOW_IDS: Final[dict[tuple[int, int], WindowIds]] = {}
 
 
-def _window_ids(extractor, codec) -> WindowIds:
+def window_ids(extractor, codec) -> WindowIds:
+    """The WindowIds of a FeatureExtractor and a codec, one per pair for the life of the process."""
     key = (id(extractor), id(codec))  # (the entry holds both, so their ids are not reused meanwhile)
     ids = _WINDOW_IDS.get(key)
     if ids is None:
         ids = _WINDOW_IDS[key] = WindowIds(extractor, codec)
     return ids
+
+
+def window_rows(extractor, blocks, stats, codec, page=None) -> WindowRows:
+    """The blocks' WindowRows: their attributes named with `codec` (AttributeIds) and the window's ids by
+    `extractor` (a FeatureExtractor), `page` its PageMarks."""
+    parts = extractor.extract_parts(blocks, stats, codec, page, window_ids(extractor, codec))
+    return WindowRows(parts, codec, extractor)
 
 
 @mypyc_attr(native_class=False)  # (own_only copies it: a compiled class cannot be copied without its __init__)
@@ -316,8 +319,8 @@ class WindowRows:
     out each block's row of its own and its neighbours' attributes.
 
     The state score of block i is the sum over its own attributes and over the shared attributes of
-    blocks i-k..i+k under their offset's prefix. The shared attributes are looked up once (WindowIds)
-    and their ids at each offset laid in one flat array per offset (the shared rows' layout); each
+    blocks i-k..i+k under their offset's prefix. The shared attributes come named by WindowIds, and their
+    ids at each offset are gathered in one flat array per offset (the shared rows' layout); each
     offset's sums are computed per block and added to the block k places away. Building the rows
     instead cost ~1.5 ms a page: a list per block and offset, and the flattening of ~58 ids a block
     (docs/speed.md, stop 21).
@@ -326,8 +329,12 @@ class WindowRows:
     __slots__ = ("n", "private", "shared", "neighbours", "codec", "window")
 
     def __init__(self, parts, codec, extractor):
-        """`parts`: AttributeParts named with `codec` (AttributeIds) by `extractor`, the FeatureExtractor
-        that names a neighbour's attributes and the page's ends (and knows the window)."""
+        """`parts`: AttributeParts named with `codec` (AttributeIds) and the window_ids of (`extractor`, `codec`) by
+        `extractor`, the FeatureExtractor that names a neighbour's attributes and the page's ends (and knows the
+        window): what `window_rows` makes."""
+        window = window_ids(extractor, codec)
+        if parts.window is not window:
+            raise TypeError("WindowRows needs parts named by window_ids(extractor, codec) (window_rows)")
         self.n = len(parts.private)
         self.codec = codec
         self.private = FlatRows(parts.private)
@@ -335,11 +342,17 @@ class WindowRows:
         if compiled_chain is not None:
             starts = np.empty(len(shared), np.intp)
             total, empty = compiled_chain.row_starts(shared, starts)
-            ids = _window_ids(extractor, codec).lookup(shared, total)
-            self.shared = FlatRows(flat=ids[0], starts=starts, has_empty=empty > 0)
+            local = np.empty(total, np.intp)
+            compiled_chain.flatten_rows(shared, local)
+            has_empty = empty > 0
         else:
-            ids = _window_ids(extractor, codec).lookup(shared, sum(map(len, shared)))
-            self.shared = FlatRows(flat=ids[0], lens=list(map(len, shared)))
+            lens = list(map(len, shared))
+            local = np.fromiter(chain.from_iterable(shared), np.intp, sum(lens))
+            starts = np.zeros(len(lens), np.intp)
+            np.cumsum(lens[:-1], out=starts[1:])
+            has_empty = 0 in lens
+        ids = window.table().take(local, axis=1)  # (take: a fifth of the time of indexing, and C-ordered)
+        self.shared = FlatRows(flat=ids[0], starts=starts, has_empty=has_empty)
         # (offset, ids of the shared attributes under its prefix, id of the page's end at it)
         self.window = ids  # (1 + offsets, shared ids): row j is `neighbours[j - 1]`'s ids
         self.neighbours = [(offset, ids[j], extractor.edge(offset, codec)[0])

@@ -25,7 +25,7 @@ from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from ..page.page_marks import PageMarks
 from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, AttributeCodec
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, ConjoinedIds, FlatRows, ScoringTagger, Vocabulary, WindowRows
+from .crf import AttributeIds, ConjoinedIds, FlatRows, ScoringTagger, Vocabulary, WindowRows, window_rows
 from .crfsuite_file import CrfsuiteModel, read_crfsuite
 from .decide import DecisionSettings, decide
 from .markers import MarkerSettings, MarkerTyper
@@ -165,7 +165,7 @@ class CrfModel:
             if not self.conventions.conjoins_own_only:
                 return ex.extract(blocks, stats, None, page)
             codec = self.convention_ids
-        return WindowRows(ex.extract_parts(blocks, stats, codec, page), codec, ex)
+        return window_rows(ex, blocks, stats, codec, page)
 
     @property
     def encoded(self) -> bool:

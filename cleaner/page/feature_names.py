@@ -95,16 +95,25 @@ class AttributeNames:
 
     Readable (no codec), or with a codec (cleaner.label.model.AttributeCodec) the codes of the
     attributes that stay with their block. Attributes of the `window_families` are also seen by
-    the neighbours under a prefix (`-1:`...), so they stay readable here and are encoded once
-    prefixed. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
+    the neighbours under a prefix (`-1:`...): readable, or with a `window` naming one integer each that
+    stands for all of those ids. Naming at the source spares encoding every row afterwards (-0.4 ms a page)."""
 
-    def __init__(self, config: Config, window_families: frozenset[str], cues: CueSettings, codec=None):
-        self.codec = codec  # held: FeatureExtractor keys its namings by id(codec)
+    def __init__(self, config: Config, window_families: frozenset[str], cues: CueSettings, codec=None, window=None):
+        """`window`: with a codec, what names the `window_families`' attributes (a mapping from a readable attribute
+        to an integer: cleaner.label.crf.WindowIds' local ids, which stand for the attribute's ids as its block's own
+        and as each neighbour sees it); None: they stay readable."""
+        self.codec = codec  # held: FeatureExtractor keys its namings by id(codec) and id(window)
+        self.window = window
+
+        def target(family: str):
+            """What names `family`'s attributes: the codec, the window's naming, or None (readable)."""
+            if codec is None:
+                return None
+            return window if family in window_families else codec
 
         def namer(family: str):
-            if codec is None or family in window_families:
-                return None
-            return codec.__getitem__
+            named_by = target(family)
+            return None if named_by is None else named_by.__getitem__
 
         def name(family: str, attribute: str):
             f = namer(family)
@@ -159,11 +168,10 @@ class AttributeNames:
                       for k in ("word-count", "sentence-count", "block-count")]
         self.t_doc_rel = [rel("document", k) for k in ("max-div-group", "max-td-group")]
         # Open vocabularies (tag names, id/class tokens): each value is named once, then looked up.
-        tag_codec = None if namer("tag") is None else codec
-        self.tag_self = PrefixCache("tag.self=", tag_codec)
-        self.tag_parent = PrefixCache("tag.parent=", tag_codec)
-        self.tag_artificial = PrefixCache("tag.artificial=", tag_codec)
-        self.idclass = PrefixCache("idclass.", None if namer("idclass") is None else codec)
+        self.tag_self = PrefixCache("tag.self=", target("tag"))
+        self.tag_parent = PrefixCache("tag.parent=", target("tag"))
+        self.tag_artificial = PrefixCache("tag.artificial=", target("tag"))
+        self.idclass = PrefixCache("idclass.", target("idclass"))
         repeat_bins = cues.repeat_bins
         self.cues = CueNames(cues, lambda attribute: name("cue", attribute), namer("cue"),
                              table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))

@@ -99,8 +99,9 @@ class AttributeRows(list):
 class AttributeParts:
     """A page's attributes before the neighbour window is laid on (FeatureExtractor.extract_parts)."""
 
-    shared: list[list]  # per block, the window families' attributes, readable
+    shared: list[list]  # per block, the window families' attributes: readable, or named by `window`
     private: list[list]  # per block, the others, named with the codec (the bias first: never empty)
+    window: Any = None  # what named `shared` (extract_parts' `window`), None: readable
 
 
 def own_attribute_count(row) -> int:
@@ -163,14 +164,14 @@ class FeatureExtractor:
         self.may_bullet: Callable[[str], bool] | None = (
             compiled.may_match_bullet if compiled is not None and rx["bullet"] == compiled.BULLET else None)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
-        self._names: dict[int, AttributeNames] = {}
+        self._names: dict[tuple[int, int], AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
 
-    def _naming(self, codec) -> AttributeNames:
-        key = id(codec)  # (the names hold the codec, so its id is not reused meanwhile)
+    def _naming(self, codec, window=None) -> AttributeNames:
+        key = (id(codec), id(window))  # (the names hold both, so their ids are not reused meanwhile)
         names = self._names.get(key)
         if names is None:
-            names = self._names[key] = AttributeNames(self.config, self.window_families, self.cues, codec)
+            names = self._names[key] = AttributeNames(self.config, self.window_families, self.cues, codec, window)
             names.text_attributes = self._compiled_text_attributes(names)
         return names
 
@@ -415,14 +416,17 @@ class FeatureExtractor:
         return result
 
     def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
-                      page: PageMarks | None = None) -> AttributeParts:
+                      page: PageMarks | None = None, window=None) -> AttributeParts:
         """The page's attributes before the neighbour window is laid on: per block the attributes of
-        the `window_families` readable (`shared`, what neighbours see under a prefix) and the others
-        named with `codec` (`private`). `extract` lays them out as rows; a scorer can take the parts
-        as they are and never build the neighbours' copies (cleaner.label.crf.WindowRows)."""
+        the `window_families` (`shared`, what neighbours see under a prefix), readable or, with a codec and a
+        `window` naming (cleaner.label.crf.WindowIds), as its integers, and the others named with `codec`
+        (`private`). `extract` lays them out as rows; a scorer can take the parts as they are and never build
+        the neighbours' copies (cleaner.label.crf.WindowRows)."""
         if stats is None:
             stats = self.stats(blocks)
-        v = self._naming(codec)
+        if codec is None:
+            window = None
+        v = self._naming(codec, window)
         n = len(blocks)
         on = self.on
         windowed = self.windowed
@@ -498,7 +502,7 @@ class FeatureExtractor:
             )
             for row in rows:
                 row.extend(doc_feats)
-        return AttributeParts(shared_rows, rows)
+        return AttributeParts(shared_rows, rows, window)
 
     def neighbour_names(self, offset: int, codec=None) -> PrefixCache:
         """Readable attribute -> its name as the neighbour at `offset` sees it (`-1:name`...), named

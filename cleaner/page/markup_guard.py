@@ -186,8 +186,8 @@ _SPACE_STARTS: Final = rb"\t\n\x0b\x0c\r\x1c-\x1f \xc2\xe1\xe2\xe3"
 
 
 def _not_space_utf8(excluded: bytes, run: bool) -> bytes:
-    """A character of the text that is not `\s` and not one of `excluded` (ASCII), as UTF-8 bytes; `run`: a run
-    of them (possessive), else one byte of one."""
+    """A character of the text that is not whitespace (Python's `\\s`) and not one of `excluded` (ASCII), as UTF-8
+    bytes; `run`: a run of them (possessive), else one byte of one."""
     starts = rb"(?!" + _WHITESPACE_UTF8 + rb")[\xc2\xe1\xe2\xe3]"
     if run:
         return rb"(?:[^" + excluded + _SPACE_STARTS + rb"]++|" + starts + rb")*+"

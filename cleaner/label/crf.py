@@ -267,7 +267,6 @@ class WindowIds(dict):
         self.offsets = window_offsets(extractor.window)
         self._lock = threading.Lock()
         self._table = np.zeros((1 + len(self.offsets), 1), np.intp)  # local id 0: known to no model
-        self._columns = 1
         self._new: list[list[int]] = []  # columns dealt since the table was last extended
 
     def __missing__(self, name: str) -> int:
@@ -279,8 +278,7 @@ class WindowIds(dict):
             column = [codec[name]] + [self.extractor.neighbour_names(offset, codec)[name] for offset in self.offsets]
             if not any(column):
                 return 0  # (not kept: the names' own caches keep it, and the unknown are an open vocabulary)
-            i = self[name] = self._columns
-            self._columns += 1
+            i = self[name] = len(self) + 1  # (the kept names are local ids 1.., 0 the unknown)
             self._new.append(column)
             return i
 

@@ -56,3 +56,34 @@ def test_a_saved_fold_model_reads_pages_with_the_families_the_cross_validation_u
     decision = DecisionSettings.from_config(config)
     for doc in again:
         assert predict(model, doc, decision).score == next(r for r in results if r.key == doc.key).score
+
+
+def test_rescoring_reads_the_kept_fold_models_under_the_run_s_decision_settings(data_dir, tmp_path):
+    # `eval --cv --fold-models DIR --rescore`: a [decision] change measured on the folds of an earlier run without
+    # training them again. With the same config the figures are that run's; with another decision setting they are
+    # what the same models give under it; a fold without a kept model, or a model read with other families, is refused.
+    import pytest
+
+    config = load_config().overlay(FAST)
+    pages = find_pages(data_dir, ["wcxb"])[:16]
+    docs = prepare(pages, config, None, load_folds(data_dir), processes=1, progress=False)
+    fold = next(x.fold for x in docs if x.gold_words > 0)
+    tc = config["train"]
+    run = dict(c1=float(tc["c1"]), c2=float(tc["c2"]), max_iterations=int(tc["max_iterations"]), folds=[fold],
+               processes=1, progress=False, models_dir=tmp_path)
+    first = cross_validate(docs, config, **run)
+    again = cross_validate(docs, config, rescore=True, **run)
+    assert [(r.key, r.score) for r in again] == [(r.key, r.score) for r in first]
+
+    everything = config.overlay({"decision": {"content_threshold": 0.01}})
+    model = load_model(tmp_path / f"fold-{fold}.crfsuite")
+    decision = DecisionSettings.from_config(everything)
+    rescored = cross_validate(docs, everything, rescore=True, **run)
+    assert [r.score for r in rescored] == [predict(model, d, decision).score for d in docs if d.fold == fold]
+    assert [r.score for r in rescored] != [r.score for r in first]  # (the setting moves these pages)
+
+    other = next(k for k in {x.fold for x in docs} if k != fold)
+    with pytest.raises(ValueError, match=f"no saved model for fold {other}"):
+        cross_validate(docs, config, rescore=True, **dict(run, folds=[other]))
+    with pytest.raises(ValueError, match="other feature families"):
+        cross_validate(docs, config, rescore=True, families=DEFAULT_FAMILIES + ("cue",), **run)

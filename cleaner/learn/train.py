@@ -34,6 +34,7 @@ from ..label.markers import (
     train_typer,
     training_sequence,
 )
+from ..label.model import load_model
 from ..label.model_files import feature_config_sections
 from ..label.stacking import StackingSettings, inner_fold
 from ..output.assemble import assemble
@@ -340,6 +341,7 @@ def cross_validate(
     models_dir: str | Path | None = None,
     leave_out: frozenset[str] = frozenset(),
     families: tuple[str, ...] | None = None,
+    rescore: bool = False,
 ) -> list[DocResult]:
     """The CRF's k-fold CV by document (`cleaner.learn.cv.cross_validate_folds`, the loop the seed systems run
     too): train on the other folds' pages (`train_model`, `with_typer`), predict the held-out ones (`predict`),
@@ -355,10 +357,33 @@ def cross_validate(
     site the model never saw, as most pages of a new crawl are.
 
     Pages whose key is in `leave_out` train no fold's model but are held out and scored as the others (a
-    learning curve: what pages added to the data bring, measured on the same held-out pages)."""
+    learning curve: what pages added to the data bring, measured on the same held-out pages).
+
+    With `rescore` (and `models_dir`), no model is trained: each fold's pages are scored with the model an earlier
+    run saved in `models_dir`, under this `config`'s decision settings (a change of [decision] measured on the
+    same folds in a minute, not a cross-validation's hour). A saved model whose sidecar names other feature
+    families or another feature config than the pages were prepared with is refused (ValueError): its figures
+    would not be the cross-validation's."""
     settings = DecisionSettings.from_config(config)
+    if rescore and not models_dir:
+        raise ValueError("rescoring reads the fold models of an earlier run: give their directory (models_dir)")
+    prepared_with = feature_meta(config, families)["config_hash"]
+
+    saved: dict[int, CrfModel] = {}  # fold -> the model an earlier run kept (rescore), read before any fold runs
+    for fold in sorted({d.fold for d in docs if d.fold is not None and (folds is None or d.fold in folds)}
+                       if rescore else ()):
+        path = Path(models_dir or ".") / f"fold-{fold}.crfsuite"
+        if not path.exists():
+            raise ValueError(f"no saved model for fold {fold}: {path} (run the cross-validation with --fold-models "
+                             "first)")
+        saved[fold] = load_model(path)
+        if saved[fold].meta.get("config_hash") != prepared_with:
+            raise ValueError(f"{path} was trained on pages read with other feature families or another feature "
+                             "config than these: its figures would not be the cross-validation's")
 
     def train(fold: int, train_docs: list[PreparedDoc]) -> CrfModel:
+        if rescore:
+            return saved[fold]
         model = train_model(train_docs, config, c1=c1, c2=c2, max_iterations=max_iterations, conventions=conventions)
         model = with_typer(model, train_docs, config, conventions)
         if models_dir:

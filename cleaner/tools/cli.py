@@ -206,7 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "line) out of every fold's training; they are still held out and scored (a learning curve: what "
                    "added pages bring, on the same held-out pages)")
     p.add_argument("--fold-models", metavar="DIR", help="with --cv: keep each fold's model as DIR/fold-<k>.crfsuite "
-                   "(to inspect it, or to score the held-out pages again with other decision settings)")
+                   "(to inspect it, or to score the held-out pages again with other decision settings: --rescore)")
+    p.add_argument("--rescore", action="store_true",
+                   help="with --cv --fold-models DIR: train nothing; score each fold's held-out pages with the model "
+                   "an earlier run kept in DIR, under this run's config (a change of [decision] on the same folds, "
+                   "in a minute; compare with --against that run's --pages)")
     p.add_argument("--conventions", action="store_true",
                    help="with --cv: train convention-aware models (as `train --conventions`) and score each page "
                    "under its own set's convention")

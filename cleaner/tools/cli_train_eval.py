@@ -269,6 +269,9 @@ def cmd_eval(args) -> int:
     if args.convention and args.cv:
         return _fail(EXIT_USAGE, "--convention scores a saved model (--model); with --cv, --conventions scores each "
                                  "page under its own set's convention")
+    if args.rescore and not (args.cv and args.fold_models):
+        return _fail(EXIT_USAGE, "--rescore scores the held-out pages with the fold models of an earlier run: add "
+                                 "--cv --fold-models DIR")
     conventions = _conventions(args, config)
     if args.cv:
         families = _families(args)
@@ -277,10 +280,13 @@ def cmd_eval(args) -> int:
         c1 = args.c1 if args.c1 is not None else float(tc["c1"])
         c2 = args.c2 if args.c2 is not None else float(tc["c2"])
         iters = args.max_iterations or int(tc["max_iterations"])
-        results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
-                                 processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
-                                 models_dir=args.fold_models, conventions=conventions, leave_out=leave_out,
-                                 families=families)
+        try:
+            results = cross_validate(docs, config, c1=c1, c2=c2, max_iterations=iters, folds=fold_ids,
+                                     processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
+                                     models_dir=args.fold_models, conventions=conventions, leave_out=leave_out,
+                                     families=families, rescore=args.rescore)
+        except ValueError as exc:  # (a fold model to rescore with is missing or was read otherwise: ModelError too)
+            return _fail(EXIT_INPUT, str(exc))
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
                              unseen_sites=args.unseen_sites, config=config, folds=fold_ids,

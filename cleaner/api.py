@@ -292,13 +292,15 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     words = [s.n_words for s in stats]
     typer = model.typer
     decision = DecisionSettings.from_config(config)
-    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip)
+    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip,
+                             decision.fill_main_heaviest)
               if decision.fills_main(convention) else None)
     texts = [b.text for b in seg.blocks]
     labelling = model.label(feats, words, decision, convention=convention,
                             layout=typer.layout_of(seg.blocks) if typer else None,
                             texts=texts if typer else None,
-                            marginals=all_marginals, timings=timings, inside_main=inside)
+                            marginals=all_marginals, timings=timings, inside_main=inside,
+                            fill_to_end=model.extractor().cues.page_typer.of(seg.page) in decision.fill_main_to_end)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
     labels = settle(labels, decision, convention, texts, [b.gap for b in seg.blocks], words,
                     lambda: headline_block(seg.blocks, seg.title))

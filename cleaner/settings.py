@@ -240,6 +240,8 @@ class Decision:
     fill_main: list[str] = setting()
     fill_main_threshold: float = setting(**SHARE)
     fill_main_skip: list[str] = setting()
+    fill_main_heaviest: list[str] = setting()
+    fill_main_to_end: list[str] = setting()
     drop_repeats: list[str] = setting()
     drop_repeats_min_words: int = setting(gt=0)
 

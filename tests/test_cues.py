@@ -297,6 +297,30 @@ def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_t
     assert thread[para.format("old")] and thread[para.format("first comment on the")]
 
 
+def test_on_a_page_of_a_fill_main_heaviest_type_the_heaviest_groups_items_are_in_the_main_container():
+    # [decision] fill_main_heaviest: a listing's items, mostly link text, lie outside the container of its most prose
+    # (the intro box); on a page of a type named there they are part of the container the fill keeps from.
+    from cleaner.page.cues import main_container
+
+    intro = "<div class='intro'><p>{}</p></div>".format(
+        "Every week our editors pick the new books worth reading and write a few words on each of them for you.")
+    item = "<li class='row'><a href='/b{0}'>The long title of book number {0} in this week's list of picks</a></li>"
+    body = intro + "<ul>" + "".join(item.format(k) for k in range(6)) + "</ul><div><a href='/'>Home</a></div>"
+    extractor = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",))
+    seg = segment_blocks(f"<html><body>{body}</body></html>")  # (no markup of a type: `unknown`)
+    assert extractor.cues.page_typer.of(seg.page) == "unknown"
+    stats = extractor.stats(seg.blocks)
+    plain = main_container(seg.blocks, stats, seg.page, extractor.cues)
+    with_items = main_container(seg.blocks, stats, seg.page, extractor.cues, (), ("listing", "unknown"))
+    other_type = main_container(seg.blocks, stats, seg.page, extractor.cues, (), ("listing",))
+    assert plain is not None and with_items is not None
+    texts = [b.text for b in seg.blocks]
+    items = [i for i, t in enumerate(texts) if t.startswith("The long title")]
+    assert len(items) == 6 and not any(plain[i] for i in items)
+    assert all(with_items[i] for i in items) and other_type == plain
+    assert not with_items[texts.index("Home")] and with_items[0]  # (the menu stays out, the intro in)
+
+
 def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():
     # The cue family and the fill of the main container read one computation a page (cues.page_relations); other
     # blocks, or other stats, of the same page are placed anew, never given the relations of the first.

@@ -266,6 +266,32 @@ def test_fill_main_keeps_main_container_blocks_between_the_first_and_the_last_ke
     assert decide(labels, rows, [5] * 7, settings)[0] == labels
 
 
+def test_fill_to_end_fills_the_main_container_from_the_first_kept_block_to_its_end():
+    # [decision] fill_main_to_end (a product's description after the widgets kept last): past the last kept block too,
+    # never before the first, never outside the container or below the threshold.
+    p_content = [0.2, 0.9, 0.2, 0.05, 0.2, 0.9, 0.3, 0.3]
+    rows = [{"other": 1 - q, "paragraph": q} for q in p_content]
+    labels = ["other", "paragraph", "other", "other", "other", "paragraph", "other", "other"]
+    inside = [True, True, True, True, False, True, True, False]
+    settings = DecisionSettings(fill_main=("main",), fill_main_threshold=0.1)
+    filled, _ = decide(labels, rows, [5] * 8, settings, inside=inside, fill_to_end=True)
+    assert filled == ["other", "paragraph", "paragraph", "other", "other", "paragraph", "paragraph", "other"]
+    assert decide(labels, rows, [5] * 8, settings, inside=inside)[0][6] == "other"  # (to the last kept only)
+
+
+def test_the_fills_page_types_are_the_typers_and_products_fill_to_the_end():
+    import pytest
+
+    from cleaner.config import load_config
+
+    for key in ("fill_main_heaviest", "fill_main_to_end"):
+        for bad in ("listing", ["blog"]):
+            with pytest.raises(ValueError, match=key):
+                DecisionSettings.from_config(load_config().overlay({"decision": {key: bad}}, "test"))
+    settings = DecisionSettings.from_config(load_config())
+    assert settings.fill_main_heaviest == ("listing", "unknown") and settings.fill_main_to_end == ("product",)
+
+
 def test_fill_main_names_conventions_and_main_fills_but_article_does_not():
     import pytest
 

@@ -310,6 +310,7 @@ class CrfModel:
         self, features, word_counts: list[int], settings: DecisionSettings, *, convention: str | None = None,
         layout=None, texts: list[str] | None = None, marginals: bool = False,
         timings: dict[str, float] | None = None, inside_main: list[bool] | None = None,
+        fill_to_end: bool = False,
     ) -> Labelling:
         """One page's labelling, whole: Viterbi labels refined by the marginals (cleaner.label.decide), re-typed
         by the marker typer when the model has one and the page's `layout` (block i -> BlockLayout, as
@@ -317,7 +318,8 @@ class CrfModel:
         labels were decided, every block's P(other), and with `marginals` every label's marginal of every
         block. Every figure is read from this thread's tagger inside the call: the result owns all it
         says, and a model can label pages in several threads at once. `inside_main` (block i lies in the page's
-        main container) is given when the page's convention fills it ([decision] fill_main, cleaner.label.decide)."""
+        main container) is given when the page's convention fills it ([decision] fill_main, cleaner.label.decide), and
+        `fill_to_end` when the page's type fills it to its end ([decision] fill_main_to_end)."""
         labels, _ = self.tag(features, marginals=False, convention=convention, timings=timings,
                              word_counts=word_counts, decision=settings)
         if not labels:
@@ -326,7 +328,8 @@ class CrfModel:
         marginal = tagger.marginal
         p_other = tagger.marginal_column(OTHER)
         rows = _MarginalRows(tagger)
-        labels, how = decide(labels, rows, word_counts, settings, p_other=p_other, inside=inside_main)
+        labels, how = decide(labels, rows, word_counts, settings, p_other=p_other, inside=inside_main,
+                             fill_to_end=fill_to_end)
         table = [rows[i] for i in range(len(labels))] if marginals else None
         probabilities = [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)]
         typer = self.typer

@@ -33,7 +33,10 @@ docs/ablation.md):
   the whole of the subtree holding most of its prose; on a site it has not seen, the CRF keeps one part of it
   and drops the rest (spec rows, guide sections between widgets, a listing's items) with P(content) 0.1-0.3
   (docs/modern.md section 8). Blocks under an id/class token of a `fill_main_skip` cue are not filled: a blog
-  post's container often holds its comments, which `main` leaves out.
+  post's container often holds its comments, which `main` leaves out. On a page of a `fill_main_heaviest` type the
+  items of its heaviest repeated group are part of that container (a listing's items, outside the container of its
+  most prose), and on a page of a `fill_main_to_end` type the fill runs from the first kept block to the container's
+  end (a product's description after the widgets kept last); docs/modern.md section 22.
 * With `drop_repeats` naming the convention, a kept segment (a kept block and the blocks that continue or touch it)
   of at least `drop_repeats_min_words` words whose case-folded words are those of an earlier kept segment is dropped
   (`drop_repeats`): responsive pages hold a description or specification twice, one copy for each screen size,
@@ -83,6 +86,10 @@ class DecisionSettings:
     fill_main_threshold: float = 0.1
     # Blocks under an id/class token of these cues ([features.cues.idclass]) are never filled: a post's comments.
     fill_main_skip: tuple[str, ...] = ()
+    # The page types whose heaviest repeated group's items are part of the main container the fill keeps from
+    # (cleaner.page.cues.main_container), and those whose container is filled to its end (decide's `fill_to_end`).
+    fill_main_heaviest: tuple[str, ...] = ()
+    fill_main_to_end: tuple[str, ...] = ()
     # The conventions whose pages keep a repeated segment of at least drop_repeats_min_words words once.
     drop_repeats: tuple[str, ...] = ()
     drop_repeats_min_words: int = 8
@@ -111,10 +118,17 @@ class DecisionSettings:
         cues = config["features"]["cues"]["idclass"]
         if not isinstance(skip, list) or any(c not in cues for c in skip):
             raise ValueError(f"[decision] fill_main_skip must list cues of [features.cues.idclass], not {skip!r}")
+        kinds = [*config["features"]["cues"]["page"]["order"], "unknown"]
+        for key in ("fill_main_heaviest", "fill_main_to_end"):
+            types = d[key]
+            if not isinstance(types, list) or any(t not in kinds for t in types):
+                raise ValueError(f"[decision] {key} must list page types of {kinds}, not {types!r}")
+            named[key] = tuple(types)
         return cls(content_threshold=float(d["content_threshold"]),
                    fallback_min_kept_share=float(d["fallback_min_kept_share"]), f1_optimal_threshold=optimal,
                    keep_headline=named["keep_headline"], fill_main=named["fill_main"],
                    fill_main_threshold=float(d["fill_main_threshold"]), fill_main_skip=tuple(skip),
+                   fill_main_heaviest=named["fill_main_heaviest"], fill_main_to_end=named["fill_main_to_end"],
                    drop_repeats=named["drop_repeats"], drop_repeats_min_words=int(d["drop_repeats_min_words"]))
 
     def keeps_headline(self, convention: str | None) -> bool:
@@ -290,6 +304,7 @@ def decide(
     settings: DecisionSettings,
     p_other: list[float] | None = None,
     inside: list[bool] | None = None,
+    fill_to_end: bool = False,
 ) -> tuple[list[str], str]:
     """Final labels and how they were decided ("viterbi", "threshold" or "fallback").
 
@@ -297,7 +312,8 @@ def decide(
     indexed for blocks that change label when `p_other` (P(other) per block) is given.
     `inside` (block i lies in the page's main container), given when the convention fills the main container
     (DecisionSettings.fills_main), keeps its blocks between the first and the last kept one above
-    `fill_main_threshold`.
+    `fill_main_threshold`; with `fill_to_end` (the page's type is one of `fill_main_to_end`), from the first kept
+    block to the container's end.
     """
     n = len(labels)
     if not n:
@@ -336,7 +352,7 @@ def decide(
         kept_at = [i for i, y in enumerate(out) if y != OTHER]
         if kept_at:
             t_fill = settings.fill_main_threshold
-            for i in range(kept_at[0] + 1, kept_at[-1]):
+            for i in range(kept_at[0] + 1, n if fill_to_end else kept_at[-1]):
                 if out[i] == OTHER and inside[i] and q[i] > t_fill and word_counts[i]:
                     out[i] = _best_content(marginals[i])
                     if how == "viterbi":

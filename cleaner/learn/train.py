@@ -69,6 +69,7 @@ class PreparedDoc:
     # Whether each block lies in the page's main container (cleaner.page.cues.main_container), which
     # [decision] fill_main fills.
     main: list[bool] | None = None
+    page_type: str = ""  # what the page typer calls it (cleaner.page.page_type): [decision] fill_main_to_end
 
     @property
     def n_blocks(self) -> int:
@@ -98,6 +99,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
     config: Config = _PREP_STATE["config"]
     extractor: FeatureExtractor = _PREP_STATE["extractor"]
     folds: dict = _PREP_STATE["folds"]
+    decision: DecisionSettings = _PREP_STATE["decision"]  # (the fill's region is the page's: main_container)
     seg = read_page_to_score(page.read_html(), config).segmentation
     stats = extractor.stats(seg.blocks)
     feats = extractor.extract(seg.blocks, stats, page=seg.page)
@@ -122,7 +124,9 @@ def _prepare_one(page: Page) -> PreparedDoc:
         gaps=[b.gap for b in seg.blocks],
         shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
         headline=headline_block(seg.blocks, seg.title),
-        main=main_container(seg.blocks, stats, seg.page, extractor.cues, _PREP_STATE["fill_main_skip"]),
+        main=main_container(seg.blocks, stats, seg.page, extractor.cues, decision.fill_main_skip,
+                            decision.fill_main_heaviest),
+        page_type=extractor.cues.page_typer.of(seg.page),
     )
 
 
@@ -150,7 +154,7 @@ def prepare(
     config = config or load_config()
     _PREP_STATE.update(
         config=config, extractor=FeatureExtractor(config, families), folds=folds or {}, keep_blocks=keep_blocks,
-        markers=MarkerSettings.from_config(config), fill_main_skip=DecisionSettings.from_config(config).fill_main_skip,
+        markers=MarkerSettings.from_config(config), decision=DecisionSettings.from_config(config),
     )
     processes = processes or min(len(pages), os.cpu_count() or 1) or 1
     bar = tqdm(total=len(pages), desc="prepare", unit="page", disable=not progress, file=sys.stderr)
@@ -316,7 +320,8 @@ def predict(
     settings = settings or DecisionSettings()
     labelling = model.label(doc.features, doc.word_counts, settings, convention=convention,
                             layout=layout, texts=doc.texts,
-                            inside_main=doc.main if settings.fills_main(convention) else None)
+                            inside_main=doc.main if settings.fills_main(convention) else None,
+                            fill_to_end=doc.page_type in settings.fill_main_to_end)
     labels = settle(labelling.labels, settings, convention, doc.texts, doc.gaps, doc.word_counts,
                     lambda: doc.headline or [])
     out = assemble(doc.texts, labels, None, doc.word_counts, labelling.p_content, doc.gaps, doc.shown)

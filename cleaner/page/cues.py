@@ -488,17 +488,24 @@ _main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
 
 
 def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks, settings: CueSettings,
-                   skip_cues: tuple[str, ...] = ()) -> list[bool] | None:
+                   skip_cues: tuple[str, ...] = (), heaviest_types: tuple[str, ...] = ()) -> list[bool] | None:
     """Whether each block lies in the page's main container (main_relations; None when the page holds no
     prose), and -- but on a page whose markup says it is a forum thread (cue.page) -- outside every element an
     id/class token of which names one of `skip_cues` (cues of [features.cues.idclass], as substrings): what
     [decision] fill_main keeps the rest of (cleaner.label.decide). A blog post's container often holds its
-    comments too, which `main` leaves out; a thread's posts, often classed as comments and replies, are its content."""
+    comments too, which `main` leaves out; a thread's posts, often classed as comments and replies, are its content.
+    On a page whose type is one of `heaviest_types` ([decision] fill_main_heaviest), the blocks in the items of its
+    heaviest repeated group (heaviest_items) are in the container too: a listing's items often lie outside the
+    subtree of its most prose (an intro box)."""
     relations = page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
     if relations is None:
         return None
-    if settings.page_typer.of(page) == "forum":
+    kind = settings.page_typer.of(page)
+    if kind == "forum":
         skip_cues = ()
+    heaviest = heaviest_items(blocks, stats, page, settings.repeat_min) if kind in heaviest_types else None
+    if heaviest is not None:
+        relations = [1 if h else r for r, h in zip(relations, heaviest)]
     skip = [sub for cue, subs in settings.idclass if cue in skip_cues for sub in subs]
     if not skip:
         return [r == 1 for r in relations]

@@ -319,6 +319,14 @@ def test_on_a_page_of_a_fill_main_heaviest_type_the_heaviest_groups_items_are_in
     assert len(items) == 6 and not any(plain[i] for i in items)
     assert all(with_items[i] for i in items) and other_type == plain
     assert not with_items[texts.index("Home")] and with_items[0]  # (the menu stays out, the intro in)
+    # The heaviest group is found once a page for the cue family and the fill, and anew for other blocks or stats.
+    from cleaner.page.cues import heaviest_items
+
+    first = heaviest_items(seg.blocks, stats, seg.page, 3)
+    assert first is not None and heaviest_items(seg.blocks, stats, seg.page, 3) is first
+    again = heaviest_items(seg.blocks, extractor.stats(seg.blocks), seg.page, 3)
+    assert again == first and again is not first
+    assert heaviest_items(seg.blocks[:3], stats[:3], seg.page, 3) == first[:3]
 
 
 def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():

@@ -531,6 +531,16 @@ def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     most visible words, link text included (None when the page has no such group). Why: a listing's content is its
     items, each a title (a link) and a summary, and they hold more of the page than any menu, whose items are a few
     words each; the main container (main_relations) weighs prose alone and on a listing often finds an intro box."""
+    memo = page.heaviest_memo  # (the cue family and the fill of a listing both ask: found once a page)
+    if memo is not None and memo[0] is blocks and memo[1] is stats and memo[2] == repeat_min:
+        return memo[3]
+    result = _heaviest_items(blocks, stats, page, repeat_min)
+    page.heaviest_memo = (blocks, stats, repeat_min, result)
+    return result
+
+
+def _heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks, repeat_min: int
+                    ) -> list[bool] | None:
     element_parent = page.element_parent
     element_group = page.element_group
     n = len(element_parent)

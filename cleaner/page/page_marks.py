@@ -52,6 +52,8 @@ class PageMarks:
     # The blocks' place against the main container (cleaner.page.cues.page_relations), once a page: the cue family and
     # the fill of the main container both read it. (blocks, stats, min_words, share, relations) of the last call.
     relations_memo: tuple | None = field(default=None, compare=False, repr=False)
+    # (blocks, stats, repeat_min, heaviest_items' result): the cue family and the fill both ask (cleaner.page.cues)
+    heaviest_memo: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def add_itemtypes(value: str | None, out: list[str]) -> None:

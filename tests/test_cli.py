@@ -202,6 +202,16 @@ def test_cv_on_chosen_folds_trains_and_scores_only_those(tmp_path, data_dir):
     assert json.loads((tmp_path / "cv.json").read_text())["annotated"]["n_docs"] == 4  # pages 3, 4, 5 and 8
     assert sorted(p.name for p in models.glob("fold-?.crfsuite")) == ["fold-1.crfsuite", "fold-3.crfsuite"]
     assert "Only folds [1, 3] were trained and scored" in (tmp_path / "cv.md").read_text()
+    # --rescore: the same folds scored again with the kept models, no training (the same figures); a fold without a
+    # kept model is refused (exit 3), and --rescore without --cv --fold-models is a usage error
+    r = run("eval", folder, "--cv", "--folds", "1,3", "--max-iterations", "10", "--jobs", "1", "-q",
+            "--fold-models", models, "--rescore", "--json", tmp_path / "again.json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "again.json").read_text()) == json.loads((tmp_path / "cv.json").read_text())
+    r = run("eval", folder, "--cv", "--folds", "0", "--jobs", "1", "-q", "--fold-models", models, "--rescore")
+    assert r.returncode == 3 and "no saved model for fold 0" in r.stderr
+    r = run("eval", folder, "--cv", "-q", "--rescore")
+    assert r.returncode == 2 and "--fold-models" in r.stderr
     for bad in ("7", "1,x"):  # no page in fold 7; not a number
         r = run("eval", folder, "--cv", "--folds", bad, "-q")
         assert r.returncode == 2 and "--folds" in r.stderr

@@ -50,6 +50,11 @@ def trainable(docs: list[D], min_alignment: float) -> list[D]:
     return [d for d in docs if d.gold_words > 0 and d.coverage >= min_alignment and d.n_blocks]
 
 
+def scored_folds(docs: list[D], folds: list[int] | None = None) -> list[int]:
+    """The folds a cross-validation scores: every fold the pages name, or only those of `folds` when given."""
+    return sorted({d.fold for d in docs if d.fold is not None and (folds is None or d.fold in folds)})
+
+
 def fold_training_docs(docs: list[D], fold: int, min_alignment: float,
                        sites: dict[str, str | None] | None = None,
                        leave_out: frozenset[str] = frozenset()) -> list[D]:
@@ -80,7 +85,7 @@ def cross_validate_folds(
     With `processes` > 1 the folds run in forked workers, which inherit the pages and the two functions
     instead of receiving a copy (a labeller timed in CPU time per page is run with 1: in-process, one fold
     after another)."""
-    fold_ids = sorted({d.fold for d in docs if d.fold is not None and (folds is None or d.fold in folds)})
+    fold_ids = scored_folds(docs, folds)
     results: list[R] = []
     bar = tqdm(total=len(fold_ids), desc=desc, unit="fold", disable=not progress, file=sys.stderr)
 

@@ -41,7 +41,7 @@ from ..output.assemble import assemble
 from ..page.cues import main_container
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from ..page.pipeline import read_page_to_score
-from .cv import cross_validate_folds
+from .cv import cross_validate_folds, scored_folds
 
 
 @dataclass
@@ -331,6 +331,10 @@ def predict(
     )
 
 
+class FoldModelError(ValueError):
+    """A fold model to rescore with (cross_validate's `rescore`) is missing, or was read otherwise than the pages."""
+
+
 def cross_validate(
     docs: list[PreparedDoc],
     config: Config,
@@ -367,23 +371,22 @@ def cross_validate(
     With `rescore` (and `models_dir`), no model is trained: each fold's pages are scored with the model an earlier
     run saved in `models_dir`, under this `config`'s decision settings (a change of [decision] measured on the
     same folds in a minute, not a cross-validation's hour). A saved model whose sidecar names other feature
-    families or another feature config than the pages were prepared with is refused (ValueError): its figures
-    would not be the cross-validation's."""
+    families or another feature config than the pages were prepared with is refused: its figures
+    would not be the cross-validation's (FoldModelError)."""
     settings = DecisionSettings.from_config(config)
     if rescore and not models_dir:
-        raise ValueError("rescoring reads the fold models of an earlier run: give their directory (models_dir)")
+        raise FoldModelError("rescoring reads the fold models of an earlier run: give their directory (models_dir)")
     prepared_with = feature_meta(config, families)["config_hash"]
 
     saved: dict[int, CrfModel] = {}  # fold -> the model an earlier run kept (rescore), read before any fold runs
-    for fold in sorted({d.fold for d in docs if d.fold is not None and (folds is None or d.fold in folds)}
-                       if rescore else ()):
+    for fold in scored_folds(docs, folds) if rescore else ():
         path = Path(models_dir or ".") / f"fold-{fold}.crfsuite"
         if not path.exists():
-            raise ValueError(f"no saved model for fold {fold}: {path} (run the cross-validation with --fold-models "
+            raise FoldModelError(f"no saved model for fold {fold}: {path} (run the cross-validation with --fold-models "
                              "first)")
         saved[fold] = load_model(path)
         if saved[fold].meta.get("config_hash") != prepared_with:
-            raise ValueError(f"{path} was trained on pages read with other feature families or another feature "
+            raise FoldModelError(f"{path} was trained on pages read with other feature families or another feature "
                              "config than these: its figures would not be the cross-validation's")
 
     def train(fold: int, train_docs: list[PreparedDoc]) -> CrfModel:

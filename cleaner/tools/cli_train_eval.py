@@ -228,6 +228,7 @@ def cmd_eval(args) -> int:
         from .cli_systems import evaluate as evaluate_systems
 
         return evaluate_systems(args)
+    from ..label.model_files import ModelError
     from ..learn.evaluate import (
         expected_f1_check,
         figures,
@@ -237,7 +238,7 @@ def cmd_eval(args) -> int:
         wcxb_scores,
         write_report,
     )
-    from ..learn.train import cross_validate, predict, prepare
+    from ..learn.train import FoldModelError, cross_validate, predict, prepare
 
     config = _config(args)
     pages, folds = _pages(args)
@@ -285,7 +286,7 @@ def cmd_eval(args) -> int:
                                      processes=args.jobs, progress=not args.quiet, sites=_sites(args, pages),
                                      models_dir=args.fold_models, conventions=conventions, leave_out=leave_out,
                                      families=families, rescore=args.rescore)
-        except ValueError as exc:  # (a fold model to rescore with is missing or was read otherwise: ModelError too)
+        except (FoldModelError, ModelError) as exc:  # (a fold model to rescore with: missing, unreadable, other)
             return _fail(EXIT_INPUT, str(exc))
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,

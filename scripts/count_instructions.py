@@ -2,7 +2,7 @@
 """Instructions a page of the whole cleaning, counted by callgrind: a figure the machine's load does not move, so two
 versions can be compared in any sitting (docs/speed.md quotes it at every step).
 
-    .venv/bin/python scripts/count_instructions.py [--pages 60] [--top 40] [--keep DIR]
+    .venv/bin/python scripts/count_instructions.py [--pages 60] [--top 40] [--keep DIR] [--model M --fold K]
 
 Two runs of one loop under `valgrind --tool=callgrind`, at the same time (one a core):
   * the warm-up: the packaged default model loaded, then 30 wcxb pages cleaned (every 50th from the 2nd), which fills
@@ -13,6 +13,11 @@ caches have not seen, as on a crawl, without the model's loading and the imports
 30 + N pages first, so the difference holds no gzip (at stop 52 it did: 3.3 M of its 92.8 M a page). (Until stop 51
 the loop cleaned the same 30 pages twice, so half the pages found their texts cached: 74.7 M a page there is 102 M a
 page here.)
+
+The packaged default was trained on every wcxb page, so the id/class tokens of the pages counted are its own; a crawl's
+pages come from sites no model saw. `--model M --fold K` counts a fold model of `cleaner eval --cv --unseen-sites
+--fold-models` on pages of the fold it held out (the warm-up every 8th of them, the measured every 4th): sites it never
+saw, what a crawl costs where the naming of new tokens matters (docs/speed.md, stop 69).
 
 Prints the total a page and the inclusive count a page of the `--top` functions that cost most (the project's
 compiled stages, Lexbor, the regexp engine). Needs valgrind (`apt-get install valgrind`; exit 2 without it) and the
@@ -51,13 +56,20 @@ config = load_config(sys.argv[5])
 tune_gc(config)
 pages = find_pages(sys.argv[1], ["wcxb"])
 n, measured = int(sys.argv[2]), sys.argv[4] == "1"
-warm_up, more = pages[1::50], pages[::25][:n]
+model_path, fold = sys.argv[6] or None, int(sys.argv[7])
+if fold >= 0:  # (a fold model's held-out pages: their sites are new to it, as a crawl's are)
+    from cleaner.gold.data import load_folds
+    folds = load_folds(sys.argv[1])
+    pages = [p for p in pages if folds.get(p.key) == fold]
+    warm_up, more = pages[1::8][:30], pages[::4][:n]
+else:
+    warm_up, more = pages[1::50], pages[::25][:n]
 def raw(page):
     data = page.html_path.read_bytes()
     return gzip.decompress(data) if page.html_path.name.endswith(".gz") else data
 # Both runs read and decompress every page, so the difference is the cleaning alone.
 todo = [raw(p) for p in warm_up + more]
-model = load_model()
+model = load_model(model_path)
 # (two of these pages hold no text: rejected as no_text, as always; a timeout or an internal error is not the cleaning)
 not_ok = sum(clean_html(data, model=model, config=config).reason in ("timeout", "internal_error")
              for data in todo[: len(warm_up) + (len(more) if measured else 0)])
@@ -89,7 +101,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", type=int, default=60, help="pages measured after the warm-up (default 60)")
     ap.add_argument("--top", type=int, default=40, help="functions listed (default 40)")
     ap.add_argument("--keep", type=Path, help="keep the two callgrind files in this directory")
+    ap.add_argument("--model", type=Path, help="the model to clean with (default: the packaged default, which was "
+                    "trained on every wcxb page, so that the id/class tokens of the pages counted are all its own)")
+    ap.add_argument("--fold", type=int, metavar="K",
+                    help="with --model, a fold model of `cleaner eval --cv --fold-models`: warm up on and count "
+                         "wcxb pages of its held-out fold K (folds.tsv) only, sites it never saw, as a crawl's")
     args = ap.parse_args(argv)
+    if args.fold is not None and args.model is None:
+        ap.error("--fold K counts a fold model on its held-out pages: give it with --model")
     if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
@@ -109,7 +128,8 @@ def main(argv=None) -> int:
         out = work / f"callgrind.{n}.out"
         runs[n] = (out, subprocess.Popen(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(loop),
-             str(args.data), str(args.pages), str(ROOT), "1" if n else "0", str(overlay)],
+             str(args.data), str(args.pages), str(ROOT), "1" if n else "0", str(overlay),
+             str(args.model.resolve()) if args.model else "", str(-1 if args.fold is None else args.fold)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     status = ""
     for _, proc in runs.values():
@@ -123,7 +143,8 @@ def main(argv=None) -> int:
             return 1
     base, full = _inclusive(runs[0][0]), _inclusive(runs[args.pages][0])
     per_page = {name: (cost - base.get(name, 0)) / args.pages for name, cost in full.items()}
-    print(f"{status}\n{args.pages} wcxb pages after a warm-up of 30: "
+    where = "" if args.fold is None else f" of fold {args.fold} (held out of {args.model.name})"
+    print(f"{status}\n{args.pages} wcxb pages{where} after a warm-up of 30: "
           f"{per_page.get('PROGRAM TOTALS', 0) / 1e6:.1f} M instructions a page\n")
     wanted = re.compile(r"CPyDef_|__pyx_pw_|__pyx_f_|lxb_html_document_parse$|sre_search$|_blake2b_hexdigest$"
                         r"|PyUnicode_DecodeUTF8Stateful$|gc_collect_main$")

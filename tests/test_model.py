@@ -180,3 +180,61 @@ def test_a_model_labels_pages_in_several_threads_at_once_as_it_does_alone(data_d
     copied = pickle.loads(pickle.dumps(shared))
     assert copied.hash == model.hash
     assert view(clean_html(pages[3], model=copied, keep_blocks=True, all_marginals=True)) == view(alone[3])
+
+
+def _without_idclass_tokens(model: CrfModel) -> CrfModel:
+    """`model` as a sidecar saved before `idclass_tokens` holds it: every id/class token looked up by its codes."""
+    return CrfModel(model.data, {k: v for k, v in model.meta.items() if k != "idclass_tokens"}, model.markers,
+                    model.first_pass)
+
+
+def _cleaned_alike(model: CrfModel, pages: list[bytes]) -> None:
+    from cleaner.api import clean_html
+
+    def view(r):
+        return r.cleaneval, r.labels, r.confidences, r.marginals
+
+    bare = _without_idclass_tokens(model)
+    assert bare.idclass_tokens is None
+    for page in pages:
+        assert view(clean_html(page, model=model, keep_blocks=True, all_marginals=True)) == \
+            view(clean_html(page, model=bare, keep_blocks=True, all_marginals=True))
+
+
+def _page_tokens(model: CrfModel, page: bytes) -> set[str]:
+    from cleaner.page.decode import decode_html
+    from cleaner.page.segment import segment_blocks
+
+    blocks = segment_blocks(decode_html(page).text, model.feature_config()).blocks
+    return {t for b in blocks for t in b.idclass}
+
+
+def test_training_lists_the_idclass_tokens_the_model_knows_and_the_list_changes_no_label(small_model, data_dir):
+    """A trained model's sidecar lists the id/class tokens of its training pages that some attribute of it names
+    (`idclass_tokens`); the features name every other token as unknown without computing its codes. Pages of sets
+    it never saw, whose tokens are mostly not on the list, are labelled exactly (labels, marginals, text) as by
+    the same model without the list, which looks every token up."""
+    from cleaner.gold.data import find_pages
+
+    model = load_model(small_model)
+    tokens = model.idclass_tokens
+    assert tokens and all(isinstance(t, str) for t in tokens)
+    assert json.loads(sidecar_path(small_model).read_text())["idclass_tokens"] == " ".join(sorted(tokens))
+    pages = [p.html_path.read_bytes() for p in find_pages(data_dir, ["chaos"])[:4] + find_pages(data_dir, ["wcxb"])[:4]]
+    met = set().union(*(_page_tokens(model, page) for page in pages))
+    assert len(met - tokens) > len(met) // 2  # (the list's shortcut is what names most of these pages' tokens)
+    _cleaned_alike(model, pages)
+    _cleaned_alike(model, [p.html_path.read_bytes() for p in find_pages(data_dir, ["cleaneval-dev"])[:3]])
+
+
+def test_the_default_models_idclass_tokens_change_no_label_of_the_shared_pages(data_dir):
+    """The packaged default lists the id/class tokens it knows (scripts/model_idclass_tokens.py gave the list
+    to the model trained before the list existed, from the pages it was trained on): pages of every shared set
+    are labelled exactly as without the list (scripts/snapshot_outputs.py --against checks all 4,524)."""
+    from cleaner.gold.data import find_pages
+
+    model = load_model()
+    assert model.idclass_tokens
+    pages = [p.html_path.read_bytes() for p in find_pages(data_dir)[::150]]
+    assert len(pages) >= 25
+    _cleaned_alike(model, pages)

@@ -92,6 +92,8 @@ class AttributeIds(dict):
         super().__init__()
         self.vocabulary = vocabulary
         self.encoded = encoded
+        # The id/class tokens the model may know (CrfModel.idclass_tokens), which the features read; None: any.
+        self.idclass_tokens: frozenset[str] | None = None
 
     def __missing__(self, key: str) -> int:
         if len(self) >= self.MAX_ENTRIES:

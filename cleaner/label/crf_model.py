@@ -160,11 +160,9 @@ class CrfModel:
         neighbour's attributes, which that cannot lay out. `page` is what the page's markup says of it
         (Segmentation.page), for a model that reads the `cue` family."""
         ex = self.extractor()
-        codec: AttributeIds = self.attribute_ids
-        if self.conventions is not None:
-            if not self.conventions.conjoins_own_only:
-                return ex.extract(blocks, stats, None, page)
-            codec = self.convention_ids
+        codec = self.naming_codec()
+        if codec is None:
+            return ex.extract(blocks, stats, None, page)
         return window_rows(ex, blocks, stats, codec, page)
 
     @property
@@ -181,7 +179,9 @@ class CrfModel:
     @functools.cached_property
     def attribute_ids(self) -> AttributeIds:
         """Readable attribute -> the id this model's taggers score it by (a codec for the extractor)."""
-        return AttributeIds(self._parsed[0], self.encoded)
+        ids = AttributeIds(self._parsed[0], self.encoded)
+        ids.idclass_tokens = self.idclass_tokens
+        return ids
 
     @functools.cached_property
     def convention_ids(self) -> ConjoinedIds:
@@ -191,7 +191,25 @@ class CrfModel:
         if conventions is None:
             raise ModelError(f"model {self.hash} was not trained with annotation conventions")
         copies = tuple(map(conventions.copy_prefix, conventions.names))
-        return ConjoinedIds(self._parsed[0], self.encoded, copies, conventions.attributes)
+        ids = ConjoinedIds(self._parsed[0], self.encoded, copies, conventions.attributes)
+        ids.idclass_tokens = self.idclass_tokens
+        return ids
+
+    @functools.cached_property
+    def idclass_tokens(self) -> frozenset[str] | None:
+        """The id/class tokens some attribute of this model names (its sidecar's `idclass_tokens`, written by
+        training: cleaner.learn.train.known_idclass_tokens); the features name every other token as unknown without
+        computing its codes (cleaner.page.feature_names.PrefixCache). None for a model saved without them: every
+        token is looked up."""
+        tokens = self.meta.get("idclass_tokens")  # (the tokens joined by spaces: cleaner.learn.train.idclass_tokens_text)
+        return None if tokens is None else frozenset(tokens.split())
+
+    def naming_codec(self) -> AttributeIds | None:
+        """What `features` names this model's attributes with: `attribute_ids`, `convention_ids`, or None (readable
+        rows, for conventions that conjoin a neighbour's attributes)."""
+        if self.conventions is None:
+            return self.attribute_ids
+        return self.convention_ids if self.conventions.conjoins_own_only else None
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickles (a broadcast): the model's bytes and sidecar; each process opens its own taggers."""

@@ -24,6 +24,7 @@ from ..gold.gold import parse_segments
 from ..gold.score import DocScore, score_document
 from ..label.attribute_codes import ATTRIBUTE_ENCODING, CODEC, open_tagger, train_crf
 from ..label.convention import Conventions
+from ..label.crf import WindowIds
 from ..label.crf_model import CrfModel, first_pass_view
 from ..label.decide import DecisionSettings, headline_block, settle
 from ..label.markers import (
@@ -39,6 +40,7 @@ from ..label.model_files import feature_config_sections
 from ..label.stacking import StackingSettings, inner_fold
 from ..output.assemble import assemble
 from ..page.cues import main_container
+from ..page.feature_names import UNSEEN
 from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor, own_attribute_count
 from ..page.pipeline import read_page_to_score
 from .cv import cross_validate_folds, scored_folds
@@ -70,6 +72,9 @@ class PreparedDoc:
     # [decision] fill_main fills.
     main: list[bool] | None = None
     page_type: str = ""  # what the page typer calls it (cleaner.page.page_type): [decision] fill_main_to_end
+    # Every id/class token of the page's blocks (Block.idclass): what a model trained on it can know of the
+    # `idclass` family (known_idclass_tokens). None: not recorded (a page prepared otherwise).
+    idclass_tokens: frozenset[str] | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -127,6 +132,7 @@ def _prepare_one(page: Page) -> PreparedDoc:
         main=main_container(seg.blocks, stats, seg.page, extractor.cues, decision.fill_main_skip,
                             decision.fill_main_heaviest),
         page_type=extractor.cues.page_typer.of(seg.page),
+        idclass_tokens=frozenset(t for b in seg.blocks for t in b.idclass),
     )
 
 
@@ -218,7 +224,7 @@ def train_model(
     else:
         fitted = [_fit_rows(*job) for job in jobs]
     if not k:
-        return CrfModel(fitted[0], meta)
+        return with_idclass_tokens(CrfModel(fitted[0], meta), docs)
     assert settings is not None  # k > 0 only with [stacking] settings
     # Each page as its inner fold's first pass labels it (out of sample).
     decision = DecisionSettings.from_config(config)
@@ -231,7 +237,47 @@ def train_model(
                 stacked[i] = [row + more for row, more in zip(X[i], extra)]
     second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
     meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}
-    return CrfModel(second, meta, None, fitted[0])
+    return with_idclass_tokens(CrfModel(second, meta, None, fitted[0]), docs)
+
+
+def known_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> list[str] | None:
+    """The id/class tokens of the pages `model` was trained on (`docs`, prepared: PreparedDoc.idclass_tokens) that it
+    knows an attribute of, under any name the features give one (its block's own, a neighbour's, a convention's
+    copy), sorted; None when some page's tokens were not recorded, or when the model's attributes are named
+    readable (no codec). A token of no training page is in no attribute of the model (CRFsuite's vocabulary holds
+    what its training rows held), so the features name every token outside this list as unknown without
+    computing its codes (cleaner.page.feature_names.PrefixCache, docs/speed.md stop 69). The names are the
+    features' own: the model's naming, without a list, decides which tokens it knows."""
+    if any(d.idclass_tokens is None for d in docs):
+        return None
+    bare = CrfModel(model.data, {k: v for k, v in model.meta.items() if k != "idclass_tokens"}, model.markers,
+                    model.first_pass)
+    codec = bare.naming_codec()
+    if codec is None:
+        return None
+    extractor = bare.extractor()
+    names = extractor.attribute_names(codec, WindowIds(extractor, codec)).idclass  # (not kept: window_ids keeps its own)
+    unknown = names[UNSEEN]
+    tokens: set[str] = set()
+    for d in docs:
+        tokens.update(d.idclass_tokens or ())
+    return sorted(t for t in tokens if names[t] != unknown)
+
+
+def with_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> CrfModel:
+    """`model` with its `known_idclass_tokens` in its sidecar (`idclass_tokens`), when they are known."""
+    tokens = known_idclass_tokens(model, docs)
+    if tokens is None:
+        return model
+    return CrfModel(model.data, dict(model.meta, idclass_tokens=idclass_tokens_text(tokens)), model.markers,
+                    model.first_pass)
+
+
+def idclass_tokens_text(tokens: list[str]) -> str:
+    """The sidecar's `idclass_tokens`: the tokens joined by spaces, one line of JSON (a token is a run of [0-9a-z],
+    cleaner.page.segment.idclass_tokens, never a space; tens of thousands of tokens, one a line, buried the
+    sidecar's figures)."""
+    return " ".join(tokens)
 
 
 _FIT_STATE: dict = {}

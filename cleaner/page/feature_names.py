@@ -51,6 +51,11 @@ class BinTable:
         return self.labels[i]
 
 
+# A value no open vocabulary holds (HTML parsers replace NUL in attribute values): PrefixCache names it to learn what a
+# codec names the values no model knows.
+UNSEEN = "\x00"
+
+
 class PrefixCache:
     """name -> `prefix` + name, built once: an attribute as a neighbour sees it (`-1:` ...), or a
     value of an open vocabulary as an attribute (`idclass.` + token); with a `codec`, straight to
@@ -58,10 +63,17 @@ class PrefixCache:
 
     MAX_ENTRIES = 50_000  # tag names and id/class tokens are an open vocabulary on a real crawl
 
-    def __init__(self, prefix: str, codec=None):
+    def __init__(self, prefix: str, codec=None, known: frozenset[str] | None = None):
+        """`known`, with a codec: the values whose names the model behind the codec may know (its sidecar's
+        `idclass_tokens`, cleaner.learn.train.known_idclass_tokens); any other value is named as a name no model
+        knows, without computing its codes. None: every value is named through the codec."""
         self.prefix = prefix
         self.codec = codec
         self.names: dict[str, object] = {}
+        self.known = known if codec is not None else None
+        # What the codec names a value no model knows by (its "unknown" id): UNSEEN is no id/class token (a parser
+        # replaces NUL), so its names are in no model's vocabulary.
+        self.unknown: object = codec[prefix + UNSEEN] if self.known is not None else None
 
     def __getitem__(self, key: str) -> object:
         value = self.names.get(key)  # (never None: a name or its code)
@@ -83,9 +95,17 @@ class PrefixCache:
         names = self.names
         if len(names) >= self.MAX_ENTRIES:
             names.clear()
-        value: object = self.prefix + key
-        if self.codec is not None:
-            value = self.codec[value]
+        known = self.known
+        value: object
+        if known is not None and key not in known:
+            # A token of a site the model never saw: its names under every prefix and convention are in no model's
+            # vocabulary, and naming it through the codec computed a BLAKE2b code for each (about 20 a token,
+            # 1.7 M instructions a page of 2025: docs/speed.md, stop 69) to find that out.
+            value = self.unknown
+        else:
+            value = self.prefix + key
+            if self.codec is not None:
+                value = self.codec[value]
         names[key] = value
         return value
 
@@ -171,7 +191,8 @@ class AttributeNames:
         self.tag_self = PrefixCache("tag.self=", target("tag"))
         self.tag_parent = PrefixCache("tag.parent=", target("tag"))
         self.tag_artificial = PrefixCache("tag.artificial=", target("tag"))
-        self.idclass = PrefixCache("idclass.", target("idclass"))
+        # (the tokens the model may know: the codec's `idclass_tokens`, which cleaner.label.crf_model gives it)
+        self.idclass = PrefixCache("idclass.", target("idclass"), getattr(codec, "idclass_tokens", None))
         repeat_bins = cues.repeat_bins
         self.cues = CueNames(cues, lambda attribute: name("cue", attribute), namer("cue"),
                              table("cue", "repeat", repeat_bins, int(max(repeat_bins)) + 1))

@@ -167,6 +167,10 @@ class FeatureExtractor:
         self._names: dict[tuple[int, int], AttributeNames] = {}
         self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
 
+    def attribute_names(self, codec, window=None) -> AttributeNames:
+        """The names this extractor's rows carry with `codec` and `window` (extract_parts' arguments), made once."""
+        return self._naming(codec, window)
+
     def _naming(self, codec, window=None) -> AttributeNames:
         key = (id(codec), id(window))  # (the names hold both, so their ids are not reused meanwhile)
         names = self._names.get(key)

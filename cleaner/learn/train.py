@@ -142,6 +142,8 @@ def _intern(doc: PreparedDoc) -> PreparedDoc:
     intern = sys.intern
     doc.features = [list(map(intern, row)) for row in doc.features]
     doc.labels = list(map(intern, doc.labels))
+    if doc.idclass_tokens:
+        doc.idclass_tokens = frozenset(map(intern, doc.idclass_tokens))
     if doc.layout:
         seen = _PREP_STATE.setdefault("layout_attrs", {})
         doc.layout = [(seen.setdefault(attrs, attrs), sig) for attrs, sig in doc.layout]

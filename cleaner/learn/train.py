@@ -258,7 +258,8 @@ def known_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> list[str] 
     if codec is None:
         return None
     extractor = bare.extractor()
-    names = extractor.attribute_names(codec, WindowIds(extractor, codec)).idclass  # (not kept: window_ids keeps its own)
+    # (a WindowIds of its own: window_ids would keep this extractor and codec for the life of the process)
+    names = extractor.attribute_names(codec, WindowIds(extractor, codec)).idclass
     unknown = names[UNSEEN]
     tokens: set[str] = set()
     for d in docs:

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from cleaner.gold.data import find_pages
     from cleaner.label.crf_model import CrfModel
     from cleaner.label.model import load_model
-    from cleaner.learn.train import idclass_tokens_text, known_idclass_tokens, prepare
+    from cleaner.learn.train import known_idclass_tokens, prepare, with_idclass_tokens
 
     try:
         model = load_model(args.model)
@@ -65,11 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pages)} pages, {seen} distinct id/class tokens, {len(tokens)} of them known to the model",
           file=sys.stderr)
     if args.check:
-        same = model.meta.get("idclass_tokens") == idclass_tokens_text(tokens)
+        same = model.idclass_tokens == frozenset(tokens)
         print("the sidecar's list is the same" if same else "the sidecar's list differs", file=sys.stderr)
         return 0 if same else 1
-    meta = dict(model.meta, idclass_tokens=idclass_tokens_text(tokens))
-    CrfModel(model.data, meta, model.markers, model.first_pass).save(args.model)
+    with_idclass_tokens(model, tokens).save(args.model)
     print(f"written into {args.model}.json", file=sys.stderr)
     return 0
 

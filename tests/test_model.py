@@ -182,19 +182,14 @@ def test_a_model_labels_pages_in_several_threads_at_once_as_it_does_alone(data_d
     assert view(clean_html(pages[3], model=copied, keep_blocks=True, all_marginals=True)) == view(alone[3])
 
 
-def _without_idclass_tokens(model: CrfModel) -> CrfModel:
-    """`model` as a sidecar saved before `idclass_tokens` holds it: every id/class token looked up by its codes."""
-    return CrfModel(model.data, {k: v for k, v in model.meta.items() if k != "idclass_tokens"}, model.markers,
-                    model.first_pass)
-
-
 def _cleaned_alike(model: CrfModel, pages: list[bytes]) -> None:
     from cleaner.api import clean_html
+    from cleaner.learn.train import with_idclass_tokens
 
     def view(r):
         return r.cleaneval, r.labels, r.confidences, r.marginals
 
-    bare = _without_idclass_tokens(model)
+    bare = with_idclass_tokens(model, None)  # (as a model saved before the list existed)
     assert bare.idclass_tokens is None
     for page in pages:
         assert view(clean_html(page, model=model, keep_blocks=True, all_marginals=True)) == \

@@ -201,7 +201,7 @@ class CrfModel:
         training: cleaner.learn.train.known_idclass_tokens); the features name every other token as unknown without
         computing its codes (cleaner.page.feature_names.PrefixCache). None for a model saved without them: every
         token is looked up."""
-        tokens = self.meta.get("idclass_tokens")  # (joined by spaces: cleaner.learn.train.idclass_tokens_text)
+        tokens = self.meta.get("idclass_tokens")  # (joined by spaces: cleaner.learn.train.with_idclass_tokens)
         return None if tokens is None else frozenset(tokens.split())
 
     def naming_codec(self) -> AttributeIds | None:

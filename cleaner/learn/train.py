@@ -226,7 +226,8 @@ def train_model(
     else:
         fitted = [_fit_rows(*job) for job in jobs]
     if not k:
-        return with_idclass_tokens(CrfModel(fitted[0], meta), docs)
+        model = CrfModel(fitted[0], meta)
+        return with_idclass_tokens(model, known_idclass_tokens(model, docs))
     assert settings is not None  # k > 0 only with [stacking] settings
     # Each page as its inner fold's first pass labels it (out of sample).
     decision = DecisionSettings.from_config(config)
@@ -239,7 +240,8 @@ def train_model(
                 stacked[i] = [row + more for row, more in zip(X[i], extra)]
     second = train_crf(stacked, y, c1=c1, c2=c2, max_iterations=max_iterations)
     meta["stacking"] = {"settings": settings.to_meta(), "training_documents": len(docs)}
-    return with_idclass_tokens(CrfModel(second, meta, None, fitted[0]), docs)
+    model = CrfModel(second, meta, None, fitted[0])
+    return with_idclass_tokens(model, known_idclass_tokens(model, docs))
 
 
 def known_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> list[str] | None:
@@ -250,10 +252,10 @@ def known_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> list[str] 
     what its training rows held), so the features name every token outside this list as unknown without
     computing its codes (cleaner.page.feature_names.PrefixCache, docs/speed.md stop 69). The names are the
     features' own: the model's naming, without a list, decides which tokens it knows."""
-    if any(d.idclass_tokens is None for d in docs):
+    recorded = [d.idclass_tokens for d in docs]
+    if any(t is None for t in recorded):
         return None
-    bare = CrfModel(model.data, {k: v for k, v in model.meta.items() if k != "idclass_tokens"}, model.markers,
-                    model.first_pass)
+    bare = with_idclass_tokens(model, None)  # (its naming looks every token up)
     codec = bare.naming_codec()
     if codec is None:
         return None
@@ -261,26 +263,19 @@ def known_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> list[str] 
     # (a WindowIds of its own: window_ids would keep this extractor and codec for the life of the process)
     names = extractor.attribute_names(codec, WindowIds(extractor, codec)).idclass
     unknown = names[UNSEEN]
-    tokens: set[str] = set()
-    for d in docs:
-        tokens.update(d.idclass_tokens or ())
+    tokens: set[str] = set().union(*(t for t in recorded if t is not None))
     return sorted(t for t in tokens if names[t] != unknown)
 
 
-def with_idclass_tokens(model: CrfModel, docs: list[PreparedDoc]) -> CrfModel:
-    """`model` with its `known_idclass_tokens` in its sidecar (`idclass_tokens`), when they are known."""
-    tokens = known_idclass_tokens(model, docs)
-    if tokens is None:
-        return model
-    return CrfModel(model.data, dict(model.meta, idclass_tokens=idclass_tokens_text(tokens)), model.markers,
-                    model.first_pass)
-
-
-def idclass_tokens_text(tokens: list[str]) -> str:
-    """The sidecar's `idclass_tokens`: the tokens joined by spaces, one line of JSON (a token is a run of [0-9a-z],
-    cleaner.page.segment.idclass_tokens, never a space; tens of thousands of tokens, one a line, buried the
-    sidecar's figures)."""
-    return " ".join(tokens)
+def with_idclass_tokens(model: CrfModel, tokens: list[str] | None) -> CrfModel:
+    """`model` with `tokens` (known_idclass_tokens) as its sidecar's `idclass_tokens`, or with none (None: every token
+    looked up, as by a model saved before the list existed). The sidecar holds them joined by spaces, one line of JSON:
+    a token is a run of [0-9a-z] (cleaner.page.segment.idclass_tokens), never a space, and tens of thousands of them,
+    one a line, buried the sidecar's figures; CrfModel.idclass_tokens reads them back."""
+    meta = {k: v for k, v in model.meta.items() if k != "idclass_tokens"}
+    if tokens is not None:
+        meta["idclass_tokens"] = " ".join(tokens)
+    return CrfModel(model.data, meta, model.markers, model.first_pass)
 
 
 _FIT_STATE: dict = {}

@@ -24,13 +24,15 @@ Pipeline (one module per stage, plain dataclasses between them):
 Compiled modules. The per-block stages (`NATIVE_MODULES`, named within this package) are plain,
 type-annotated Python that `scripts/build_native.py` can compile with mypyc into `cleaner/_native/`
 (the README's setup does; `_native/page/` holds the build of `cleaner.page`): the same source, the
-same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Six modules are Cython
+same results, 20-30 % less CPU in segmentation and features (docs/speed.md). Seven modules are Cython
 (`CYTHON_MODULES`), built by the same script, each with a readable reference that gives the same results: the
 pre-parse guard's tag scan, of a text or of its UTF-8 (`page.compiled_guard`; references
 `cleaner.page.markup_guard.scan_edits` and `_tags_of_long_runs`; the UTF-8 check `is_utf8`, reference
 `cleaner.page.decode._strict_utf8`), the segmenter's walk over Lexbor's tree (`page.compiled_walk`; reference
 `cleaner.page.segment._walk`), the counts and attributes the features read of a block's text (`page.compiled_text`;
-references `cleaner.page.text.measure_text` and `cleaner.page.features.FeatureExtractor._text_features`), the CRF's
+references `cleaner.page.text.measure_text` and `cleaner.page.features.FeatureExtractor._text_features`), a
+model's attribute rows as C integers (`page.compiled_rows`; reference
+`cleaner.page.features.FeatureExtractor.parts_reference`), the CRF's
 inference (`label.compiled_chain`; reference `cleaner/label/chain.py`, the same floats to the last bit), the
 attribute codes a model names its attributes by (`label.compiled_codes`; reference
 `cleaner.label.crf.encode_attribute`, hashlib's BLAKE2b) and the corpus columns' loops (`output.compiled_corpus`;
@@ -57,12 +59,12 @@ __version__ = "0.1.0"
 # a readable Python reference beside them (label.compiled_chain: cleaner/label/chain.py), used where there is no build.
 NATIVE_MODULES = (
     "page.text", "page.page_marks", "page.segment", "page.compiled_walk", "page.compiled_guard", "page.compiled_text",
-    "page.cues", "page.feature_names", "page.features", "label.compiled_chain", "label.compiled_codes",
-    "output.markdown", "output.compiled_corpus", "page.structure",
+    "page.cues", "page.feature_names", "page.compiled_rows", "page.features", "label.compiled_chain",
+    "label.compiled_codes", "output.markdown", "output.compiled_corpus", "page.structure",
     "label.markers", "label.decide", "output.assemble", "label.crf", "page.markup_guard", "page.page_type",
 )
-CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "page.compiled_text", "label.compiled_chain",
-                  "label.compiled_codes", "output.compiled_corpus")
+CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "page.compiled_text", "page.compiled_rows",
+                  "label.compiled_chain", "label.compiled_codes", "output.compiled_corpus")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
 

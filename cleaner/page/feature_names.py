@@ -201,6 +201,9 @@ class AttributeNames:
         # What names a text's attributes in one compiled call (compiled_text.TextAttributes), when the features have
         # it: FeatureExtractor._naming sets it.
         self.text_attributes: Any = None
+        # The compiled pass that writes a model's rows as C integers (compiled_rows.RowPass), for a naming with a
+        # window, when it is built: FeatureExtractor._naming sets it.
+        self.row_pass: Any = None
         # The attributes of a block's markup context, cached by the context (FeatureExtractor._block_own): the
         # walk gives every block of an element, and of its like siblings, the same ancestors and id/class
         # tokens. ancestors -> the `container` attributes; id/class tokens -> the `idclass` and `cue.idclass`

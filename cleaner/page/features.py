@@ -35,6 +35,7 @@ from typing import Any, Final
 # interpreted classes (mypyc_attr), the rest become C types. Nothing here changes how the module runs as Python.
 from mypy_extensions import mypyc_attr
 
+from .. import compiled_twin
 from ..config import Config, load_config
 from .cues import CueSettings, idclass_cues, page_cues, text_cues
 from .feature_names import AttributeNames, PrefixCache
@@ -102,6 +103,19 @@ class AttributeParts:
     shared: list[list]  # per block, the window families' attributes: readable, or named by `window`
     private: list[list]  # per block, the others, named with the codec (the bias first: never empty)
     window: Any = None  # what named `shared` (extract_parts' `window`), None: readable
+    # The compiled pass's rows (compiled_rows.RowPass.run), `shared` and `private` then empty: (shared ids, their rows'
+    # starts, whether a shared row is empty, private ids, their rows' starts), NumPy intp arrays and a bool.
+    flat: Any = None
+
+
+def block_columns(blocks: list[Block], stats: list[BlockStats]) -> tuple[list, ...]:
+    """What compiled_rows.RowPass reads of the blocks, one list a field (texts, ancestors, opened and closed tags,
+    containers, artificial, in_link, id/class tokens, div and td groups, words, words in links): read here, where
+    a Block's field is a C struct's, and not from Cython, where each is a generic attribute lookup."""
+    return ([b.text for b in blocks], [b.ancestors for b in blocks], [b.opened for b in blocks],
+            [b.closed for b in blocks], [b.containers for b in blocks], [b.artificial for b in blocks],
+            [b.in_link for b in blocks], [b.idclass for b in blocks], [b.div_group for b in blocks],
+            [b.td_group for b in blocks], [s.n_words for s in stats], [s.link_words for s in stats])
 
 
 def own_attribute_count(row) -> int:
@@ -177,7 +191,17 @@ class FeatureExtractor:
         if names is None:
             names = self._names[key] = AttributeNames(self.config, self.window_families, self.cues, codec, window)
             names.text_attributes = self._compiled_text_attributes(names)
+            if window is not None:
+                names.row_pass = self._compiled_row_pass(names)
         return names
+
+    def _compiled_row_pass(self, names: AttributeNames) -> Any:
+        """compiled_rows.RowPass for a model's naming (a codec and a window), when it is built; else None (the
+        reference, parts_reference, runs)."""
+        compiled = compiled_twin("page.compiled_rows")
+        if compiled is None:
+            return None
+        return compiled.RowPass(self, names, CONTEXT_CACHE_ENTRIES)
 
     def _compiled_text_attributes(self, names: AttributeNames) -> Any:
         """compiled_text.TextAttributes for `names` when it computes what _text_features does: built, with this
@@ -202,11 +226,7 @@ class FeatureExtractor:
             anc = b.ancestors
             names = v.container_cache.get(anc)
             if names is None:
-                names = [name for tag, name in v.containers if tag in anc]
-                names += [name for name, tags in v.classes if not anc.isdisjoint(tags)]
-                if len(v.container_cache) >= CONTEXT_CACHE_ENTRIES:
-                    v.container_cache.clear()
-                v.container_cache[anc] = names
+                names = self.container_names(v, anc)
             out.extend(names)
         if on.split:
             out = shared if windowed.split else private
@@ -247,19 +267,9 @@ class FeatureExtractor:
                 out.append(t_split[4][block])
         # Attributes that depend on the text alone are cached across blocks and pages:
         # boilerplate ("Home", "|", "Contact us") repeats, 45% of blocks in the shared pages.
-        cache = v.text_cache
-        cached = cache.get(text)
+        cached = v.text_cache.get(text)
         if cached is None:
-            compiled = v.text_attributes
-            if compiled is not None:  # (_text_features in one compiled call: compiled_text.TextAttributes)
-                cached = compiled.attributes(text, st.n_words, st.n_chars)
-            else:
-                sh: list = []
-                pr: list = []
-                cached = (sh, pr, self._text_features(text, st, sh, pr, v))
-            if len(cache) >= TEXT_CACHE_ENTRIES:
-                cache.clear()
-            cache[text] = cached
+            cached = self.text_names(v, text, st)
         shared.extend(cached[0])
         private.extend(cached[1])
         if on.tag:
@@ -278,22 +288,54 @@ class FeatureExtractor:
             key = id(b.idclass)
             named = page_named.get(key)
             if named is None:
-                tokens = b.idclass
-                if len(tokens) > self.max_idclass:
-                    tokens = tokens[: self.max_idclass]
-                named = v.idclass_cache.get(tokens)
-                if named is None:
-                    named = (v.idclass.names_of(tokens) if on.idclass else [],
-                             idclass_cues(v.cues, tokens) if on.cue else [])
-                    if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
-                        v.idclass_cache.clear()
-                    v.idclass_cache[tokens] = named
-                page_named[key] = named
+                named = page_named[key] = self.idclass_names(v, b.idclass)
             if named[0]:
                 (shared if windowed.idclass else private).extend(named[0])
             if named[1]:
                 (shared if windowed.cue else private).extend(named[1])
         return cached[2]
+
+    # -- what a cache does not hold yet: named once, for the reference and the compiled pass alike -----------
+
+    def container_names(self, v: AttributeNames, anc: frozenset) -> list:
+        """The `container` attributes of a block whose ancestor tags are `anc`, cached in `v` (bounded)."""
+        names = [name for tag, name in v.containers if tag in anc]
+        names += [name for name, tags in v.classes if not anc.isdisjoint(tags)]
+        if len(v.container_cache) >= CONTEXT_CACHE_ENTRIES:
+            v.container_cache.clear()
+        v.container_cache[anc] = names
+        return names
+
+    def text_names(self, v: AttributeNames, text: str, st: BlockStats) -> tuple[list, list, int]:
+        """(shared attributes, private attributes, sentence ends) of a block's `text`, cached in `v` (bounded): in one
+        compiled call (compiled_text.TextAttributes) when it is built, else by _text_features."""
+        compiled = v.text_attributes
+        if compiled is not None:
+            cached: tuple[list, list, int] = compiled.attributes(text, st.n_words, st.n_chars)
+        else:
+            sh: list = []
+            pr: list = []
+            cached = (sh, pr, self._text_features(text, st, sh, pr, v))
+        cache = v.text_cache
+        if len(cache) >= TEXT_CACHE_ENTRIES:
+            cache.clear()
+        cache[text] = cached
+        return cached
+
+    def idclass_names(self, v: AttributeNames, tokens: tuple[str, ...]) -> tuple[list, list]:
+        """(the `idclass` attributes, the `cue` ones) of a block's id/class `tokens` (the first max_idclass of them),
+        cached in `v` by the tokens (bounded)."""
+        if len(tokens) > self.max_idclass:
+            tokens = tokens[: self.max_idclass]
+        named = v.idclass_cache.get(tokens)
+        if named is None:
+            on = self.on
+            named = (v.idclass.names_of(tokens) if on.idclass else [],
+                     idclass_cues(v.cues, tokens) if on.cue else [])
+            if len(v.idclass_cache) >= CONTEXT_CACHE_ENTRIES:
+                v.idclass_cache.clear()
+            v.idclass_cache[tokens] = named
+        return named
 
     def _split_kind(self, tag: str) -> int:
         """The split counts `tag` adds to (SPLIT_*), found once per tag: a block's tags were compared with three
@@ -431,6 +473,19 @@ class FeatureExtractor:
         if codec is None:
             window = None
         v = self._naming(codec, window)
+        cue_feats: list[list] = []
+        if self.on.cue:
+            cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
+        row_pass = v.row_pass
+        if row_pass is not None:  # (a model's rows: written as C integers, compiled_rows.RowPass)
+            return AttributeParts([], [], window, row_pass.run(block_columns(blocks, stats), stats, cue_feats))
+        return self.parts_reference(blocks, stats, v, cue_feats, window)
+
+    def parts_reference(self, blocks: list[Block], stats: list[BlockStats], v: AttributeNames, cue_feats: list[list],
+                        window=None) -> AttributeParts:
+        """extract_parts' rows as lists, named by `v` (this extractor's naming of the codec and `window`), the page's
+        `cue` attributes given (page_cues): the readable reference of compiled_rows.RowPass, which runs in its place for
+        a model's rows when it is built (tests/test_compiled_rows.py holds the two equal)."""
         n = len(blocks)
         on = self.on
         windowed = self.windowed
@@ -450,9 +505,6 @@ class FeatureExtractor:
                 sums[1] += s.n_words
                 sums[2] += s.link_words
             td_words[b.td_group] = td_words.get(b.td_group, 0) + free
-        cue_feats: list[list] = []
-        if on.cue:
-            cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
         keys = [b.text.casefold() for b in blocks]
         seen: dict[str, int] = {}
         for k in keys:

@@ -1,0 +1,364 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""A model's attribute rows written as C integers: `RowPass.run` is the loop of
+cleaner.page.features.FeatureExtractor.parts_reference (with `_block_own`), its readable reference, for a naming with
+a codec and a window (cleaner.label.crf.window_rows: what the model, training and evaluation score).
+
+The reference builds two Python lists a block (its `shared` and `private` attributes), extends them from the
+caches' lists, and cleaner.label.crf.WindowRows then flattens them into the intp arrays the CRF reads: a list made,
+grown, read and freed per block and part, about a tenth of a page's cost (docs/speed.md, stop 70). Here the ids go
+from the caches' lists straight into two growing C buffers, one per part, with each block's start, and leave as
+NumPy arrays: the same ids in the same order (a block's scores are summed in the order the reference gives them, so
+they are equal to the last bit). What a cache does not hold yet is named by the reference's own methods
+(FeatureExtractor.container_names, text_names, idclass_names, _split_kind), so the two share their caches and
+cannot name anything apart; tests/test_compiled_rows.py holds their rows equal on the shared pages.
+
+The blocks' fields come as columns (features.block_columns, compiled by mypyc, reads a Block's fields as C struct
+members; from here each would be a generic attribute lookup).
+"""
+
+from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsSsize_t
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
+
+import numpy as np
+
+# What a tag adds to the split family's counts (cleaner.page.features.SPLIT_*: the same bits).
+cdef enum:
+    SPLIT_P = 1
+    SPLIT_BR = 2
+    SPLIT_HR = 4
+    SPLIT_INLINE = 8
+    SPLIT_BLOCK = 16
+
+
+cdef struct IdBuffer:
+    Py_ssize_t *data
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _reserve(IdBuffer *buf, Py_ssize_t more) except -1:
+    cdef Py_ssize_t cap
+    cdef Py_ssize_t *grown
+    if buf.n + more <= buf.cap:
+        return 0
+    cap = max(2 * buf.cap, buf.n + more, 1024)
+    grown = <Py_ssize_t *> realloc(buf.data, cap * sizeof(Py_ssize_t))
+    if grown == NULL:
+        raise MemoryError()
+    buf.data, buf.cap = grown, cap
+    return 0
+
+
+cdef inline int _push(IdBuffer *buf, Py_ssize_t value) except -1:
+    if buf.n == buf.cap:
+        _reserve(buf, 1)
+    buf.data[buf.n] = value
+    buf.n += 1
+    return 0
+
+
+cdef int _extend(IdBuffer *buf, list ids) except -1:
+    # (an id is a Python int: anything else is a TypeError here, never a misnamed attribute)
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(ids)
+    _reserve(buf, n)
+    for k in range(n):
+        buf.data[buf.n + k] = PyLong_AsSsize_t(<object> PyList_GET_ITEM(ids, k))
+    buf.n += n
+    return 0
+
+
+cdef object _array(IdBuffer *buf):
+    out = np.empty(buf.n, np.intp)
+    cdef Py_ssize_t[::1] view = out
+    if buf.n:
+        memcpy(&view[0], buf.data, buf.n * sizeof(Py_ssize_t))
+    return out
+
+
+cdef class _IdBins:
+    """A BinTable's ids (cleaner.page.feature_names.BinTable), as a C array: `at(i)` is `table[i]`."""
+
+    cdef Py_ssize_t *ids
+    cdef Py_ssize_t cap
+
+    def __cinit__(self, table):
+        labels = table.labels
+        self.cap = table.cap
+        self.ids = <Py_ssize_t *> malloc((self.cap + 1) * sizeof(Py_ssize_t))
+        if self.ids == NULL:
+            raise MemoryError()
+        for i in range(self.cap + 1):
+            self.ids[i] = PyLong_AsSsize_t(labels[i])
+
+    def __dealloc__(self):
+        free(self.ids)
+
+    cdef inline Py_ssize_t at(self, Py_ssize_t i) except? -1:
+        if i > self.cap:
+            i = self.cap
+        elif i < 0:
+            raise KeyError(i)  # (as BinTable: a negative input is a bug upstream, not a bin)
+        return self.ids[i]
+
+
+cdef class RowPass:
+    """FeatureExtractor.parts_reference for one naming (an AttributeNames with a codec and a window), compiled."""
+
+    cdef object extractor
+    cdef object names
+    cdef bint container_on, split_on, tag_on, density_on, idclass_or_cue, dup_on, group_on, position_on, document_on
+    cdef bint idclass_on, cue_on
+    cdef bint container_shared, split_shared, tag_shared, density_shared, idclass_shared, cue_shared
+    cdef bint dup_shared, group_shared, position_shared
+    cdef dict container_cache, text_cache, idclass_cache, split_kinds
+    cdef dict tag_self, tag_parent, tag_artificial  # the PrefixCaches' own dicts (named on a miss by the cache)
+    cdef object tag_self_cache, tag_parent_cache, tag_artificial_cache
+    cdef Py_ssize_t bias, in_link, dup_first, div_none, td_none
+    cdef list t_split  # of _IdBins: p, br, hr, inline, block
+    cdef _IdBins t_dup, t_div, t_td, t_link, t_pos, t_words, t_sentences, t_blocks, t_max_div, t_max_td
+
+    def __init__(self, extractor, names, Py_ssize_t context_entries):
+        """`extractor`: the FeatureExtractor (its switches, caches and naming methods); `names`: its AttributeNames of
+        a codec and a window (the ids its rows carry)."""
+        on, windowed = extractor.on, extractor.windowed
+        self.extractor, self.names = extractor, names
+        self.container_on, self.container_shared = on.container, windowed.container
+        self.split_on, self.split_shared = on.split, windowed.split
+        self.tag_on, self.tag_shared = on.tag, windowed.tag
+        self.density_on, self.density_shared = on.density, windowed.density
+        self.idclass_on, self.idclass_shared = on.idclass, windowed.idclass
+        self.cue_on, self.cue_shared = on.cue, windowed.cue
+        self.idclass_or_cue = on.idclass or on.cue
+        self.dup_on, self.dup_shared = on.dup, windowed.dup
+        self.group_on, self.group_shared = on.group, windowed.group
+        self.position_on, self.position_shared = on.position, windowed.position
+        self.document_on = on.document
+        self.container_cache, self.text_cache = names.container_cache, names.text_cache
+        self.idclass_cache, self.split_kinds = names.idclass_cache, extractor.split_kinds
+        self.tag_self_cache, self.tag_parent_cache = names.tag_self, names.tag_parent
+        self.tag_artificial_cache = names.tag_artificial
+        self.tag_self, self.tag_parent = names.tag_self.names, names.tag_parent.names
+        self.tag_artificial = names.tag_artificial.names
+        self.bias, self.in_link, self.dup_first = names.bias, names.in_link, names.dup_first
+        self.div_none, self.td_none = names.div_none, names.td_none
+        self.t_split = [_IdBins(t) for t in names.t_split]
+        self.t_dup, self.t_div, self.t_td = _IdBins(names.t_dup), _IdBins(names.t_div), _IdBins(names.t_td)
+        self.t_link, self.t_pos = _IdBins(names.t_link), _IdBins(names.t_pos)
+        self.t_words, self.t_sentences, self.t_blocks = [_IdBins(t) for t in names.t_doc]
+        self.t_max_div, self.t_max_td = [_IdBins(t) for t in names.t_doc_rel]
+
+    cdef inline Py_ssize_t _tag_id(self, dict names, object cache, str tag) except? -1:
+        cdef PyObject *found = PyDict_GetItem(names, tag)
+        if found != NULL:
+            return PyLong_AsSsize_t(<object> found)
+        return PyLong_AsSsize_t(cache[tag])  # (the PrefixCache names it, and keeps it)
+
+    cdef int _split(self, IdBuffer *out, dict opened, dict closed) except -1:
+        cdef Py_ssize_t p = 0, br = 0, hr = 0, inline_ = 0, block = 0, count, pos
+        cdef int kind, k
+        cdef PyObject *tag
+        cdef PyObject *value
+        cdef PyObject *found
+        cdef dict counts = opened
+        for k in range(2):  # the opened tags, then the closed
+            pos = 0
+            while PyDict_Next(counts, &pos, &tag, &value):
+                found = PyDict_GetItem(self.split_kinds, <object> tag)
+                if found != NULL:
+                    kind = <int> PyLong_AsSsize_t(<object> found)
+                else:
+                    kind = self.extractor._split_kind(<object> tag)
+                if not kind:
+                    continue
+                count = PyLong_AsSsize_t(<object> value)
+                if kind & SPLIT_P:
+                    p += count
+                elif kind & SPLIT_BR:
+                    br += count
+                elif kind & SPLIT_HR:
+                    hr += count
+                if kind & SPLIT_INLINE:
+                    inline_ += count
+                elif kind & SPLIT_BLOCK:
+                    block += count
+            counts = closed
+        # zero counts are left out (the reference says why)
+        if p:
+            _push(out, (<_IdBins> self.t_split[0]).at(p))
+        if br:
+            _push(out, (<_IdBins> self.t_split[1]).at(br))
+        if hr:
+            _push(out, (<_IdBins> self.t_split[2]).at(hr))
+        if inline_:
+            _push(out, (<_IdBins> self.t_split[3]).at(inline_))
+        if block:
+            _push(out, (<_IdBins> self.t_split[4]).at(block))
+        return 0
+
+    def run(self, tuple columns, list stats, list cue_feats):
+        """(shared ids, their rows' starts, whether a shared row is empty, private ids, their rows' starts) of the
+        blocks whose `columns` (features.block_columns) and `stats` are given, with the page's `cue` attributes
+        (page_cues; empty without the family): AttributeParts.flat."""
+        cdef list texts = columns[0], ancestors = columns[1], opened = columns[2], closed = columns[3]
+        cdef list containers = columns[4], artificial = columns[5], in_link = columns[6], idclass = columns[7]
+        cdef list div_group = columns[8], td_group = columns[9], words = columns[10], link_words = columns[11]
+        cdef Py_ssize_t n = len(texts), i, g, c, n_sent = 0, doc_words = 0, free_words = 0, free_w, w, lw
+        cdef Py_ssize_t max_group = -1, max_div = 0, max_td = 0, start, k
+        cdef Py_ssize_t *div_free = NULL
+        cdef Py_ssize_t *div_words = NULL
+        cdef Py_ssize_t *div_links = NULL
+        cdef Py_ssize_t *td_free = NULL
+        cdef IdBuffer shared, private
+        cdef IdBuffer *out
+        cdef PyObject *found
+        cdef tuple cont, tokens, named, fields
+        cdef str text
+        cdef list keys
+        cdef dict seen = {}, page_named = {}
+        cdef set first_seen = set()
+        cdef Py_ssize_t[::1] shared_starts_view, private_starts_view
+        cdef bint shared_empty = False
+        shared.data, shared.n, shared.cap = NULL, 0, 0
+        private.data, private.n, private.cap = NULL, 0, 0
+        shared_starts = np.empty(n, np.intp)
+        private_starts_array = np.empty(n, np.intp)
+        shared_starts_view, private_starts_view = shared_starts, private_starts_array
+        try:
+            # Document-level aggregates: per div group (-1 is a group of its own, the blocks outside any div, whose
+            # link density the `density` family reads) its words outside links, all its words and its words in
+            # links; per td group its words outside links. Groups are numbered by the walk, from 0.
+            for i in range(2 * n):
+                g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(div_group if i < n else td_group, i % n))
+                if g > max_group:
+                    max_group = g
+                elif g < -1:
+                    raise ValueError(f"a block's group is {g}: groups are numbered from 0, -1 for none")
+            div_free = <Py_ssize_t *> calloc(max_group + 2, sizeof(Py_ssize_t))
+            div_words = <Py_ssize_t *> calloc(max_group + 2, sizeof(Py_ssize_t))
+            div_links = <Py_ssize_t *> calloc(max_group + 2, sizeof(Py_ssize_t))
+            td_free = <Py_ssize_t *> calloc(max_group + 2, sizeof(Py_ssize_t))
+            if div_free == NULL or div_words == NULL or div_links == NULL or td_free == NULL:
+                raise MemoryError()
+            for i in range(n):
+                w = PyLong_AsSsize_t(<object> PyList_GET_ITEM(words, i))
+                lw = PyLong_AsSsize_t(<object> PyList_GET_ITEM(link_words, i))
+                free_w = w - lw
+                doc_words += w
+                free_words += free_w
+                g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(div_group, i)) + 1
+                div_free[g] += free_w
+                div_words[g] += w
+                div_links[g] += lw
+                g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(td_group, i)) + 1
+                td_free[g] += free_w
+            if free_words == 0:
+                free_words = 1
+            # The `dup` family's counts of each text, case-folded.
+            keys = [text.casefold() for text in texts] if self.dup_on else None
+            if self.dup_on:
+                for key in keys:
+                    seen[key] = seen.get(key, 0) + 1
+            # (page_named: the address of a block's id/class tokens -> their attributes, as the reference's)
+            for i in range(n):
+                shared_starts_view[i] = shared.n
+                private_starts_view[i] = private.n
+                _push(&private, self.bias)
+                # -- the block's own (the reference's _block_own) --
+                if self.container_on:
+                    out = &shared if self.container_shared else &private
+                    anc = <object> PyList_GET_ITEM(ancestors, i)
+                    found = PyDict_GetItem(self.container_cache, anc)
+                    _extend(out, <list> found if found != NULL else self.extractor.container_names(self.names, anc))
+                if self.split_on:
+                    self._split(&shared if self.split_shared else &private,
+                                <dict> PyList_GET_ITEM(opened, i), <dict> PyList_GET_ITEM(closed, i))
+                text = <str> PyList_GET_ITEM(texts, i)
+                found = PyDict_GetItem(self.text_cache, text)
+                fields = (<object> found if found != NULL
+                          else self.extractor.text_names(self.names, text, <object> PyList_GET_ITEM(stats, i)))
+                _extend(&shared, <list> PyTuple_GET_ITEM(fields, 0))
+                _extend(&private, <list> PyTuple_GET_ITEM(fields, 1))
+                n_sent += PyLong_AsSsize_t(<object> PyTuple_GET_ITEM(fields, 2))
+                if self.tag_on:
+                    out = &shared if self.tag_shared else &private
+                    cont = <tuple> PyList_GET_ITEM(containers, i)
+                    k = PyTuple_GET_SIZE(cont)
+                    _push(out, self._tag_id(self.tag_self, self.tag_self_cache,
+                                            <str> PyTuple_GET_ITEM(cont, k - 1) if k else "-"))
+                    _push(out, self._tag_id(self.tag_parent, self.tag_parent_cache,
+                                            <str> PyTuple_GET_ITEM(cont, k - 2) if k > 1 else "-"))
+                    art = <object> PyList_GET_ITEM(artificial, i)
+                    if art:
+                        _push(out, self._tag_id(self.tag_artificial, self.tag_artificial_cache, <str> art))
+                if self.density_on and <object> PyList_GET_ITEM(in_link, i):
+                    _push(&shared if self.density_shared else &private, self.in_link)
+                tokens = <tuple> PyList_GET_ITEM(idclass, i)
+                if PyTuple_GET_SIZE(tokens) and self.idclass_or_cue:
+                    key = <uintptr_t> <void *> tokens
+                    found = PyDict_GetItem(page_named, key)
+                    if found != NULL:
+                        named = <tuple> found
+                    else:
+                        named = page_named[key] = self.extractor.idclass_names(self.names, tokens)
+                    if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 0)):
+                        _extend(&shared if self.idclass_shared else &private, <list> PyTuple_GET_ITEM(named, 0))
+                    if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 1)):
+                        _extend(&shared if self.cue_shared else &private, <list> PyTuple_GET_ITEM(named, 1))
+                # -- what the page gives it (the reference's loop) --
+                if self.dup_on:
+                    out = &shared if self.dup_shared else &private
+                    key = <object> PyList_GET_ITEM(keys, i)
+                    c = PyLong_AsSsize_t(seen[key])
+                    if c > 1:
+                        _push(out, self.t_dup.at(c))
+                        if key not in first_seen:
+                            _push(out, self.dup_first)
+                        first_seen.add(key)  # (a text seen once is never asked again: not added)
+                if self.group_on:
+                    out = &shared if self.group_shared else &private
+                    g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(div_group, i))
+                    _push(out, self.t_div.at(div_free[g + 1] * 1000 // free_words) if g >= 0 else self.div_none)
+                    g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(td_group, i))
+                    _push(out, self.t_td.at(td_free[g + 1] * 1000 // free_words) if g >= 0 else self.td_none)
+                if self.density_on:
+                    g = PyLong_AsSsize_t(<object> PyList_GET_ITEM(div_group, i)) + 1
+                    w = div_words[g]
+                    _push(&shared if self.density_shared else &private,
+                          self.t_link.at(div_links[g] * 1000 // (w if w else 1)))
+                if self.position_on:
+                    _push(&shared if self.position_shared else &private, self.t_pos.at(i * 1000 // n))
+                if cue_feats:
+                    _extend(&shared if self.cue_shared else &private, <list> PyList_GET_ITEM(cue_feats, i))
+                if self.document_on:
+                    _reserve(&private, 5)
+                    private.n += 5  # (written below, once the blocks have counted the page's sentence ends)
+                if not shared_empty and shared.n == shared_starts_view[i]:
+                    shared_empty = True
+            if self.document_on and n:
+                # Last in every private row: the page's sizes (the reference's document family).
+                for g in range(max_group + 1):
+                    if div_free[g + 1] > max_div:
+                        max_div = div_free[g + 1]
+                    if td_free[g + 1] > max_td:
+                        max_td = td_free[g + 1]
+                for i in range(n):
+                    start = (private_starts_view[i + 1] if i + 1 < n else private.n) - 5
+                    private.data[start] = self.t_words.at(doc_words)
+                    private.data[start + 1] = self.t_sentences.at(n_sent)
+                    private.data[start + 2] = self.t_blocks.at(n)
+                    private.data[start + 3] = self.t_max_div.at(max_div * 1000 // free_words)
+                    private.data[start + 4] = self.t_max_td.at(max_td * 1000 // free_words)
+            return (_array(&shared), shared_starts, shared_empty, _array(&private), private_starts_array)
+        finally:
+            free(shared.data)
+            free(private.data)
+            free(div_free)
+            free(div_words)
+            free(div_links)
+            free(td_free)

@@ -13,7 +13,7 @@ compiled = pytest.importorskip("cleaner.page.compiled_rows", reason="not built (
 from cleaner.config import load_config  # noqa: E402
 from cleaner.label.crf import WindowRows, window_ids, window_rows  # noqa: E402
 from cleaner.label.model import load_model  # noqa: E402
-from cleaner.page.cues import page_cues  # noqa: E402
+from cleaner.page.cues import block_cues, page_cue_context  # noqa: E402
 from cleaner.page.features import AttributeParts  # noqa: E402
 from cleaner.page.pipeline import PageRejected, read_page  # noqa: E402
 
@@ -49,7 +49,8 @@ def _both(model, seg) -> tuple[AttributeParts, AttributeParts]:
     stats = ex.stats(seg.blocks)
     fast = ex.extract_parts(seg.blocks, stats, codec, seg.page, window)
     names = ex.attribute_names(codec, window)
-    cue_feats = page_cues(ex.cues, names.cues, seg.blocks, stats, seg.page) if ex.on.cue else []
+    cue_feats = (block_cues(page_cue_context(ex.cues, names.cues, seg.blocks, stats, seg.page), seg.blocks)
+                 if ex.on.cue else [])
     return fast, ex.parts_reference(seg.blocks, stats, names, cue_feats, window)
 
 

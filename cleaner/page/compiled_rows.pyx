@@ -107,11 +107,38 @@ cdef class _IdBins:
         return self.ids[i]
 
 
+cdef class _PageCues:
+    """A page's cleaner.page.cues.PageCueContext read once into C fields (each a generic attribute lookup from here)."""
+
+    cdef Py_ssize_t kind, url, heaviest_url, heaviest_at, repeat_at, repeat_links, heaviest_id, heaviest_outside, code
+    cdef bint has_url, has_heaviest_url
+    cdef list relations, heaviest, main
+    cdef dict item_words, item_links
+    cdef dict in_code  # ancestors -> inside a code tag (block_cues')
+    cdef double links_min
+    cdef frozenset code_tags
+
+    def __cinit__(self, c):
+        names = c.names
+        self.kind = c.kind
+        self.has_url, self.has_heaviest_url = c.url is not None, c.heaviest_url is not None
+        self.url = c.url if self.has_url else 0
+        self.heaviest_url = c.heaviest_url if self.has_heaviest_url else 0
+        self.heaviest_at, self.repeat_at = c.heaviest_at, c.repeat_at
+        self.repeat_links, self.heaviest_id = names.repeat_links, names.heaviest
+        self.heaviest_outside, self.code = names.heaviest_outside, names.code
+        self.relations, self.heaviest, self.main = c.relations, c.heaviest, names.main
+        self.item_words, self.item_links = c.item_words, c.item_links
+        self.in_code = {}
+        self.links_min, self.code_tags = c.links_min, c.code_tags
+
+
 cdef class RowPass:
     """FeatureExtractor.parts_reference for one naming (an AttributeNames with a codec and a window), compiled."""
 
-    cdef object extractor
     cdef object names
+    # the reference's namings of what a cache does not hold yet, bound once (no method looked up a call)
+    cdef object container_names, text_names, idclass_names, split_kind
     cdef bint container_on, split_on, tag_on, density_on, idclass_or_cue, dup_on, group_on, position_on, document_on
     cdef bint idclass_on, cue_on
     cdef bint container_shared, split_shared, tag_shared, density_shared, idclass_shared, cue_shared
@@ -122,12 +149,15 @@ cdef class RowPass:
     cdef Py_ssize_t bias, in_link, dup_first, div_none, td_none
     cdef list t_split  # of _IdBins: p, br, hr, inline, block
     cdef _IdBins t_dup, t_div, t_td, t_link, t_pos, t_words, t_sentences, t_blocks, t_max_div, t_max_td
+    cdef _IdBins cue_repeat
 
     def __init__(self, extractor, names, Py_ssize_t context_entries):
         """`extractor`: the FeatureExtractor (its switches, caches and naming methods); `names`: its AttributeNames of
         a codec and a window (the ids its rows carry)."""
         on, windowed = extractor.on, extractor.windowed
-        self.extractor, self.names = extractor, names
+        self.names = names
+        self.container_names, self.text_names = extractor.container_names, extractor.text_names
+        self.idclass_names, self.split_kind = extractor.idclass_names, extractor._split_kind
         self.container_on, self.container_shared = on.container, windowed.container
         self.split_on, self.split_shared = on.split, windowed.split
         self.tag_on, self.tag_shared = on.tag, windowed.tag
@@ -152,6 +182,7 @@ cdef class RowPass:
         self.t_link, self.t_pos = _IdBins(names.t_link), _IdBins(names.t_pos)
         self.t_words, self.t_sentences, self.t_blocks = [_IdBins(t) for t in names.t_doc]
         self.t_max_div, self.t_max_td = [_IdBins(t) for t in names.t_doc_rel]
+        self.cue_repeat = _IdBins(names.cues.repeat)
 
     cdef inline Py_ssize_t _tag_id(self, dict names, object cache, str tag) except? -1:
         cdef PyObject *found = PyDict_GetItem(names, tag)
@@ -173,7 +204,7 @@ cdef class RowPass:
                 if found != NULL:
                     kind = <int> PyLong_AsSsize_t(<object> found)
                 else:
-                    kind = self.extractor._split_kind(<object> tag)
+                    kind = self.split_kind(<object> tag)
                 if not kind:
                     continue
                 count = PyLong_AsSsize_t(<object> value)
@@ -201,13 +232,49 @@ cdef class RowPass:
             _push(out, (<_IdBins> self.t_split[4]).at(block))
         return 0
 
-    def run(self, tuple columns, list stats, list cue_feats):
+    cdef int _cues(self, IdBuffer *out, _PageCues c, Py_ssize_t i, Py_ssize_t repeat, object repeat_item,
+                   object anc) except -1:
+        """Block i's `cue` attributes that need the page (cleaner.page.cues.block_cues, its reference), from what
+        page_cue_context read of it (`c`)."""
+        cdef PyObject *found
+        cdef Py_ssize_t words, relation = -1
+        _push(out, c.kind)
+        if c.has_url:
+            _push(out, c.url)
+        if c.relations is not None:
+            relation = PyLong_AsSsize_t(<object> PyList_GET_ITEM(c.relations, i))
+            _push(out, PyLong_AsSsize_t(c.main[relation]))
+        if repeat:
+            _push(out, self.cue_repeat.at(repeat))
+            _push(out, c.repeat_at)
+            words = PyLong_AsSsize_t(c.item_words[repeat_item])
+            if words and <double> PyLong_AsSsize_t(c.item_links[repeat_item]) >= c.links_min * <double> words:
+                _push(out, c.repeat_links)
+        if c.heaviest is not None and <object> PyList_GET_ITEM(c.heaviest, i):
+            _push(out, c.heaviest_id)
+            _push(out, c.heaviest_at)
+            if c.has_heaviest_url:
+                _push(out, c.heaviest_url)
+            if c.relations is not None and relation != 1:
+                _push(out, c.heaviest_outside)
+        found = PyDict_GetItem(c.in_code, anc)
+        if found != NULL:
+            code = <object> found
+        else:
+            code = c.in_code[anc] = not c.code_tags.isdisjoint(anc)
+        if code:
+            _push(out, c.code)
+        return 0
+
+    def run(self, tuple columns, list stats, object cues):
         """(shared ids, their rows' starts, whether a shared row is empty, private ids, their rows' starts) of the
-        blocks whose `columns` (features.block_columns) and `stats` are given, with the page's `cue` attributes
-        (page_cues; empty without the family): AttributeParts.flat."""
+        blocks whose `columns` (features.block_columns) and `stats` are given, with what the `cue` family read of
+        the page (cleaner.page.cues.page_cue_context; None without the family): AttributeParts.flat."""
         cdef list texts = columns[0], ancestors = columns[1], opened = columns[2], closed = columns[3]
         cdef list containers = columns[4], artificial = columns[5], in_link = columns[6], idclass = columns[7]
         cdef list div_group = columns[8], td_group = columns[9], words = columns[10], link_words = columns[11]
+        cdef list repeat = columns[12], repeat_item = columns[13]
+        cdef _PageCues page_cues = _PageCues(cues) if cues is not None else None
         cdef Py_ssize_t n = len(texts), i, g, c, n_sent = 0, doc_words = 0, free_words = 0, free_w, w, lw
         cdef Py_ssize_t max_group = -1, max_div = 0, max_td = 0, start, k
         cdef Py_ssize_t *div_free = NULL
@@ -274,14 +341,14 @@ cdef class RowPass:
                     out = &shared if self.container_shared else &private
                     anc = <object> PyList_GET_ITEM(ancestors, i)
                     found = PyDict_GetItem(self.container_cache, anc)
-                    _extend(out, <list> found if found != NULL else self.extractor.container_names(self.names, anc))
+                    _extend(out, <list> found if found != NULL else self.container_names(self.names, anc))
                 if self.split_on:
                     self._split(&shared if self.split_shared else &private,
                                 <dict> PyList_GET_ITEM(opened, i), <dict> PyList_GET_ITEM(closed, i))
                 text = <str> PyList_GET_ITEM(texts, i)
                 found = PyDict_GetItem(self.text_cache, text)
                 fields = (<object> found if found != NULL
-                          else self.extractor.text_names(self.names, text, <object> PyList_GET_ITEM(stats, i)))
+                          else self.text_names(self.names, text, <object> PyList_GET_ITEM(stats, i)))
                 _extend(&shared, <list> PyTuple_GET_ITEM(fields, 0))
                 _extend(&private, <list> PyTuple_GET_ITEM(fields, 1))
                 n_sent += PyLong_AsSsize_t(<object> PyTuple_GET_ITEM(fields, 2))
@@ -305,7 +372,7 @@ cdef class RowPass:
                     if found != NULL:
                         named = <tuple> found
                     else:
-                        named = page_named[key] = self.extractor.idclass_names(self.names, tokens)
+                        named = page_named[key] = self.idclass_names(self.names, tokens)
                     if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 0)):
                         _extend(&shared if self.idclass_shared else &private, <list> PyTuple_GET_ITEM(named, 0))
                     if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 1)):
@@ -333,8 +400,10 @@ cdef class RowPass:
                           self.t_link.at(div_links[g] * 1000 // (w if w else 1)))
                 if self.position_on:
                     _push(&shared if self.position_shared else &private, self.t_pos.at(i * 1000 // n))
-                if cue_feats:
-                    _extend(&shared if self.cue_shared else &private, <list> PyList_GET_ITEM(cue_feats, i))
+                if page_cues is not None:
+                    self._cues(&shared if self.cue_shared else &private, page_cues, i,
+                               PyLong_AsSsize_t(<object> PyList_GET_ITEM(repeat, i)),
+                               <object> PyList_GET_ITEM(repeat_item, i), <object> PyList_GET_ITEM(ancestors, i))
                 if self.document_on:
                     _reserve(&private, 5)
                     private.n += 5  # (written below, once the blocks have counted the page's sentence ends)

@@ -628,15 +628,34 @@ def url_shape(url: str, settings: CueSettings) -> str:
     return "other"
 
 
-def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
-              page: PageMarks | None) -> list[list]:
-    """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
-    block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
-    `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
+class PageCueContext:
+    """What the `cue` attributes that need the page read of it (page_cue_context), in one naming: the page's
+    type and URL shape named, the blocks' relation to the main container, which blocks lie in the heaviest repeated
+    group, and each repeated item's words and link words. `block_cues` lays them out per block; so does the compiled
+    pass (compiled_rows.RowPass), with this as its input."""
+
+    def __init__(self, names: CueNames, kind: object, url: object, heaviest_url: object, heaviest_at: object,
+                 repeat_at: object, relations: list[int] | None, heaviest: list[bool] | None,
+                 item_words: dict[int, int], item_links: dict[int, int], links_min: float,
+                 code_tags: frozenset[str]) -> None:
+        self.names = names
+        self.kind = kind  # cue.page=<type>
+        self.url = url  # cue.url=<shape>, None without the URL cue
+        self.heaviest_url = heaviest_url
+        self.heaviest_at = heaviest_at
+        self.repeat_at = repeat_at
+        self.relations = relations  # per block, its index in MAIN_RELATIONS (None: no page marks)
+        self.heaviest = heaviest  # per block, whether it lies in the heaviest repeated group (None: not asked)
+        self.item_words = item_words  # repeated item -> the words of its blocks
+        self.item_links = item_links  # repeated item -> their words in links
+        self.links_min = links_min
+        self.code_tags = code_tags
+
+
+def page_cue_context(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
+                     page: PageMarks | None) -> PageCueContext:
+    """What page_cues reads of the page, found once."""
     kind_name = settings.page_typer.of(page) if page is not None else "unknown"
-    kind = names.page[kind_name]
-    heaviest_at = names.heaviest_at[kind_name]
-    repeat_at = names.repeat_at[kind_name]
     # Words and link words of each repeated item, over the blocks inside it.
     item_words: dict[int, int] = {}
     item_links: dict[int, int] = {}
@@ -645,8 +664,6 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
         if item >= 0:
             item_words[item] = item_words.get(item, 0) + s.n_words
             item_links[item] = item_links.get(item, 0) + s.link_words
-    links_min = settings.repeat_links_min
-    code_tags = settings.code_tags
     relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
     heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
@@ -657,23 +674,41 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
         shape = url_shape(page.canonical or page.head_meta.get("og:url", ""), settings) if page is not None else "none"
         url = names.url[shape]
         heaviest_url = names.heaviest_url[shape]
+    return PageCueContext(names, names.page[kind_name], url, heaviest_url, names.heaviest_at[kind_name],
+                          names.repeat_at[kind_name], relations, heaviest, item_words, item_links,
+                          settings.repeat_links_min, settings.code_tags)
+
+
+def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
+              page: PageMarks | None) -> list[list]:
+    """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
+    block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
+    `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
+    return block_cues(page_cue_context(settings, names, blocks, stats, page), blocks)
+
+
+def block_cues(c: PageCueContext, blocks: list[Block]) -> list[list]:
+    """page_cues' attributes per block, from what it read of the page: the readable reference of the same loop in
+    compiled_rows.RowPass."""
+    names = c.names
+    relations, heaviest, url, heaviest_url = c.relations, c.heaviest, c.url, c.heaviest_url
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i, b in enumerate(blocks):
-        row = [kind]
+        row = [c.kind]
         if url is not None:
             row.append(url)
         if relations is not None:
             row.append(names.main[relations[i]])
         if b.repeat:
             row.append(names.repeat[b.repeat])
-            row.append(repeat_at)
-            words = item_words[b.repeat_item]
-            if words and item_links[b.repeat_item] >= links_min * words:
+            row.append(c.repeat_at)
+            words = c.item_words[b.repeat_item]
+            if words and c.item_links[b.repeat_item] >= c.links_min * words:
                 row.append(names.repeat_links)
         if heaviest is not None and heaviest[i]:
             row.append(names.heaviest)
-            row.append(heaviest_at)
+            row.append(c.heaviest_at)
             if heaviest_url is not None:
                 row.append(heaviest_url)
             if relations is not None and relations[i] != 1:
@@ -681,7 +716,7 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
         anc = b.ancestors
         code = in_code.get(anc)
         if code is None:
-            code = in_code[anc] = not code_tags.isdisjoint(anc)
+            code = in_code[anc] = not c.code_tags.isdisjoint(anc)
         if code:
             row.append(names.code)
         out.append(row)

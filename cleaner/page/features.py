@@ -37,7 +37,7 @@ from mypy_extensions import mypyc_attr
 
 from .. import compiled_twin
 from ..config import Config, load_config
-from .cues import CueSettings, idclass_cues, page_cues, text_cues
+from .cues import CueSettings, block_cues, idclass_cues, page_cue_context, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
 from .segment import Block, BlockStats
@@ -110,12 +110,14 @@ class AttributeParts:
 
 def block_columns(blocks: list[Block], stats: list[BlockStats]) -> tuple[list, ...]:
     """What compiled_rows.RowPass reads of the blocks, one list a field (texts, ancestors, opened and closed tags,
-    containers, artificial, in_link, id/class tokens, div and td groups, words, words in links): read here, where
-    a Block's field is a C struct's, and not from Cython, where each is a generic attribute lookup."""
+    containers, artificial, in_link, id/class tokens, div and td groups, words, words in links, repeat, repeated
+    item): read here, where a Block's field is a C struct's, and not from Cython, where each is a generic attribute
+    lookup."""
     return ([b.text for b in blocks], [b.ancestors for b in blocks], [b.opened for b in blocks],
             [b.closed for b in blocks], [b.containers for b in blocks], [b.artificial for b in blocks],
             [b.in_link for b in blocks], [b.idclass for b in blocks], [b.div_group for b in blocks],
-            [b.td_group for b in blocks], [s.n_words for s in stats], [s.link_words for s in stats])
+            [b.td_group for b in blocks], [s.n_words for s in stats], [s.link_words for s in stats],
+            [b.repeat for b in blocks], [b.repeat_item for b in blocks])
 
 
 def own_attribute_count(row) -> int:
@@ -473,19 +475,17 @@ class FeatureExtractor:
         if codec is None:
             window = None
         v = self._naming(codec, window)
-        cue_feats: list[list] = []
-        if self.on.cue:
-            cue_feats = page_cues(self.cues, v.cues, blocks, stats, page)
+        cues = page_cue_context(self.cues, v.cues, blocks, stats, page) if self.on.cue else None
         row_pass = v.row_pass
         if row_pass is not None:  # (a model's rows: written as C integers, compiled_rows.RowPass)
-            return AttributeParts([], [], window, row_pass.run(block_columns(blocks, stats), stats, cue_feats))
-        return self.parts_reference(blocks, stats, v, cue_feats, window)
+            return AttributeParts([], [], window, row_pass.run(block_columns(blocks, stats), stats, cues))
+        return self.parts_reference(blocks, stats, v, block_cues(cues, blocks) if cues is not None else [], window)
 
     def parts_reference(self, blocks: list[Block], stats: list[BlockStats], v: AttributeNames, cue_feats: list[list],
                         window=None) -> AttributeParts:
         """extract_parts' rows as lists, named by `v` (this extractor's naming of the codec and `window`), the page's
-        `cue` attributes given (page_cues): the readable reference of compiled_rows.RowPass, which runs in its place for
-        a model's rows when it is built (tests/test_compiled_rows.py holds the two equal)."""
+        `cue` attributes given (cleaner.page.cues.page_cues): the readable reference of compiled_rows.RowPass, which
+        runs in its place for a model's rows when it is built (tests/test_compiled_rows.py holds the two equal)."""
         n = len(blocks)
         on = self.on
         windowed = self.windowed

@@ -333,3 +333,45 @@ def test_the_long_runs_of_the_utf8_hold_every_long_run_of_the_text(text, min_cha
     in_bytes = compiled.tags_of_long_runs_utf8(text.encode(), min_chars)
     assert {at[start] for start in compiled.tags_of_long_runs(text, min_chars)} <= set(in_bytes)
     assert compiled.tags_of_long_runs_utf8(text.encode(), 1) == [at[s] for s in compiled.tags_of_long_runs(text, 1)]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(tag=st.one_of(
+    st.text(alphabet="<>/=\"' \tab\u00a0\u2003\u3000\u2013é中\U0001f600\x1c\x85\u205f\u1680\u2028\u202f\u2030"
+            "\u3001\u00c2\u0085\u2029\u180e", max_size=40).map(lambda t: ("<a" + t).encode()),
+    st.binary(max_size=40).map(lambda b: b"<a" + b),
+    st.lists(st.sampled_from([b" ", b"/", b"=", b'"', b"'", b">", b"x", b"\xc2\xa0", b"\xc2", b"\xe2\x80\x83",
+                              b"\xe2\x80", b"\xe3\x80\x80", b"\xe1\x9a\x80", b"\xe2\x81\x9f", b"\xe2\x80\xaf", b"\t"]),
+             max_size=30).map(lambda parts: b"<b" + b"".join(parts))),
+    n=st.integers(1, 5), start=st.integers(0, 2))
+def test_the_compiled_attribute_count_is_the_caps_pattern(tag, n, start):
+    """compiled_guard.has_attributes_utf8 (the cap's check on a page's UTF-8, one pass) matches where its reference,
+    the cap's pattern for UTF-8, matches: on generated tags of every whitespace character, cut UTF-8 sequences and
+    quotes, and at offsets where no tag starts."""
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from cleaner.page.markup_guard import _first_attributes_utf8
+
+    data = b"xy" + tag
+    at = start if start < 2 else 2
+    assert compiled.has_attributes_utf8(data, at, n) == bool(_first_attributes_utf8(n).match(data, at))
+
+
+def test_the_compiled_attribute_count_is_the_caps_pattern_on_the_long_tags_of_the_shared_pages(data_dir):
+    """The tags the cap tries on the shared pages (the long runs, at the shipped cap and at tighter ones), and tags
+    of exactly the cap's count of attributes, with and without values."""
+    compiled = pytest.importorskip("cleaner.page.compiled_guard", reason="not built (scripts/build_native.py)")
+    from conftest import sampled_pages
+
+    from cleaner.page.markup_guard import _first_attributes_utf8
+
+    pages = [p.read_html() for p in sampled_pages(data_dir, 10)]
+    pages += [b"<a " + b"x " * 500 + b">", b"<a " + b"x " * 499 + b">", b'<a ' + b'x="1"' * 501 + b">",
+              b"<svg d=" + b"M0 0L1 1" * 300 + b">", "<a \u3000é=中 ".encode() * 300]
+    tried = 0
+    for data in pages:
+        for count in (501, 20, 3):
+            for start in compiled.tags_of_long_runs_utf8(data, 2 * (count - 1)):
+                assert compiled.has_attributes_utf8(data, start, count) == bool(
+                    _first_attributes_utf8(count).match(data, start)), (count, data[start:start + 200])
+                tried += 1
+    assert tried > 100

@@ -168,6 +168,89 @@ def tags_of_long_runs_utf8(bytes data, Py_ssize_t min_run):
     return out
 
 
+cdef inline Py_ssize_t _space_utf8(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The length of the whitespace character (str.isspace) whose UTF-8 starts at p[i], 0 when none does: what
+    markup_guard._WHITESPACE_UTF8 matches there."""
+    cdef unsigned char c = p[i], b
+    if c == 32 or 9 <= c <= 13 or 0x1c <= c <= 0x1f:
+        return 1
+    if c == 0xc2:
+        return 2 if i + 1 < n and (p[i + 1] == 0x85 or p[i + 1] == 0xa0) else 0
+    if i + 2 >= n or c < 0xe1 or c > 0xe3:
+        return 0
+    b = p[i + 1]
+    if c == 0xe1:
+        return 3 if b == 0x9a and p[i + 2] == 0x80 else 0
+    if c == 0xe3:
+        return 3 if b == 0x80 and p[i + 2] == 0x80 else 0
+    c = p[i + 2]  # (a 0xe2 start)
+    if b == 0x80:
+        return 3 if 0x80 <= c <= 0x8a or c == 0xa8 or c == 0xa9 or c == 0xaf else 0
+    return 3 if b == 0x81 and c == 0x9f else 0
+
+
+cdef inline bint _unit_utf8(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint slash, bint equals) noexcept nogil:
+    """Whether p[i] is one byte of a character that is not whitespace, '>', '/' (with `slash`) or '=' (with
+    `equals`): markup_guard._not_space_utf8 taking one byte."""
+    cdef unsigned char c
+    if i >= n:
+        return False
+    c = p[i]
+    if c == 62 or (slash and c == 47) or (equals and c == 61):
+        return False
+    if c == 0xc2 or 0xe1 <= c <= 0xe3 or c == 32 or 9 <= c <= 13 or 0x1c <= c <= 0x1f:
+        return _space_utf8(p, i, n) == 0
+    return True
+
+
+def has_attributes_utf8(bytes data, Py_ssize_t start, Py_ssize_t count):
+    """Whether the start tag at byte `start` of a page's UTF-8 has `count` attributes or more: whether
+    markup_guard._first_attributes_utf8(count) matches there, its readable reference, which the attribute cap tries
+    at each tag of a long run (markup_guard.leaves_utf8_unchanged). That pattern is atomic and possessive, so it reads
+    the tag once, left to right, as here; its backtracking regexp engine cost ~100 instructions a byte, on the long
+    tags it is tried at (inline SVG paths, data: URLs): 1.3 M instructions a 2025 page (docs/speed.md, stop 70)."""
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = start + 1, j, k, step
+    cdef unsigned char quote
+    if start < 0 or start >= n or p[start] != 60 or i >= n or not (65 <= p[i] <= 90 or 97 <= p[i] <= 122):
+        return False
+    i += 1
+    while _unit_utf8(p, i, n, True, False):  # the rest of the tag's name
+        i += 1
+    for k in range(count):
+        while i < n:  # separators: whitespace and '/'
+            step = _space_utf8(p, i, n)
+            if step == 0 and p[i] == 47:
+                step = 1
+            if step == 0:
+                break
+            i += step
+        if not _unit_utf8(p, i, n, True, False):  # a name's first character: none, and the tag has fewer
+            return False
+        i += 1
+        while _unit_utf8(p, i, n, True, True):
+            i += 1
+        j = i  # an optional value: whitespace, '=', whitespace, then quoted or not (else nothing is taken)
+        while j < n and (step := _space_utf8(p, j, n)):
+            j += step
+        if j < n and p[j] == 61:
+            j += 1
+            while j < n and (step := _space_utf8(p, j, n)):
+                j += step
+            if j < n and (p[j] == 34 or p[j] == 39):
+                quote = p[j]
+                j += 1
+                while j < n and p[j] != quote:
+                    j += 1
+                if j < n:
+                    j += 1
+            else:
+                while _unit_utf8(p, j, n, False, False):
+                    j += 1
+            i = j
+    return True
+
+
 def scan_leaves_utf8_unchanged(bytes data, Py_ssize_t max_nesting, Py_ssize_t max_options, Py_ssize_t max_reopened):
     """Whether the guard's tag scan leaves the text whose UTF-8 `data` is as it is: at most max_nesting '<' not
     followed by '/' (the same in the bytes) skip it, else the scan of the bytes finds what the scan of the text finds

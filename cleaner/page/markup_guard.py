@@ -105,17 +105,17 @@ def leaves_utf8_unchanged(utf8: bytes, limits: MarkupLimits) -> bool | None:
     tests hold it to it. A page it clears is parsed from its bytes and its text is never built: the UTF-8 decoding
     of a whole page was 1.3 M instructions of a 2025 page and 38 % of its last-level cache misses (docs/speed.md).
     * The attribute cap: the tags it may cut, a superset at byte offsets (compiled_guard.tags_of_long_runs_utf8),
-      are tried with the cap's own pattern written for UTF-8 (_first_attributes_utf8): none with more attributes
-      than the cap, nothing cut.
+      are tried with the cap's own pattern written for UTF-8 (_first_attributes_utf8, read in one compiled pass by
+      compiled_guard.has_attributes_utf8): none with more attributes than the cap, nothing cut.
     * The tag scan: compiled_guard.scan_leaves_utf8_unchanged reads the bytes as the text's scan reads the text."""
     if _compiled_guard is None:
         return None
     if limits.max_attributes < _NO_LIMIT:
         if limits.max_attributes <= 0:
             return False  # (every tag with an attribute is cut: the text's guard decides)
-        over = _first_attributes_utf8(limits.max_attributes + 1)
+        over = limits.max_attributes + 1  # (_first_attributes_utf8(over).match, compiled: has_attributes_utf8)
         for start in _compiled_guard.tags_of_long_runs_utf8(utf8, 2 * limits.max_attributes):
-            if over.match(utf8, start):
+            if _compiled_guard.has_attributes_utf8(utf8, start, over):
                 return False
     return bool(_compiled_guard.scan_leaves_utf8_unchanged(utf8, limits.max_nesting, limits.max_select_options,
                                                            limits.max_reopened_formatting))

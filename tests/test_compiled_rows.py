@@ -49,7 +49,8 @@ def _both(model, seg) -> tuple[AttributeParts, AttributeParts]:
     stats = ex.stats(seg.blocks)
     fast = ex.extract_parts(seg.blocks, stats, codec, seg.page, window)
     names = ex.attribute_names(codec, window)
-    cue_feats = (block_cues(page_cue_context(ex.cues, names.cues, seg.blocks, stats, seg.page), seg.blocks)
+    cue_feats = (block_cues(page_cue_context(ex.cues, names.cues, seg.blocks, stats, seg.page), seg.blocks,
+                            stats)
                  if ex.on.cue else [])
     return fast, ex.parts_reference(seg.blocks, stats, names, cue_feats, window)
 

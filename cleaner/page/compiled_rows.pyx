@@ -113,7 +113,6 @@ cdef class _PageCues:
     cdef Py_ssize_t kind, url, heaviest_url, heaviest_at, repeat_at, repeat_links, heaviest_id, heaviest_outside, code
     cdef bint has_url, has_heaviest_url
     cdef list relations, heaviest, main
-    cdef dict item_words, item_links
     cdef dict in_code  # ancestors -> inside a code tag (block_cues')
     cdef double links_min
     cdef frozenset code_tags
@@ -128,7 +127,6 @@ cdef class _PageCues:
         self.repeat_links, self.heaviest_id = names.repeat_links, names.heaviest
         self.heaviest_outside, self.code = names.heaviest_outside, names.code
         self.relations, self.heaviest, self.main = c.relations, c.heaviest, names.main
-        self.item_words, self.item_links = c.item_words, c.item_links
         self.in_code = {}
         self.links_min, self.code_tags = c.links_min, c.code_tags
 
@@ -232,8 +230,8 @@ cdef class RowPass:
             _push(out, (<_IdBins> self.t_split[4]).at(block))
         return 0
 
-    cdef int _cues(self, IdBuffer *out, _PageCues c, Py_ssize_t i, Py_ssize_t repeat, object repeat_item,
-                   object anc) except -1:
+    cdef int _cues(self, IdBuffer *out, _PageCues c, Py_ssize_t i, Py_ssize_t repeat, Py_ssize_t item,
+                   const Py_ssize_t *item_words, const Py_ssize_t *item_links, object anc) except -1:
         """Block i's `cue` attributes that need the page (cleaner.page.cues.block_cues, its reference), from what
         page_cue_context read of it (`c`)."""
         cdef PyObject *found
@@ -247,8 +245,10 @@ cdef class RowPass:
         if repeat:
             _push(out, self.cue_repeat.at(repeat))
             _push(out, c.repeat_at)
-            words = PyLong_AsSsize_t(c.item_words[repeat_item])
-            if words and <double> PyLong_AsSsize_t(c.item_links[repeat_item]) >= c.links_min * <double> words:
+            if item < 0:
+                raise KeyError(item)  # (as the reference: a repeated block outside any item is a bug upstream)
+            words = item_words[item]
+            if words and <double> item_links[item] >= c.links_min * <double> words:
                 _push(out, c.repeat_links)
         if c.heaviest is not None and <object> PyList_GET_ITEM(c.heaviest, i):
             _push(out, c.heaviest_id)
@@ -276,11 +276,13 @@ cdef class RowPass:
         cdef list repeat = columns[12], repeat_item = columns[13]
         cdef _PageCues page_cues = _PageCues(cues) if cues is not None else None
         cdef Py_ssize_t n = len(texts), i, g, c, n_sent = 0, doc_words = 0, free_words = 0, free_w, w, lw
-        cdef Py_ssize_t max_group = -1, max_div = 0, max_td = 0, start, k
+        cdef Py_ssize_t max_group = -1, max_div = 0, max_td = 0, start, k, max_item = -1, item
         cdef Py_ssize_t *div_free = NULL
         cdef Py_ssize_t *div_words = NULL
         cdef Py_ssize_t *div_links = NULL
         cdef Py_ssize_t *td_free = NULL
+        cdef Py_ssize_t *item_words = NULL  # per repeated item, the words of its blocks (block_cues')
+        cdef Py_ssize_t *item_links = NULL  # and their words in links
         cdef IdBuffer shared, private
         cdef IdBuffer *out
         cdef PyObject *found
@@ -326,6 +328,20 @@ cdef class RowPass:
                 td_free[g] += free_w
             if free_words == 0:
                 free_words = 1
+            if page_cues is not None:
+                for i in range(n):
+                    item = PyLong_AsSsize_t(<object> PyList_GET_ITEM(repeat_item, i))
+                    if item > max_item:
+                        max_item = item
+                item_words = <Py_ssize_t *> calloc(max_item + 1, sizeof(Py_ssize_t))
+                item_links = <Py_ssize_t *> calloc(max_item + 1, sizeof(Py_ssize_t))
+                if item_words == NULL or item_links == NULL:
+                    raise MemoryError()
+                for i in range(n):
+                    item = PyLong_AsSsize_t(<object> PyList_GET_ITEM(repeat_item, i))
+                    if item >= 0:
+                        item_words[item] += PyLong_AsSsize_t(<object> PyList_GET_ITEM(words, i))
+                        item_links[item] += PyLong_AsSsize_t(<object> PyList_GET_ITEM(link_words, i))
             # The `dup` family's counts of each text, case-folded.
             keys = [text.casefold() for text in texts] if self.dup_on else None
             if self.dup_on:
@@ -403,7 +419,8 @@ cdef class RowPass:
                 if page_cues is not None:
                     self._cues(&shared if self.cue_shared else &private, page_cues, i,
                                PyLong_AsSsize_t(<object> PyList_GET_ITEM(repeat, i)),
-                               <object> PyList_GET_ITEM(repeat_item, i), <object> PyList_GET_ITEM(ancestors, i))
+                               PyLong_AsSsize_t(<object> PyList_GET_ITEM(repeat_item, i)), item_words, item_links,
+                               <object> PyList_GET_ITEM(ancestors, i))
                 if self.document_on:
                     _reserve(&private, 5)
                     private.n += 5  # (written below, once the blocks have counted the page's sentence ends)
@@ -431,3 +448,5 @@ cdef class RowPass:
             free(div_words)
             free(div_links)
             free(td_free)
+            free(item_words)
+            free(item_links)

@@ -630,13 +630,12 @@ def url_shape(url: str, settings: CueSettings) -> str:
 
 class PageCueContext:
     """What the `cue` attributes that need the page read of it (page_cue_context), in one naming: the page's
-    type and URL shape named, the blocks' relation to the main container, which blocks lie in the heaviest repeated
-    group, and each repeated item's words and link words. `block_cues` lays them out per block; so does the compiled
-    pass (compiled_rows.RowPass), with this as its input."""
+    type and URL shape named, the blocks' relation to the main container and which blocks lie in the heaviest
+    repeated group. `block_cues` lays them out per block; so does the compiled pass (compiled_rows.RowPass), with
+    this as its input."""
 
     def __init__(self, names: CueNames, kind: object, url: object, heaviest_url: object, heaviest_at: object,
-                 repeat_at: object, relations: list[int] | None, heaviest: list[bool] | None,
-                 item_words: dict[int, int], item_links: dict[int, int], links_min: float,
+                 repeat_at: object, relations: list[int] | None, heaviest: list[bool] | None, links_min: float,
                  code_tags: frozenset[str]) -> None:
         self.names = names
         self.kind = kind  # cue.page=<type>
@@ -646,9 +645,7 @@ class PageCueContext:
         self.repeat_at = repeat_at
         self.relations = relations  # per block, its index in MAIN_RELATIONS (None: no page marks)
         self.heaviest = heaviest  # per block, whether it lies in the heaviest repeated group (None: not asked)
-        self.item_words = item_words  # repeated item -> the words of its blocks
-        self.item_links = item_links  # repeated item -> their words in links
-        self.links_min = links_min
+        self.links_min = links_min  # an item whose words are this share of link text or more: cue.repeat-links
         self.code_tags = code_tags
 
 
@@ -656,14 +653,6 @@ def page_cue_context(settings: CueSettings, names: CueNames, blocks: list[Block]
                      page: PageMarks | None) -> PageCueContext:
     """What page_cues reads of the page, found once."""
     kind_name = settings.page_typer.of(page) if page is not None else "unknown"
-    # Words and link words of each repeated item, over the blocks inside it.
-    item_words: dict[int, int] = {}
-    item_links: dict[int, int] = {}
-    for b, s in zip(blocks, stats):
-        item = b.repeat_item
-        if item >= 0:
-            item_words[item] = item_words.get(item, 0) + s.n_words
-            item_links[item] = item_links.get(item, 0) + s.link_words
     relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
     heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
@@ -675,8 +664,8 @@ def page_cue_context(settings: CueSettings, names: CueNames, blocks: list[Block]
         url = names.url[shape]
         heaviest_url = names.heaviest_url[shape]
     return PageCueContext(names, names.page[kind_name], url, heaviest_url, names.heaviest_at[kind_name],
-                          names.repeat_at[kind_name], relations, heaviest, item_words, item_links,
-                          settings.repeat_links_min, settings.code_tags)
+                          names.repeat_at[kind_name], relations, heaviest, settings.repeat_links_min,
+                          settings.code_tags)
 
 
 def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
@@ -684,12 +673,20 @@ def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
     block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
     `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
-    return block_cues(page_cue_context(settings, names, blocks, stats, page), blocks)
+    return block_cues(page_cue_context(settings, names, blocks, stats, page), blocks, stats)
 
 
-def block_cues(c: PageCueContext, blocks: list[Block]) -> list[list]:
+def block_cues(c: PageCueContext, blocks: list[Block], stats: list[BlockStats]) -> list[list]:
     """page_cues' attributes per block, from what it read of the page: the readable reference of the same loop in
     compiled_rows.RowPass."""
+    # Words and link words of each repeated item, over the blocks inside it.
+    item_words: dict[int, int] = {}
+    item_links: dict[int, int] = {}
+    for b, s in zip(blocks, stats):
+        item = b.repeat_item
+        if item >= 0:
+            item_words[item] = item_words.get(item, 0) + s.n_words
+            item_links[item] = item_links.get(item, 0) + s.link_words
     names = c.names
     relations, heaviest, url, heaviest_url = c.relations, c.heaviest, c.url, c.heaviest_url
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
@@ -703,8 +700,8 @@ def block_cues(c: PageCueContext, blocks: list[Block]) -> list[list]:
         if b.repeat:
             row.append(names.repeat[b.repeat])
             row.append(c.repeat_at)
-            words = c.item_words[b.repeat_item]
-            if words and c.item_links[b.repeat_item] >= c.links_min * words:
+            words = item_words[b.repeat_item]
+            if words and item_links[b.repeat_item] >= c.links_min * words:
                 row.append(names.repeat_links)
         if heaviest is not None and heaviest[i]:
             row.append(names.heaviest)

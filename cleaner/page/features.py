@@ -479,7 +479,8 @@ class FeatureExtractor:
         row_pass = v.row_pass
         if row_pass is not None:  # (a model's rows: written as C integers, compiled_rows.RowPass)
             return AttributeParts([], [], window, row_pass.run(block_columns(blocks, stats), stats, cues))
-        return self.parts_reference(blocks, stats, v, block_cues(cues, blocks) if cues is not None else [], window)
+        cue_feats = block_cues(cues, blocks, stats) if cues is not None else []
+        return self.parts_reference(blocks, stats, v, cue_feats, window)
 
     def parts_reference(self, blocks: list[Block], stats: list[BlockStats], v: AttributeNames, cue_feats: list[list],
                         window=None) -> AttributeParts:

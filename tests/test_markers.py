@@ -12,12 +12,15 @@ from cleaner.config import load_config
 from cleaner.label.markers import (
     MarkerSettings,
     MarkerTyper,
+    PageLayout,
     block_attributes,
     gold_markers,
+    readable_names,
     segment_features,
     segment_spans,
     train_typer,
     training_sequence,
+    typed_rows,
 )
 from cleaner.label.model import ModelError, copy_model, load_model, markers_path
 from cleaner.page.segment import segment_blocks
@@ -141,6 +144,41 @@ def test_the_typer_tags_every_segment_as_crfsuite_does(data_dir):
     for page in sampled_pages(data_dir, 30):
         clean_html(page.read_html(), model=model)
     assert typer.segments > 3000  # (4,693 segments of 151 pages)
+
+
+class _RowsTyper(MarkerTyper):
+    """The shipped typer, which also writes each page's rows from its blocks (typed_rows, as retype does) and as their
+    readable reference does (segment_features, reading block_attributes), in ids and readable, to compare."""
+
+    def __init__(self, data: bytes, settings):
+        super().__init__(data, settings)
+        self.segments = 0
+
+    def retype(self, labels, marginals_at, block_attrs, texts, word_counts):
+        assert isinstance(block_attrs, PageLayout)  # (clean_html's layout: the one whose blocks retype reads)
+        blocks, settings, spans = block_attrs.blocks, self.settings, segment_spans(labels)
+        layout = [block_attributes(b, settings) for b in blocks]
+        for names in (self._names, readable_names(settings)):
+            rows = typed_rows(spans, labels, marginals_at, blocks, texts, word_counts, names)
+            assert rows == segment_features(spans, labels, marginals_at, layout.__getitem__, texts, word_counts,
+                                            settings, names)
+        self.segments += len(spans)
+        return super().retype(labels, marginals_at, block_attrs, texts, word_counts)
+
+
+def test_the_rows_read_from_the_blocks_are_the_references(data_dir):
+    """Every 15th shared page of every set (every 45th of wcxb, whose pages of 2025 are long): typed_rows gives
+    segment_features' rows, the same attributes in the same order (their scores are summed in that order)."""
+    from conftest import sampled_pages
+
+    from cleaner.gold.data import find_pages
+
+    model = load_model()
+    typer = _RowsTyper(model.typer.data, model.typer.settings)
+    model.__dict__["typer"] = typer  # (a cached property: this model's typer is the checking one)
+    for page in sampled_pages(data_dir, 15) + find_pages(data_dir, ["wcxb"])[::45]:
+        clean_html(page.read_html(), model=model)
+    assert typer.segments > 5000
 
 
 def test_the_compiled_text_shape_is_the_references():

@@ -211,6 +211,16 @@ _shape_of: Callable[[str], tuple[int, int, bool, bool]] = (
     text_shape if _COMPILED_TEXT is None else _COMPILED_TEXT.text_shape)
 
 
+def _last_kind(last: str) -> str:
+    """How a segment's text ends: `last=` + this."""
+    return "." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha() else "0" if last.isdigit() else "o"
+
+
+def _first_kind(first: str) -> str:
+    """How a segment's text starts: `first=` + this."""
+    return "U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"
+
+
 def _text_shape(text: str, names: TyperNames) -> list:
     if not text:
         return []
@@ -218,9 +228,8 @@ def _text_shape(text: str, names: TyperNames) -> list:
     n_words, upper, allcaps, sentence_inside = _shape_of(text)
     capitalised = upper / n_words if n_words else 0.0  # the share of words that start with an uppercase letter
     return [
-        names.last["." if last in ".!?" else ":" if last == ":" else "a" if last.isalpha()
-                   else "0" if last.isdigit() else "o"],
-        names.first["U" if first.isupper() else "l" if first.islower() else "0" if first.isdigit() else "o"],
+        names.last[_last_kind(last)],
+        names.first[_first_kind(first)],
         names.capitalised[int(capitalised * 10)],  # a share: in [0, 1]
         names.allcaps[1 if allcaps else 0],
         names.sentence_inside[1 if sentence_inside else 0],
@@ -263,6 +272,15 @@ class TyperNames:
         self.share = {y: [name(n) for n in _decile_names(f"page.{y}=")] for y in MARKERS}
         self.in_li = [name(n) for n in _decile_names("page.in-li=")]
         self._attrs: dict[tuple[str, ...], list] = {}  # a block's markup attributes (block_attributes) -> their ids
+        # What typed_rows reads in place of block_attributes and _text_shape's dictionaries: the tags opened and closed
+        # named per tag, a block's ancestors and containers per (ancestors, containers), the first and last characters
+        # of a text by their code when ASCII (most texts; the others are asked as _text_shape asks).
+        self.ancestor_tags = settings.ancestor_tags
+        self.opened = PrefixCache("open=", ids)
+        self.closed = PrefixCache("close=", ids)
+        self._contexts: dict[tuple[frozenset[str], tuple[str, ...]], BlockContext] = {}
+        self.last_ascii = [self.last[_last_kind(chr(c))] for c in range(128)]
+        self.first_ascii = [self.first[_first_kind(chr(c))] for c in range(128)]
 
     def name(self, attribute: str):
         return attribute if self.ids is None else self.ids[attribute]
@@ -281,6 +299,29 @@ class TyperNames:
                 self._attrs.clear()
             named = self._attrs[attrs] = list(map(self.ids.__getitem__, attrs))
         return named
+
+    def context(self, ancestors: frozenset[str], containers: tuple[str, ...]) -> BlockContext:
+        """What typed_rows reads of a block's ancestors and containers (bounded as `attrs`)."""
+        key = (ancestors, containers)
+        context = self._contexts.get(key)
+        if context is None:
+            if len(self._contexts) >= _ATTRS_CACHE_ENTRIES:
+                self._contexts.clear()
+            attrs = _context_names(ancestors, containers, self.ancestor_tags)
+            context = self._contexts[key] = BlockContext(
+                [self.name(a) for a in attrs], "anc=li" in attrs, containers[-4:])
+        return context
+
+
+class BlockContext:
+    """What a segment's first block's ancestors and containers give its row (TyperNames.context, for typed_rows): the
+    attributes of _context_names in a naming, whether it sits in a list item (segment_features' `"anc=li" in attrs`:
+    only _context_names' attributes can be that one) and the containers its layout signature reads."""
+
+    def __init__(self, names: list, in_li: bool, tail: tuple[str, ...]) -> None:
+        self.names = names
+        self.in_li = in_li
+        self.tail = tail
 
 
 _READABLE: Final[dict[MarkerSettings, TyperNames]] = {}
@@ -346,6 +387,116 @@ def segment_features(
     return rows
 
 
+def typed_rows(
+    spans: list[Span],
+    labels: list[str],
+    marginals_at: Callable[[Sequence[str], list[int]], list[list[float]]],
+    blocks: list[Block],
+    texts: list[str],
+    word_counts: list[int],
+    names: TyperNames,
+) -> list[list]:
+    """segment_features' rows in `names`' naming, each segment's first block read from `blocks` itself
+    (MarkerTyper.retype, with layout_of's layout). segment_features, with `block_attrs` block_attributes, is its
+    readable reference: the same attributes in the same order (tests/test_markers.py). That built each block's
+    attributes as strings, a tuple of them, and the tuple's ids looked up by the tuple, and asked `"anc=li" in` the
+    tuple; here the ids come from caches of their parts (TyperNames.context, .opened, .closed) and the text's first
+    and last characters are classed by tables (segment_features: 2.20 M instructions a page of 2025, ~21,800 a
+    segment; this: 1.23 M). The layout signature is compared as what it hashes (the innermost four containers and the
+    div group), not as its hash: equal whenever the hashes are but for a collision."""
+    if not spans:
+        return []
+    n = len(spans)
+    starts = [s for s, _ in spans]
+    columns = marginals_at([y for y, _ in names.p], starts)
+    deciles: list[list] = [d for _, d in names.p]
+    contexts: list[BlockContext] = []
+    crf: list[str] = []
+    n_li = n_header = n_paragraph = n_list = 0  # (counted here: three list.count()s compared each label anew)
+    for s in starts:
+        block = blocks[s]
+        context = names.context(block.ancestors, block.containers)
+        contexts.append(context)
+        if context.in_li:
+            n_li += 1
+        label = labels[s]
+        crf.append(label)
+        if label == HEADER:
+            n_header += 1
+        elif label == PARAGRAPH:
+            n_paragraph += 1
+        elif label == LIST:
+            n_list += 1
+    in_li = n_li / n  # (as segment_features: an int over an int)
+    page = [names.share[y][int(count / n * 10)] for y, count in zip(MARKERS, (n_header, n_paragraph, n_list))]
+    page += [names.in_li[int(in_li * 10)], names.binned(names.segments, n)]
+    bias, crf_names, opened, closed = names.bias, names.crf, names.opened, names.closed
+    word_names: list = names.words
+    block_names: list = names.blocks
+    top = names.top
+    last_ascii, first_ascii = names.last_ascii, names.first_ascii
+    capitalised_names: list = names.capitalised
+    # (as lists: a tuple attribute indexed by a variable was boxed into a new tuple at each use, three a segment)
+    allcaps_names, sentence_names = list(names.allcaps), list(names.sentence_inside)
+    same_layout = list(names.same_layout)
+    rows: list[list] = []
+    prev_tail: tuple[str, ...] = ()
+    prev_group = 0
+    for k in range(n):
+        s, e = spans[k]
+        words = word_counts[s]
+        if e - s == 1:
+            text = texts[s].strip()
+        else:
+            text = " ".join(texts[s:e]).strip()
+            for i in range(s + 1, e):  # (sum() of a slice: a generic call)
+                words += word_counts[i]
+        block = blocks[s]
+        context = contexts[k]
+        row = [bias, crf_names[crf[k]], word_names[words if words <= top else top + 1],
+               block_names[e - s if e - s <= top else top + 1]]
+        for m in range(len(deciles)):
+            p: float = columns[m][k]
+            row.append(deciles[m][int(p * 10)] if 0.0 <= p <= 1.0 else names.name(f"p.{MARKERS[m]}=" + _decile(p)))
+        row.extend(context.names)
+        for tag in block.opened:
+            row.append(opened[tag])
+        for tag in block.closed:
+            row.append(closed[tag])
+        if text:  # (_text_shape, its reference)
+            c = ord(text[-1])
+            row.append(last_ascii[c] if c < 128 else names.last[_last_kind(text[-1])])
+            c = ord(text[0])
+            row.append(first_ascii[c] if c < 128 else names.first[_first_kind(text[0])])
+            n_words, upper, allcaps, sentence_inside = _shape_of(text)
+            capitalised = upper / n_words if n_words else 0.0
+            row.append(capitalised_names[int(capitalised * 10)])
+            row.append(allcaps_names[1 if allcaps else 0])
+            row.append(sentence_names[1 if sentence_inside else 0])
+        group = block.div_group
+        row.append(same_layout[1 if k > 0 and group == prev_group and context.tail == prev_tail else 0])
+        prev_tail, prev_group = context.tail, group
+        if k == 0:
+            row.append(names.first_segment)
+        if k == n - 1:
+            row.append(names.last_segment)
+        row.extend(page)
+        rows.append(row)
+    return rows
+
+
+class PageLayout:
+    """MarkerTyper.layout_of: what the typer reads of block i of a page, block_attributes(blocks[i], settings), when
+    called; MarkerTyper.retype reads the blocks themselves (typed_rows)."""
+
+    def __init__(self, blocks: list[Block], settings: MarkerSettings) -> None:
+        self.blocks = blocks
+        self.settings = settings
+
+    def __call__(self, i: int) -> BlockLayout:
+        return block_attributes(self.blocks[i], self.settings)
+
+
 def table_marginals(table: Sequence[Mapping[str, float]]) -> Callable[[Sequence[str], list[int]], list[list[float]]]:
     """segment_features' `marginals_at` read from per-block {label: marginal} (as Labelling.marginals holds them)."""
     return lambda ys, positions: [[table[i][y] for i in positions] for y in ys]
@@ -405,8 +556,7 @@ class MarkerTyper:
     def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
         """What the typer reads of block i of `blocks`, computed only for the blocks asked
         (a segment's first block)."""
-        settings = self.settings
-        return lambda i: block_attributes(blocks[i], settings)
+        return PageLayout(blocks if isinstance(blocks, list) else list(blocks), self.settings)
 
     def retype(self, labels: list[str], marginals_at, block_attrs, texts, word_counts) -> list[str]:
         """`labels` with each segment's first block re-typed; everything else unchanged. `marginals_at`: as
@@ -414,8 +564,11 @@ class MarkerTyper:
         spans = segment_spans(labels)
         if not spans:
             return labels
-        x = segment_features(spans, labels, marginals_at, block_attrs, texts, word_counts, self.settings,
-                             self._names)
+        if isinstance(block_attrs, PageLayout) and isinstance(texts, list) and isinstance(word_counts, list):
+            x = typed_rows(spans, labels, marginals_at, block_attrs.blocks, texts, word_counts, self._names)
+        else:
+            x = segment_features(spans, labels, marginals_at, block_attrs, texts, word_counts, self.settings,
+                                 self._names)
         out = list(labels)
         tagger = self._tagger()
         tagger.set(x)

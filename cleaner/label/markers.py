@@ -103,8 +103,8 @@ class MarkerSettings:
                 "c2": self.c2, "max_iterations": self.max_iterations}
 
 
-# What the typer reads of one block: its attributes and its layout signature.
-BlockLayout = tuple[tuple[str, ...], int]
+# What the typer reads of one block: its attributes and its layout signature (innermost containers and div group).
+BlockLayout = tuple[tuple[str, ...], tuple[tuple[str, ...], int]]
 
 
 # The attribute a tag gives under each of block_attributes' prefixes, made once per tag: a segment asks about ten,
@@ -150,13 +150,14 @@ def _context_names(ancestors: frozenset[str], cont: tuple[str, ...], ancestor_ta
 
 def block_attributes(block: Block, settings: MarkerSettings) -> BlockLayout:
     """What the typer reads from a segment's first block (its markup), and the block's
-    layout signature (innermost containers and div group: list items of one list share it;
-    only compared within one page, so Python's per-process string hash is enough)."""
+    layout signature (its four innermost containers and its div group: list items of one list share it), compared
+    as it is, as typed_rows compares it (a hash of it, compared until stop 70, could only differ where two hashes
+    collide)."""
     cont = block.containers
     attrs = list(_context_names(block.ancestors, cont, settings.ancestor_tags))
     attrs += [_tag_name(_OPENED_NAMES, "open=", t) for t in block.opened]
     attrs += [_tag_name(_CLOSED_NAMES, "close=", t) for t in block.closed]
-    return tuple(attrs), hash((cont[-4:], block.div_group))
+    return tuple(attrs), (cont[-4:], block.div_group)
 
 
 def _bin(value: int, bins: tuple[int, ...]) -> str:

@@ -465,7 +465,8 @@ class ScoringTagger:
         self._labels = list(model.labels)
         self._label_index = {y: i for i, y in enumerate(self._labels)}
         self._scores = np.zeros((0, len(self._labels)))
-        self._marginals: list[list[float]] | None = None
+        self._array: np.ndarray | None = None  # the marginals of the sequence set, (blocks, labels)
+        self._marginals: list[list[float]] | None = None  # the same as lists, made when asked for
 
     def scores(self, rows) -> np.ndarray:
         """(blocks, labels) state scores: per block the sum of its attributes' weights. `rows`: lists of
@@ -487,6 +488,7 @@ class ScoringTagger:
     def set_scores(self, scores: np.ndarray) -> None:
         """Set the blocks to tag by a (blocks, labels) array of state scores."""
         self._scores = np.ascontiguousarray(scores, dtype=np.float64)
+        self._array = None
         self._marginals = None
 
     def tag(self) -> list[str]:
@@ -498,31 +500,54 @@ class ScoringTagger:
             return [labels[i] for i in path.tolist()]
         return [labels[i] for i in reference_chain.viterbi(scores.tolist(), self.transitions.tolist())]
 
-    def marginal_table(self) -> list[list[float]]:
-        """Per block, the marginal probability of each label (in `labels()` order), computed once per sequence."""
-        if self._marginals is None:
+    def marginal_array(self) -> np.ndarray:
+        """(blocks, labels) marginal probabilities (in `labels()` order), computed once per sequence. What a page is
+        asked of them is read from this array in one call each (`marginal_column`, `label_marginals`, `marginal_row`,
+        `marginals_at`): converting the whole table to lists of floats and reading it a block at a time from
+        interpreted code cost ~0.5 M instructions a page of 2025 (docs/speed.md)."""
+        if self._array is None:
             scores = self._scores
             if compiled_chain is not None:
                 out = np.empty_like(scores)
                 compiled_chain.marginals(scores, self.transitions, out)
-                self._marginals = out.tolist()
-            else:
-                self._marginals = reference_chain.marginals(scores.tolist(), self.transitions.tolist())
+            else:  # (the same floats: an array of the reference's lists holds them bit for bit)
+                table = reference_chain.marginals(scores.tolist(), self.transitions.tolist())
+                out = np.array(table, dtype=np.float64).reshape(scores.shape)
+            self._array = out
+        return self._array
+
+    def marginal_table(self) -> list[list[float]]:
+        """Per block, the marginal probability of each label (in `labels()` order), computed once per sequence."""
+        if self._marginals is None:
+            self._marginals = self.marginal_array().tolist()
         return self._marginals
 
     def marginal_column(self, label: str) -> list[float]:
         """Every block's marginal probability of `label`."""
-        y = self._label_index[label]
-        return [row[y] for row in self.marginal_table()]
+        column: list[float] = self.marginal_array()[:, self._label_index[label]].tolist()
+        return column
+
+    def label_marginals(self, labels: Sequence[str]) -> list[float]:
+        """Block i's marginal probability of labels[i], for every block: `marginal(labels[i], i)` in one call."""
+        index = self._label_index
+        table = self.marginal_array()
+        values: list[float] = table[np.arange(len(labels)), [index[y] for y in labels]].tolist()
+        return values
+
+    def marginal_row(self, position: int) -> dict[str, float]:
+        """{label: marginal probability} of one block."""
+        return dict(zip(self._labels, self.marginal_array()[position].tolist()))
 
     def marginal(self, label: str, position: int) -> float:
-        return self.marginal_table()[position][self._label_index[label]]
+        value: float = self.marginal_array().item(position, self._label_index[label])
+        return value
 
     def marginals_at(self, labels: Sequence[str], positions: list[int]) -> list[list[float]]:
         """Per label of `labels`, its marginal probability at each block of `positions`: one call for what
         `marginal` answers one at a time."""
-        table = self.marginal_table()
-        return [[table[i][y] for i in positions] for y in [self._label_index[label] for label in labels]]
+        ys = [self._label_index[label] for label in labels]
+        columns: list[list[float]] = self.marginal_array()[np.ix_(positions, ys)].T.tolist()
+        return columns
 
     def labels(self) -> list[str]:
         return list(self._labels)

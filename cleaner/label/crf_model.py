@@ -321,8 +321,7 @@ class CrfModel:
         labels = tagger.tag()
         if not marginals:
             return labels, []
-        table, index = tagger.marginal_table(), {y: i for i, y in enumerate(tagger.labels())}
-        return labels, [row[index[y]] for row, y in zip(table, labels)]
+        return labels, tagger.label_marginals(labels)
 
     def label(
         self, features, word_counts: list[int], settings: DecisionSettings, *, convention: str | None = None,
@@ -349,7 +348,8 @@ class CrfModel:
         labels, how = decide(labels, rows, word_counts, settings, p_other=p_other, inside=inside_main,
                              fill_to_end=fill_to_end)
         table = [rows[i] for i in range(len(labels))] if marginals else None
-        probabilities = [p_other[i] if y == OTHER else marginal(y, i) for i, y in enumerate(labels)]
+        # (read from the marginals' array in one call: the same floats as p_other[i] or marginal(y, i) a block)
+        probabilities = tagger.label_marginals(labels)
         typer = self.typer
         if typer is not None and layout is not None and texts is not None:
             t = time.perf_counter()
@@ -396,7 +396,8 @@ def first_pass_view(
     else:
         tagger.set_scores(scores)
     labels = tagger.tag()
-    p_other = [tagger.marginal(OTHER, i) for i in range(len(labels))]
+    p_other = (tagger.marginal_column(OTHER) if isinstance(tagger, ScoringTagger)
+               else [tagger.marginal(OTHER, i) for i in range(len(labels))])
     if word_counts is None:
         raise ValueError("this stacked model's first pass is decided (cleaner.label.decide): tag() needs the "
                          "blocks' word counts")
@@ -417,6 +418,8 @@ class _MarginalRows:
         self.names = tagger.labels()
 
     def __getitem__(self, i: int) -> dict[str, float]:
+        if isinstance(self.tagger, ScoringTagger):  # (one call, where a CRFsuite tagger is asked label by label)
+            return self.tagger.marginal_row(i)
         return {y: self.tagger.marginal(y, i) for y in self.names}
 
 

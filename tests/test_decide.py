@@ -103,7 +103,7 @@ def _best_expected_f1_loop(word_counts, p_content):
 def test_the_best_expected_f1_is_the_loops_to_the_last_bit():
     import random
 
-    from cleaner.label.decide import best_expected_f1
+    from cleaner.label.decide import best_expected_f1, best_expected_f1_reference
 
     rng = random.Random(11)
     for _ in range(500):
@@ -112,7 +112,8 @@ def test_the_best_expected_f1_is_the_loops_to_the_last_bit():
         # ties in P (equal values, zeros, ones) and in both, as a page's marginals give them
         p = [rng.choice([0.0, 1.0, 0.5, rng.random(), rng.random() * 1e-9, 1 - rng.random() * 1e-12])
              for _ in range(n)]
-        assert best_expected_f1(words, p) == _best_expected_f1_loop(words, p)
+        # (the compiled one when it is built, compiled_chain.best_expected_f1, and its NumPy reference)
+        assert best_expected_f1(words, p) == _best_expected_f1_loop(words, p) == best_expected_f1_reference(words, p)
     assert best_expected_f1([0, 0], [0.5, 0.9]) == 0.0 == best_expected_f1([], [])
     assert best_expected_f1([3, 5], [0.0, 0.0]) == 0.0
 

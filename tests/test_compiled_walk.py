@@ -45,6 +45,11 @@ CASES = {
     "whitespace": ("<p>\u3000a\u00a0 b\t\tc \n</p><p> </p><p>x<b> </b>y<i>\u2028</i>z</p><pre>\u00a0 q\u3000\n\t</pre>"
                    "<p>one two</p><p>one  two </p>"),
     "duplicate attributes": "<div class=a class=b id=x id=y><p class='c  D-e'>t</p></div>",
+    # Attributes the compiled walk only tests, decoded when asked for: without a value, empty, duplicated.
+    "attributes without values": ("<a href>a</a><a href=''>b</a><a href=x href=''>c</a><div aria-hidden>d</div>"
+                                  "<div style>e</div><div style='' style='display:none'>f</div><div role>g</div>"
+                                  "<div role=Main>h</div><div role=main role=x>i</div><p>j<img alt>k</p>"
+                                  "<div aria-hidden=false>l</div><div itemscope itemtype>m</div>"),
     "images": "<p>a<img alt=' the  alt '>b<img alt=''>c<img>d</p>",
     "boxes and closing punctuation": "<p><a href=/w>word</a><button></button>, next<iframe></iframe>x</p>",
     "mathml": ("<p>Both cost <math><semantics><mi>O</mi><annotation encoding='application/x-tex'>O(n \\log n)"
@@ -161,3 +166,17 @@ def test_the_compiled_idclass_merge_is_the_references(own, inherited, copies):
     assert compiled_walk.merged_idclass(tuple(own), tuple(inherited)) == expected
     many = tuple(f"t{k}" for k in range(30))  # more than 24 of its own
     assert compiled_walk.merged_idclass(many + tuple(own), tuple(inherited)) == many[:24]
+
+
+def test_the_compiled_whitespace_test_is_str_isspace():
+    """The walk's whitespace test (_is_space: str.isspace without a call past ASCII) on every code point."""
+    assert compiled_walk._is_space_check() == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u3000ab.é", max_size=40))
+def test_the_compiled_walk_normalises_whitespace_as_the_reference(text):
+    """A text node's whitespace, ASCII (rewritten in C) and not, between tags and inside <pre>, as the reference."""
+    for html in (f"<p>{text}<b>x</b>{text}</p>", f"<pre>{text}\n{text}</pre>", f"<div>{text}</div><p>{text}"):
+        reference, compiled = _both(html)
+        assert compiled == reference

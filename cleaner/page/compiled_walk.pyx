@@ -31,7 +31,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.object cimport PyObject, PyObject_Hash
-from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
@@ -54,6 +54,19 @@ ctypedef unsigned char lxb_char_t
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     const unsigned char *PyUnicode_1BYTE_DATA(object)
+
+cdef extern from *:
+    """
+    /* A str's hash read where it keeps it once computed, else computed (PyObject_Hash: a call and a dispatch). */
+    static inline Py_hash_t __walk_hash(PyObject *o) {
+        if (PyUnicode_CheckExact(o)) {
+            Py_hash_t h = ((PyASCIIObject *) o)->hash;
+            if (h != -1) return h;
+        }
+        return PyObject_Hash(o);
+    }
+    """
+    Py_hash_t _hash "__walk_hash"(PyObject *) except? -1
 
 
 # Lexbor's node (lexbor/dom/interfaces/node.h), checked at import (_check_layout).
@@ -241,10 +254,33 @@ cdef inline bint _is(const lxb_char_t *name, size_t length, const char *want, si
     return length == want_length and memcmp(name, want, length) == 0
 
 
+cdef inline bint _bytes_are(void *attr, const char *want, size_t want_length) noexcept:
+    """Whether an attribute's value is these bytes (its decoded value equal to their ASCII)."""
+    cdef size_t length = 0
+    cdef const lxb_char_t *text
+    if attr == NULL:
+        return False
+    text = attribute_value(attr, &length)
+    return text != NULL and _is(text, length, want, want_length)
+
+
+cdef inline object _value(void *attr):
+    """An attribute's value as selectolax gives it (None for none, or for an attribute without value)."""
+    cdef size_t length = 0
+    cdef const lxb_char_t *text
+    if attr == NULL:
+        return None
+    text = attribute_value(attr, &length)
+    return _decode(text, length) if text != NULL else None
+
+
 cdef class _Attributes:
-    """The attributes the walk reads of one element (what the reference looks up in `node.attributes`)."""
+    """The attributes the walk reads of one element (what the reference looks up in `node.attributes`). The id and
+    class are decoded as read; the others are kept as Lexbor's attributes and decoded only when the walk asks (most
+    are only tested: decoding every link's href and every style cost 0.2 M instructions a page of 2025)."""
     cdef bint any, has_hidden, has_itemscope
-    cdef object ident, class_, href, style, aria_hidden, itemprop, content, datetime, role, itemtype, alt, kind
+    cdef object ident, class_, itemprop
+    cdef void *href_, *style_, *aria_hidden_, *content_, *datetime_, *role_, *itemtype_, *alt_, *kind_
 
     cdef void read(self, lxb_dom_node_t *element):
         cdef void *attr = first_attribute(element)
@@ -252,46 +288,61 @@ cdef class _Attributes:
         cdef size_t length = 0
         self.any = attr != NULL
         self.has_hidden = self.has_itemscope = False
-        self.ident = self.class_ = self.href = self.style = self.aria_hidden = self.itemprop = None
-        self.content = self.datetime = self.role = self.itemtype = self.alt = self.kind = None
+        self.ident = self.class_ = self.itemprop = None
+        self.href_ = self.style_ = self.aria_hidden_ = self.content_ = self.datetime_ = NULL
+        self.role_ = self.itemtype_ = self.alt_ = self.kind_ = NULL
         while attr != NULL:
             name = attribute_name(attr, &length)
             if name != NULL and 2 <= length <= 11:
                 # a later duplicate wins, as in the reference's dict
                 if _is(name, length, b"id", 2):
-                    self.ident = self._value(attr)
+                    self.ident = _value(attr)
                 elif _is(name, length, b"class", 5):
-                    self.class_ = self._value(attr)
+                    self.class_ = _value(attr)
                 elif _is(name, length, b"href", 4):
-                    self.href = self._value(attr)
+                    self.href_ = attr
                 elif _is(name, length, b"style", 5):
-                    self.style = self._value(attr)
+                    self.style_ = attr
                 elif _is(name, length, b"hidden", 6):
                     self.has_hidden = True
                 elif _is(name, length, b"aria-hidden", 11):
-                    self.aria_hidden = self._value(attr)
+                    self.aria_hidden_ = attr
                 elif _is(name, length, b"itemprop", 8):
-                    self.itemprop = self._value(attr)
+                    self.itemprop = _value(attr)
                 elif _is(name, length, b"itemscope", 9):
                     self.has_itemscope = True
                 elif _is(name, length, b"itemtype", 8):
-                    self.itemtype = self._value(attr)
+                    self.itemtype_ = attr
                 elif _is(name, length, b"role", 4):
-                    self.role = self._value(attr)
+                    self.role_ = attr
                 elif _is(name, length, b"content", 7):
-                    self.content = self._value(attr)
+                    self.content_ = attr
                 elif _is(name, length, b"datetime", 8):
-                    self.datetime = self._value(attr)
+                    self.datetime_ = attr
                 elif _is(name, length, b"alt", 3):
-                    self.alt = self._value(attr)
+                    self.alt_ = attr
                 elif _is(name, length, b"type", 4):
-                    self.kind = self._value(attr)
+                    self.kind_ = attr
             attr = next_attribute(attr)
 
-    cdef object _value(self, void *attr):
+    cdef bint has_href(self) noexcept:
+        """`attrs.get("href")` is truthy: a value not empty (any bytes decode to a str as long or longer)."""
         cdef size_t length = 0
-        cdef const lxb_char_t *text = attribute_value(attr, &length)
-        return _decode(text, length) if text != NULL else None
+        return self.href_ != NULL and attribute_value(self.href_, &length) != NULL and length > 0
+
+    cdef bint has_style(self) noexcept:
+        """`attrs.get("style")` is truthy."""
+        cdef size_t length = 0
+        return self.style_ != NULL and attribute_value(self.style_, &length) != NULL and length > 0
+
+    cdef bint has_aria_hidden(self) noexcept:
+        """`attrs.get("aria-hidden") is not None`."""
+        cdef size_t length = 0
+        return self.aria_hidden_ != NULL and attribute_value(self.aria_hidden_, &length) != NULL
+
+    cdef bint role_is_main(self) noexcept:
+        """`attrs.get("role") == "main"`."""
+        return _bytes_are(self.role_, b"main", 4)
 
 
 cdef enum:
@@ -375,8 +426,23 @@ cdef struct _Frame:
     int kind
 
 
+cdef enum:
+    WIDENINGS = 512  # _Walk.widened's slots (a power of two)
+    KINDS = 256  # _Walk.kind_of's slots: Lexbor's ids of HTML's own tags are below (custom elements above)
+
+
+cdef struct _Widening:
+    # ancestors | {tag} (`out`) for one (ancestors, tag), each a reference the slot holds (NULL: an empty slot)
+    PyObject *ancestors
+    PyObject *tag
+    PyObject *out
+
+
 cdef class _Walk:
     """The state `emit` shares with the walk (the reference's closure variables), and the stack of open elements."""
+    cdef _Widening widenings[WIDENINGS]
+    cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
+    cdef int kinds[KINDS]
     cdef list blocks
     cdef _Frame *frames  # frames[:depth], the root's first; `capacity` allocated
     cdef Py_ssize_t depth, capacity
@@ -390,11 +456,50 @@ cdef class _Walk:
         self.depth = self.capacity = 0
 
     def __dealloc__(self):
+        cdef int i
+        for i in range(WIDENINGS):
+            Py_XDECREF(self.widenings[i].ancestors)
+            Py_XDECREF(self.widenings[i].tag)
+            Py_XDECREF(self.widenings[i].out)
+        for i in range(KINDS):
+            Py_XDECREF(self.kind_tags[i])
         _drop(&self.opened)
         _drop(&self.closed)
         while self.depth:
             self.pop()
         free(self.frames)
+
+    cdef frozenset widened(self, dict widened, frozenset ancestors, str tag):
+        """_with(widened, ancestors, tag), found first by the two objects' addresses in a table of the last ones
+        asked: _with's key tuple, its hash and the dict's lookup cost 0.5 M instructions a page of 2025, for a few
+        dozen distinct answers. A slot holds its objects, so an address it compares is never one reused."""
+        cdef size_t h = ((<size_t> <PyObject *> ancestors >> 4) ^ ((<size_t> <PyObject *> tag >> 4) * 31)) & (WIDENINGS - 1)
+        cdef _Widening *slot = &self.widenings[h]
+        if slot.ancestors == <PyObject *> ancestors and slot.tag == <PyObject *> tag:
+            return <frozenset> slot.out
+        out = _with(widened, ancestors, tag)
+        Py_XDECREF(slot.ancestors)
+        Py_XDECREF(slot.tag)
+        Py_XDECREF(slot.out)
+        Py_INCREF(ancestors)
+        Py_INCREF(tag)
+        Py_INCREF(out)
+        slot.ancestors, slot.tag, slot.out = <PyObject *> ancestors, <PyObject *> tag, <PyObject *> out
+        return out
+
+    cdef int kind_of(self, uintptr_t tag_id, dict kinds, str tag, frozenset drop, frozenset line_tags,
+                     frozenset repeat_skip) except -1:
+        """_kind_of(kinds, tag, ...), found first by Lexbor's tag id when the tag is the str seen there before (the
+        name cache's: the dict's lookup cost 0.3 M instructions a page of 2025)."""
+        if tag_id < KINDS and self.kind_tags[tag_id] == <PyObject *> tag:
+            return self.kinds[tag_id]
+        cdef int kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
+        if tag_id < KINDS:
+            Py_XDECREF(self.kind_tags[tag_id])
+            Py_INCREF(tag)
+            self.kind_tags[tag_id] = <PyObject *> tag
+            self.kinds[tag_id] = kind
+        return kind
 
     cdef inline _Frame *top(self) noexcept:
         return &self.frames[self.depth - 1]
@@ -451,10 +556,63 @@ cdef class _Walk:
         self.line_break = False
 
 
+cdef inline bint _is_space(Py_UCS4 c) noexcept:
+    """str.isspace() of one character, without a call for a non-ASCII one: Py_UNICODE_ISSPACE calls
+    _PyUnicode_IsWhitespace for every character past ASCII (each letter of a Cyrillic or CJK text), where Unicode's
+    whitespace past ASCII is these 17 (tests/test_compiled_walk.py compares every code point with str.isspace)."""
+    if c < 128:
+        return Py_UNICODE_ISSPACE(c)  # (a table lookup)
+    if c < 0x1680:
+        return c == 0x85 or c == 0xA0
+    return c == 0x1680 or 0x2000 <= c <= 0x200A or c == 0x2028 or c == 0x2029 or c == 0x202F or c == 0x205F or c == 0x3000
+
+
+def _is_space_check():
+    """Every code point whose _is_space differs from str.isspace (none; for the tests)."""
+    return [c for c in range(0x110000) if _is_space(c) != chr(c).isspace()]
+
+
+cdef inline bint _bytes_all_space(const lxb_char_t *data, size_t length) noexcept:
+    """Whether a text node's UTF-8 bytes are ASCII whitespace only: then its text is whitespace (str.isspace), told
+    without decoding it (the text nodes between tags, "\\n    ", are about half of a page's)."""
+    cdef size_t i
+    for i in range(length):
+        if data[i] >= 128 or not Py_UNICODE_ISSPACE(data[i]):
+            return False
+    return True
+
+
+cdef str _ascii_normalised(const unsigned char *ascii, Py_ssize_t n):
+    """`" ".join(text.split())` of an ASCII text, written in one pass into a buffer (the split's list of words and
+    the join cost 0.56 M instructions a page of 2025)."""
+    cdef char *out = <char *> malloc(n + 1)
+    cdef Py_ssize_t i, m = 0
+    cdef bint pending = False
+    cdef unsigned char b
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            b = ascii[i]
+            if Py_UNICODE_ISSPACE(b):
+                pending = m > 0
+            else:
+                if pending:
+                    out[m] = 0x20
+                    m += 1
+                    pending = False
+                out[m] = b
+                m += 1
+        return PyUnicode_DecodeASCII(out, m, NULL)
+    finally:
+        free(out)
+
+
 cdef str _normalised(str text):
     """cleaner.page.text.normalise_space (`" ".join(text.split())`: each run of whitespace, as str.isspace reads it,
     between two other characters becomes one space, the runs at either end go). One pass over the text tells whether
-    it already reads so (most do): then it is returned as it is, an equal string, without the split's list."""
+    it already reads so (most do): then it is returned as it is, an equal string, without the split's list; an ASCII
+    text that does not is rewritten in C (_ascii_normalised)."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
@@ -469,16 +627,17 @@ cdef str _normalised(str text):
             b = ascii[i]
             if Py_UNICODE_ISSPACE(b):  # (an ASCII character: a table lookup, no call)
                 if spaced or b != 0x20 or i == n - 1:
-                    return " ".join(text.split())
+                    return _ascii_normalised(ascii, n)
                 spaced = True
             else:
                 spaced = False
         return text
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
-        if Py_UNICODE_ISSPACE(c):
+        if _is_space(c):
             if spaced or c != 0x20 or i == n - 1:
                 changed = True
+                break
             spaced = True
         else:
             spaced = False
@@ -495,7 +654,7 @@ cdef inline bint _all_space(str text):
     if n == 0:
         return False
     for i in range(n):
-        if not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+        if not _is_space(PyUnicode_READ(kind, data, i)):
             return False
     return True
 
@@ -504,7 +663,7 @@ cdef inline bint _space_at(str text, Py_ssize_t i):
     """text[i].isspace() for a position in the text (i = -1: the last character)."""
     if i < 0:
         i += PyUnicode_GET_LENGTH(text)
-    return Py_UNICODE_ISSPACE(PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i))
+    return _is_space(PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i))
 
 
 cdef inline bint _among(PyObject **tokens, Py_hash_t *hashes, Py_ssize_t n, PyObject *token, Py_hash_t h):
@@ -522,7 +681,8 @@ cpdef tuple merged_idclass(tuple tokens, tuple inherited):
     those it inherits, without the dict: `inherited` is a merge already, so its tokens are distinct, and each is
     compared only with the element's own few. The result is laid out in a C array of borrowed references, then
     copied into the tuple. (dict.fromkeys cost 9,000 instructions a merge, 3 M a page of 2025; a list and a
-    tuple(list) 6,600.)"""
+    tuple(list) 6,600.) A token's hash is read where the str keeps it (_hash): PyObject_Hash, a call for each
+    token, cost 0.28 M instructions a page."""
     cdef PyObject *merged[24]
     cdef Py_hash_t own_hash[24]
     cdef Py_ssize_t n = 0, n_own, i
@@ -530,7 +690,7 @@ cpdef tuple merged_idclass(tuple tokens, tuple inherited):
     cdef Py_hash_t h
     for i in range(PyTuple_GET_SIZE(tokens)):
         token = PyTuple_GET_ITEM(tokens, i)
-        h = PyObject_Hash(<object> token)
+        h = _hash(token)
         if not _among(merged, own_hash, n, token, h):
             if n == 24:  # the merge keeps 24
                 break
@@ -542,7 +702,7 @@ cpdef tuple merged_idclass(tuple tokens, tuple inherited):
         if n >= 24:
             break
         token = PyTuple_GET_ITEM(inherited, i)
-        if not _among(merged, own_hash, n_own, token, PyObject_Hash(<object> token)):
+        if not _among(merged, own_hash, n_own, token, _hash(token)):
             merged[n] = token
             n += 1
     out = PyTuple_New(n)
@@ -698,12 +858,20 @@ def walk(parsed, config):
     cdef Py_ssize_t div_group, td_group
     cdef object parent_element, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
     cdef PyObject *found
+    cdef lexbor_str_t *text_data
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
     while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
         n_nodes += 1
         if node.type == TEXT_NODE:
-            raw = _text_of(node)
+            text_data = &(<lxb_dom_character_data_t *> node).data
+            if text_data.data == NULL or text_data.length == 0:
+                raw = None  # (no text)
+            elif not w.top().in_pre and _bytes_all_space(text_data.data, text_data.length):
+                raw = None
+                w.space = True  # (what `_all_space(raw)` below says of it, told before decoding it)
+            else:
+                raw = _decode(text_data.data, text_data.length)
             if not raw:
                 pass
             elif w.top().in_pre:  # inside pre: every line is a block, shown with its own spaces
@@ -738,14 +906,14 @@ def walk(parsed, config):
         if tag is None or node.type != ELEMENT_NODE:
             kind = IGNORED
         else:
-            kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
+            kind = w.kind_of(node.local_name, kinds, tag, drop, line_tags, repeat_skip)
         if kind & IGNORED:
             pass
         elif not kind & DROPPED:
             # -- open the element --
             parent = w.top()
             attrs.read(node)
-            if kind & ~(NAMED - 1) == A and not (attrs.any and attrs.href):
+            if kind & ~(NAMED - 1) == A and not (attrs.any and attrs.has_href()):
                 # An anchor without href (`<a name="top">`) is not a link (segment._walk says why).
                 tag = "a-nohref"
                 kind = _kind_of(kinds, tag, drop, line_tags, repeat_skip)
@@ -813,25 +981,25 @@ def walk(parsed, config):
                 containers = containers[-MAX_CONTAINERS:]
             ancestors = <frozenset> parent.ancestors
             if tag not in ancestors:
-                ancestors = _with(widened, ancestors, tag)
+                ancestors = w.widened(widened, ancestors, tag)
             in_itemscope = parent.in_itemscope
             if attrs.any:
-                if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.aria_hidden is not None or attrs.style)
-                        and hides(attrs.has_hidden, attrs.aria_hidden, attrs.style)):
-                    ancestors = _with(widened, ancestors, HIDDEN)
+                if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.has_aria_hidden() or attrs.has_style())
+                        and hides(attrs.has_hidden, _value(attrs.aria_hidden_), _value(attrs.style_))):
+                    ancestors = w.widened(widened, ancestors, HIDDEN)
                 itemprop = attrs.itemprop
                 if itemprop:
                     if MAIN not in ancestors and itemprop == "articleBody":
-                        ancestors = _with(widened, ancestors, MAIN)
+                        ancestors = w.widened(widened, ancestors, MAIN)
                     itemprop = itemprop.lower()
                     itemprops[itemprop] = itemprops.get(itemprop, 0) + 1
                     if itemprop == "datepublished" and not marks.date_published:
-                        marks.date_published = attrs.content or attrs.datetime or ""
-                if MAIN not in ancestors and attrs.role == "main":
-                    ancestors = _with(widened, ancestors, MAIN)
+                        marks.date_published = _value(attrs.content_) or _value(attrs.datetime_) or ""
+                if MAIN not in ancestors and attrs.role_is_main():
+                    ancestors = w.widened(widened, ancestors, MAIN)
                 if not in_itemscope and attrs.has_itemscope:
                     in_itemscope = True
-                    add_itemtypes(attrs.itemtype, marks.itemtypes)
+                    add_itemtypes(_value(attrs.itemtype_), marks.itemtypes)
             w.push(tag, containers, ancestors, idclass, div_group, td_group, parent.in_pre or named == PRE, element,
                    in_itemscope, kind)
             _tally(&w.opened, tag)
@@ -842,7 +1010,7 @@ def walk(parsed, config):
             elif named == IMG:
                 # An image stands between the words on either side (its alt text, a block of its own, too).
                 w.space = True
-                alt = attrs.alt if attrs.any else None
+                alt = _value(attrs.alt_) if attrs.any else None
                 if alt:
                     alt = _normalised(alt)
                     if len(alt) >= alt_min and len(blocks) < max_blocks:
@@ -867,7 +1035,7 @@ def walk(parsed, config):
                 formula = math_block(by_address[<uintptr_t> node])
             elif named == SCRIPT:
                 attrs.read(node)
-                script_type = attrs.kind
+                script_type = _value(attrs.kind_)
                 if attrs.any and is_tex_script((script_type or "").lower()):
                     formula = tex_script_block(script_type.lower(), _deep_text(node))
             if formula is not None and len(blocks) < max_blocks:

@@ -138,7 +138,6 @@ cdef class RowPass:
     # the reference's namings of what a cache does not hold yet, bound once (no method looked up a call)
     cdef object container_names, text_names, idclass_names, split_kind
     cdef bint container_on, split_on, tag_on, density_on, idclass_or_cue, dup_on, group_on, position_on, document_on
-    cdef bint idclass_on, cue_on
     cdef bint container_shared, split_shared, tag_shared, density_shared, idclass_shared, cue_shared
     cdef bint dup_shared, group_shared, position_shared
     cdef dict container_cache, text_cache, idclass_cache, split_kinds
@@ -149,7 +148,7 @@ cdef class RowPass:
     cdef _IdBins t_dup, t_div, t_td, t_link, t_pos, t_words, t_sentences, t_blocks, t_max_div, t_max_td
     cdef _IdBins cue_repeat
 
-    def __init__(self, extractor, names, Py_ssize_t context_entries):
+    def __init__(self, extractor, names):
         """`extractor`: the FeatureExtractor (its switches, caches and naming methods); `names`: its AttributeNames of
         a codec and a window (the ids its rows carry)."""
         on, windowed = extractor.on, extractor.windowed
@@ -160,8 +159,8 @@ cdef class RowPass:
         self.split_on, self.split_shared = on.split, windowed.split
         self.tag_on, self.tag_shared = on.tag, windowed.tag
         self.density_on, self.density_shared = on.density, windowed.density
-        self.idclass_on, self.idclass_shared = on.idclass, windowed.idclass
-        self.cue_on, self.cue_shared = on.cue, windowed.cue
+        self.idclass_shared = windowed.idclass
+        self.cue_shared = windowed.cue
         self.idclass_or_cue = on.idclass or on.cue
         self.dup_on, self.dup_shared = on.dup, windowed.dup
         self.group_on, self.group_shared = on.group, windowed.group

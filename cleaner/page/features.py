@@ -203,7 +203,7 @@ class FeatureExtractor:
         compiled = compiled_twin("page.compiled_rows")
         if compiled is None:
             return None
-        return compiled.RowPass(self, names, CONTEXT_CACHE_ENTRIES)
+        return compiled.RowPass(self, names)
 
     def _compiled_text_attributes(self, names: AttributeNames) -> Any:
         """compiled_text.TextAttributes for `names` when it computes what _text_features does: built, with this

@@ -19,13 +19,16 @@ Rejection reasons:
 
 from __future__ import annotations
 
+# The deadline's calls go to `signal`'s C module: its functions take and return plain ints where `signal`'s own wrap
+# every handler and number in an enum (three enum conversions a page, more than a small page's labelling).
+import _signal
 import signal
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .config import Config, load_config
+from .config import Config, PerConfig, load_config
 from .label.crf_model import CrfModel
 from .label.decide import DecisionSettings, headline_block, settle
 from .label.model import model_for_convention
@@ -132,7 +135,7 @@ def _deadline(seconds: float):
         and _TIMER is not None
         and _SIGNAL is not None  # None together with _TIMER
         and threading.current_thread() is threading.main_thread()
-        and signal.getsignal(_SIGNAL) in (signal.SIG_DFL, signal.SIG_IGN, None)
+        and _signal.getsignal(_SIGNAL) in (signal.SIG_DFL, signal.SIG_IGN, None)
     )
     if not usable:
         yield
@@ -144,17 +147,17 @@ def _deadline(seconds: float):
         if armed[0]:
             raise _DeadlineExceeded()
 
-    previous = signal.signal(_SIGNAL, on_alarm)
+    previous = _signal.signal(_SIGNAL, on_alarm)
     # Then again every DEADLINE_REPEAT of CPU until disarmed: a signal's exception raised while a garbage
     # collector callback or a __del__ runs is reported and dropped by Python, and a one-shot timer then let the
     # page run on unbounded (seen in CI: hypothesis's gc callback swallowed the raise of a test's page).
-    signal.setitimer(_TIMER, seconds, DEADLINE_REPEAT)
+    _signal.setitimer(_TIMER, seconds, DEADLINE_REPEAT)
     try:
         yield
     finally:
         armed[0] = False
-        signal.setitimer(_TIMER, 0)
-        signal.signal(_SIGNAL, previous)
+        _signal.setitimer(_TIMER, 0)
+        _signal.signal(_SIGNAL, previous)
 
 
 def _sanitize(text: str) -> tuple[str, int]:
@@ -227,18 +230,10 @@ def read_into(result: CleanResult, data, http_charset, config: Config, segment_c
     return read
 
 
-# The page typer of the last config seen: a run has one config, and building the typer's tables per page would
-# cost more than typing the page.
-_typer: list = [None, None]
-
-
-def page_typer(config: Config) -> PageTyper:
-    """The `cue` family's page typer (cleaner.page.page_type) of `config`, built once per config."""
-    held_config, typer = _typer
-    if held_config is not config:
-        typer = PageTyper(config)
-        _typer[:] = [config, typer]
-    return typer
+# Built once per config: a run has one, and building the typer's tables or reading the decision's settings per
+# page would cost more than a small page's labelling.
+page_typer: PerConfig[PageTyper] = PerConfig(PageTyper)  # the `cue` family's page typer (cleaner.page.page_type)
+decision_settings: PerConfig[DecisionSettings] = PerConfig(DecisionSettings.from_config)
 
 
 def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmentation | None,
@@ -291,7 +286,7 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     t = time.perf_counter()
     words = [s.n_words for s in stats]
     typer = model.typer
-    decision = DecisionSettings.from_config(config)
+    decision = decision_settings(config)
     inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip,
                              decision.fill_main_heaviest)
               if decision.fills_main(convention) else None)

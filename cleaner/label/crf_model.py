@@ -130,14 +130,14 @@ class CrfModel:
         """The runtime config with the model's own [segment]/[features] (and its typer's
         [markers]) laid over it."""
         runtime = runtime or load_config()
+        cached = self._feature_config
+        if cached is not None and cached[0] is runtime:  # merging deep-copies: once per config
+            return cached[1]
         own = self.meta.get("feature_config")
         typer = self.meta.get("markers")
         if typer:  # the typer reads blocks as it was trained to
             own = dict(own or {}, markers=dict(typer["settings"], enabled=True))
         own = with_legacy_values(own)
-        cached = self._feature_config
-        if cached is not None and cached[0] is runtime:  # merging deep-copies: once per config
-            return cached[1]
         merged = runtime.overlay(own, runtime.source + "+model")
         self._feature_config = (runtime, merged)
         return merged
@@ -342,24 +342,20 @@ class CrfModel:
         if not labels:
             return Labelling(labels, [], "viterbi", [], [] if marginals else None)
         tagger = self.tagger()
-        marginal = tagger.marginal
         p_other = tagger.marginal_column(OTHER)
         rows = _MarginalRows(tagger)
         labels, how = decide(labels, rows, word_counts, settings, p_other=p_other, inside=inside_main,
                              fill_to_end=fill_to_end)
         table = [rows[i] for i in range(len(labels))] if marginals else None
-        # (read from the marginals' array in one call: the same floats as p_other[i] or marginal(y, i) a block)
-        probabilities = tagger.label_marginals(labels)
         typer = self.typer
         if typer is not None and layout is not None and texts is not None:
             t = time.perf_counter()
-            retyped = typer.retype(labels, tagger.marginals_at, layout, texts, word_counts)
-            probabilities = [p if new == old else marginal(new, i)
-                             for i, (p, old, new) in enumerate(zip(probabilities, labels, retyped))]
-            labels = retyped
+            labels = typer.retype(labels, tagger.marginals_at, layout, texts, word_counts)
             if timings is not None:
                 timings["markers"] = (time.perf_counter() - t) * 1000
-        return Labelling(labels, probabilities, how, p_other, table)
+        # Each block's marginal of its final label (a re-typed block's of its new one), read from the marginals'
+        # array in one call: the same floats as marginal(y, i) a block.
+        return Labelling(labels, tagger.label_marginals(labels), how, p_other, table)
 
     # -- files ---------------------------------------------------------------------------
 

@@ -218,8 +218,12 @@ def read_metadata(marks: PageMarks, title: str, page_type: str | None = None) ->
         _collect(marks.json_ld_objects, 0, found, sites)
     except RecursionError:
         found, sites = [], []
-    objects = [obj for _, _, obj in sorted(found, key=lambda f: (f[0], f[1]))]
     meta = marks.head_meta
+    out = PageMetadata(page_type=page_type if page_type and page_type != "unknown" else None)
+    if not found and not sites and not meta and not marks.canonical and not marks.date_published:
+        out.title = _text(title)  # (a page that says nothing of itself but its <title>: most of the old sets')
+        return out
+    objects = [obj for _, _, obj in sorted(found, key=lambda f: (f[0], f[1]))]
 
     def first_meta(names: tuple[str, ...], read=_text) -> str | None:
         for name in names:
@@ -229,7 +233,6 @@ def read_metadata(marks: PageMarks, title: str, page_type: str | None = None) ->
         return None
 
     # Each source's value is read only if every one before it gave nothing.
-    out = PageMetadata()
     articles = [obj for rank, _, obj in sorted(found, key=lambda f: (f[0], f[1])) if rank == 0]
     out.title = (_text(_first(articles, "headline")) or first_meta(_META_TITLE)
                  or _text(_first(objects, "headline")) or _text(_first(objects, "name")) or _text(title))
@@ -253,5 +256,4 @@ def read_metadata(marks: PageMarks, title: str, page_type: str | None = None) ->
                      or first_meta(_META_SITE[:1]) or _text(_first(sites, "name")) or first_meta(_META_SITE[1:]))
     out.description = (_text(_first(objects, "description"), DESCRIPTION_MAX_CHARS)
                        or first_meta(_META_DESCRIPTION, lambda v: _text(v, DESCRIPTION_MAX_CHARS)))
-    out.page_type = page_type if page_type and page_type != "unknown" else None
     return out

@@ -27,7 +27,7 @@ from typing import Final
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .. import NATIVE_BUILD
-from ..config import Config, load_config
+from ..config import Config, PerConfig, load_config
 from .hidden_text import fallback_html, parse_json_ld
 from .markup_guard import MarkupLimits, guard_markup, leaves_utf8_unchanged
 from .math import is_rendered_copy, math_block, script_block
@@ -216,6 +216,9 @@ class ParsedHtml:
         return "nesting" in self.markup_capped
 
 
+markup_limits: PerConfig[MarkupLimits] = PerConfig(MarkupLimits.from_config)  # (read once per config, not per page)
+
+
 def parse_html(html: str | None, config: Config | None = None, utf8: bytes | None = None) -> ParsedHtml:
     """Decoded HTML -> its tree, after the pre-parse guard (cleaner.page.markup_guard: nested no deeper than
     [limits] max_nesting, no slower to parse than linearly on the shapes it knows). `utf8`: `html` encoded as
@@ -224,7 +227,7 @@ def parse_html(html: str | None, config: Config | None = None, utf8: bytes | Non
     `utf8`, `html` may be None: the text is then built only if the guard cannot tell from the bytes that it leaves
     the page as it is (markup_guard.leaves_utf8_unchanged), which it can for most pages."""
     config = config or load_config()
-    limits = MarkupLimits.from_config(config)
+    limits = markup_limits(config)
     if utf8 is not None and leaves_utf8_unchanged(utf8, limits):
         return ParsedHtml(LexborHTMLParser(utf8), ())
     if html is None:

@@ -114,3 +114,18 @@ def test_the_commands_refuse_a_bad_config_before_any_work(tmp_path, data_dir):
         assert len(lines) == 1 and "Traceback" not in r.stderr, (name, r.stderr[-2000:])
         assert str(overlay) in lines[0] and "[limits] max_blocks" in lines[0], (name, lines)
     assert not (tmp_path / "cleaned").exists() and not (tmp_path / "m.crfsuite").exists()
+
+
+def test_settings_read_once_per_config_are_read_again_for_another():
+    """What a run builds from its config once (config.PerConfig: the decision's settings, the markup limits, the page
+    typer) is never another config's: an overlay that changes a setting gets its own value at once."""
+    from cleaner.api import decision_settings
+    from cleaner.label.decide import DecisionSettings
+
+    config = load_config()
+    first = decision_settings(config)
+    assert decision_settings(config) is first  # (built once for the run's config)
+    assert first == DecisionSettings.from_config(config)
+    other = config.overlay({"decision": {"content_threshold": 0.7}})
+    assert decision_settings(other).content_threshold == 0.7
+    assert decision_settings(config) == first and decision_settings(config).content_threshold != 0.7

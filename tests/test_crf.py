@@ -11,8 +11,8 @@ import pycrfsuite
 import pytest
 
 from cleaner.config import load_config
-from cleaner.label.crf import (AttributeIds, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows, read_crfsuite,
-                               window_ids)
+from cleaner.label.crf import (AttributeIds, ChainWeights, FlatRows, ScoringTagger, Vocabulary, WindowIds, WindowRows,
+                               read_crfsuite, window_ids)
 from cleaner.label.crf import window_rows as window_rows_of
 from cleaner.page.decode import decode_html
 from cleaner.page.features import FeatureExtractor
@@ -85,7 +85,7 @@ def test_the_default_model_tags_as_crfsuite_tags_it_under_each_convention(data_d
 
 def test_unknown_attributes_and_empty_rows_score_nothing(packaged):
     vocabulary, main, _ = packaged._parsed
-    tagger = ScoringTagger(packaged.data, vocabulary, main)
+    tagger = ScoringTagger(ChainWeights(vocabulary, main))
     ids = AttributeIds(vocabulary, packaged.encoded)
     known = ids["bias"]
     assert known > 0 and ids["no.such=attribute"] == 0 and ids.encode([["no.such=attribute"]]) == [[0]]
@@ -190,3 +190,33 @@ def test_models_stored_readable_and_pruned_ones_tag_as_crfsuite_tags_them(c1, la
     reference.set(rows)
     assert labels == reference.tag()
     assert probabilities == pytest.approx([reference.marginal(y, i) for i, y in enumerate(labels)], abs=1e-12)
+
+
+def test_the_threads_taggers_share_the_model_weights_read_only(packaged, data_dir):
+    # Each thread tags with a tagger of its own (it holds the sequence it last set) over the one read-only copy of
+    # the model's weights: the pool worker's Arrow writer thread labels pages too, and building the weights
+    # again for it cost ~2.6 M instructions a page of the job. Pages label the same in either thread.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cleaner.api import clean_html
+
+    model = CrfModel(packaged.data, packaged.meta, packaged.markers, packaged.first_pass)  # (nothing opened yet)
+    pages = [p.read_html() for p in sampled_pages(data_dir, 53)][:6]
+
+    def run() -> tuple[list, list]:
+        taggers = [model.tagger(), model.first_tagger(), model.typer._tagger()]
+        cleaned = [clean_html(page, model=model, keep_blocks=True, all_marginals=True) for page in pages]
+        return taggers, [(r.cleaneval, r.labels, r.confidences, r.marginals) for r in cleaned]
+
+    here, alone = run()
+    with ThreadPoolExecutor(1) as pool:
+        there, together = pool.submit(run).result()
+    assert together == alone
+    for mine, theirs in zip(here, there):
+        assert mine is not theirs
+        assert mine.state is theirs.state and mine.transitions is theirs.transitions
+        for array in (mine.state, mine.transitions):
+            assert not array.flags.writeable
+            with pytest.raises(ValueError):
+                array[0, 0] = 1.0
+    assert not model._both_states.flags.writeable

@@ -25,7 +25,17 @@ from ..page.features import DEFAULT_FAMILIES, FEATURE_VERSION, FeatureExtractor
 from ..page.page_marks import PageMarks
 from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, AttributeCodec
 from .convention import ConventionError, Conventions
-from .crf import AttributeIds, ConjoinedIds, FlatRows, ScoringTagger, Vocabulary, WindowRows, window_rows
+from .crf import (
+    AttributeIds,
+    ConjoinedIds,
+    FlatRows,
+    ScoringTagger,
+    ThreadTaggers,
+    Vocabulary,
+    WindowRows,
+    read_only,
+    window_rows,
+)
 from .crfsuite_file import CrfsuiteModel, read_crfsuite
 from .decide import DecisionSettings, decide
 from .markers import MarkerSettings, MarkerTyper
@@ -51,6 +61,18 @@ class Labelling(NamedTuple):
 
 
 
+class _OpenedFiles:
+    """A CrfModel's files read: the CRFs, the vocabulary of attribute ids their passes share, and each CRF's
+    taggers (one per thread, over weights built once)."""
+
+    def __init__(self, data: bytes, first_pass: bytes | None):
+        self.main = read_crfsuite(data)
+        self.first = read_crfsuite(first_pass) if first_pass else None
+        self.vocabulary = Vocabulary([self.main] + ([self.first] if self.first else []))
+        self.main_taggers = ThreadTaggers(self.vocabulary, self.main)
+        self.first_taggers = ThreadTaggers(self.vocabulary, self.first) if self.first else None
+
+
 @dataclass
 class CrfModel:
     data: bytes
@@ -59,8 +81,9 @@ class CrfModel:
     markers: bytes | None = None
     # The first-pass block CRF whose labelling `data` also reads (cleaner.label.stacking); None = one pass.
     first_pass: bytes | None = None
-    # The opened taggers, one set per thread: a CRFsuite tagger holds the sequence it last tagged.
-    _threads: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    # The files read (`_opened`: once, whichever threads ask first), with each thread's taggers.
+    _opened_files: _OpenedFiles | None = field(default=None, init=False, repr=False, compare=False)
+    _opening: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _extractor: FeatureExtractor | None = field(default=None, repr=False, compare=False)
     _feature_config: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -169,12 +192,21 @@ class CrfModel:
     def encoded(self) -> bool:
         return self.meta.get("attribute_encoding") == ATTRIBUTE_ENCODING
 
-    @functools.cached_property
+    def _opened(self) -> _OpenedFiles:
+        """The model files read, once per model: every thread's taggers share their weights."""
+        opened = self._opened_files
+        if opened is None:
+            with self._opening:
+                opened = self._opened_files
+                if opened is None:
+                    opened = self._opened_files = _OpenedFiles(self.data, self.first_pass)
+        return opened
+
+    @property
     def _parsed(self) -> tuple[Vocabulary, CrfsuiteModel, CrfsuiteModel | None]:
         """The model files read (cleaner.label.crf), and the vocabulary of attribute ids the passes share."""
-        main = read_crfsuite(self.data)
-        first = read_crfsuite(self.first_pass) if self.first_pass else None
-        return Vocabulary([main] + ([first] if first else [])), main, first
+        opened = self._opened()
+        return opened.vocabulary, opened.main, opened.first
 
     @functools.cached_property
     def attribute_ids(self) -> AttributeIds:
@@ -220,11 +252,7 @@ class CrfModel:
 
     def tagger(self) -> ScoringTagger:
         """This thread's tagger of the (second-pass) block CRF."""
-        tagger = getattr(self._threads, "main", None)
-        if tagger is None:
-            vocabulary, main, _ = self._parsed
-            tagger = self._threads.main = ScoringTagger(self.data, vocabulary, main)
-        return tagger
+        return self._opened().main_taggers.tagger()
 
     def open(self) -> CrfModel:
         """Open every CRFsuite model it holds now (once per process), not on the first page."""
@@ -236,19 +264,16 @@ class CrfModel:
 
     def first_tagger(self) -> ScoringTagger:
         """This thread's tagger of the first pass of a stacked model (cleaner.label.stacking)."""
-        tagger = getattr(self._threads, "first", None)
-        if tagger is None:
-            vocabulary, _, first = self._parsed
-            if self.first_pass is None:
-                raise ModelError(f"model {self.hash} has no first pass: it is not stacked")
-            tagger = self._threads.first = ScoringTagger(self.first_pass, vocabulary, first)
-        return tagger
+        taggers = self._opened().first_taggers
+        if taggers is None:
+            raise ModelError(f"model {self.hash} has no first pass: it is not stacked")
+        return taggers.tagger()
 
     @functools.cached_property
     def _both_states(self) -> np.ndarray:
         """A stacked model's first-pass and second-pass state weights side by side, (attributes,
         first labels + labels): both passes' scores of the same rows in one gather."""
-        return np.ascontiguousarray(np.hstack([self.first_tagger().state, self.tagger().state]))
+        return read_only(np.ascontiguousarray(np.hstack([self.first_tagger().state, self.tagger().state])))
 
     def _first_pass_view(self, rows, word_counts, decision, own_counts=None, scores=None) -> list[list] | np.ndarray:
         """Per block, the attribute ids of the first pass's view of the page (cleaner.label.stacking); `rows`

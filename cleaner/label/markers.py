@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -34,7 +33,7 @@ from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from ..page.feature_names import PrefixCache
 from ..page.segment import Block
 from ..page.text import compiled_text_module
-from .crf import AttributeIds, ScoringTagger, Vocabulary, read_crfsuite
+from .crf import AttributeIds, ScoringTagger, ThreadTaggers, Vocabulary, read_crfsuite
 
 MARKERS: Final = (HEADER, PARAGRAPH, LIST)
 
@@ -545,14 +544,11 @@ class MarkerTyper:
         self._vocabulary = Vocabulary([self._model])
         self._ids = AttributeIds(self._vocabulary, encoded=False)  # (the typer's attributes are stored readable)
         self._names = TyperNames(settings, self._ids)  # (its rows come out as ids)
-        self._threads = threading.local()  # a tagger per thread: it holds the sequence it tags
+        self._taggers = ThreadTaggers(self._vocabulary, self._model)  # (one per thread, the weights shared)
         self._tagger()
 
     def _tagger(self) -> ScoringTagger:
-        tagger = getattr(self._threads, "tagger", None)
-        if tagger is None:
-            tagger = self._threads.tagger = ScoringTagger(self.data, self._vocabulary, self._model)
-        return tagger
+        return self._taggers.tagger()
 
     def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
         """What the typer reads of block i of `blocks`, computed only for the blocks asked

@@ -85,8 +85,9 @@ def normalise(text: str) -> str:
 
 
 def word_hashes(words: list[bytes]) -> np.ndarray:
-    """The xxh3_64 hash of each word, in text order (uint64)."""
-    return np.array(list(map(xxhash.xxh3_64_intdigest, words)), dtype=np.uint64)
+    """The xxh3_64 hash of each word, in text order (uint64). Taken as the hashes' 8 big-endian bytes each,
+    joined and read as one array: numpy reading a list of Python ints took ~40 % more a word."""
+    return np.frombuffer(b"".join(map(xxhash.xxh3_64_digest, words)), dtype=">u8").astype(np.uint64)
 
 
 def exact_hash(hashes: np.ndarray) -> int | None:

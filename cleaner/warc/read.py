@@ -38,10 +38,12 @@ _READ_BLOCK = 1 << 16
 
 
 def _read_bounded(stream, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`. Asked for all that is left at once: warcio's reader (bounded by the
+    record's length) joins its pieces once, where 64 KB reads joined here copied a long payload once more."""
     parts = []
     got = 0
     while got < limit:
-        data = stream.read(min(_READ_BLOCK, limit - got))
+        data = stream.read(limit - got)
         if not data:
             break
         parts.append(data)

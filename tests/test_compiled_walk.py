@@ -180,3 +180,26 @@ def test_the_compiled_walk_normalises_whitespace_as_the_reference(text):
     for html in (f"<p>{text}<b>x</b>{text}</p>", f"<pre>{text}\n{text}</pre>", f"<div>{text}</div><p>{text}"):
         reference, compiled = _both(html)
         assert compiled == reference
+
+
+def test_the_compiled_repeat_groups_are_numbered_as_the_reference():
+    # Many siblings of one (tag, class) under different parents, class values equal but parsed apart (each element's
+    # its own str), no class, an empty class, classes differing only at their end, more groups than the compiled
+    # table's first slots (64), a group of more than 256 elements (past the small ints Python keeps): every element's
+    # group and every group's size, as the reference numbers them.
+    long_class = "card " + "x" * 40
+    parts = []
+    for i in range(40):
+        parts.append(f"<ul class='list {i % 3}'>")
+        for j in range(7):
+            cls = (f" class='{long_class}{j % 2}'" if j % 3 == 0 else " class='item'" if j % 3 == 1
+                   else "" if j % 2 else " class=''")
+            parts.append(f"<li{cls}><span class=item>{i} {j}</span><a href=/{j}>x</a></li>")
+        parts.append(f"<li class='{long_class}{i % 2}'>end</li><p class=item>p</p></ul><script>s</script>")
+    parts.append("".join(f"<div class='c{i}'><b>{i}</b></div><section class=row>{i}</section>" for i in range(300)))
+    reference, compiled = _both("<body>" + "".join(parts) + "</body>")
+    assert compiled.page.element_group == reference.page.element_group
+    assert compiled.page.group_size == reference.page.group_size
+    assert compiled.page.element_parent == reference.page.element_parent
+    assert len(reference.page.group_size) > 500 and max(reference.page.group_size) == 300
+    assert compiled == reference

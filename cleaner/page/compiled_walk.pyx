@@ -24,14 +24,16 @@ The rare nodes the walk hands to Python code (a <math> element for cleaner.page.
 nodes by their address.
 """
 
-from libc.stdint cimport uintptr_t
+cimport cython
+from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.object cimport PyObject, PyObject_Hash
-from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF, Py_XINCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
@@ -798,6 +800,130 @@ cdef int _kind_of(dict kinds, str tag, frozenset drop, frozenset line_tags, froz
     return kind
 
 
+cdef struct _Group:
+    # One repeat group: its signature (parent element, tag, class value: NULL for None) with the signature's mixed
+    # hash, and how many elements it has counted so far.
+    Py_hash_t hash
+    Py_ssize_t parent
+    PyObject *tag  # str, a reference the table holds
+    PyObject *class_value  # str or NULL, a reference the table holds
+    Py_ssize_t size
+
+
+cdef inline Py_hash_t _signature_hash(Py_ssize_t parent, Py_hash_t tag_hash, Py_hash_t class_hash) noexcept:
+    """The three hashes mixed into one (a 64-bit multiply-xorshift: the table's slot is its low bits)."""
+    cdef uint64_t x = <uint64_t> tag_hash
+    x = (x ^ (<uint64_t> class_hash * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 31) ^ (<uint64_t> parent * 0xFF51AFD7ED558CCDULL)) * 0x94D049BB133111EBULL
+    return <Py_hash_t> (x ^ (x >> 29))
+
+
+@cython.final
+cdef class _Groups:
+    """The repeat groups of one walk (the reference's `groups` dict of signature (parent, tag, class value) -> group,
+    and its `group_size`), in C: an open-addressing table of slots (a group's number + 1, 0 for an empty slot, probed
+    linearly, at most half full) over an array of the groups in the order they were first seen, so a group's number is
+    the one the dict gave. Keys compare as the dict's tuples do: the parent's index, then each str by identity, else
+    by value (never by hash alone). The tuple, its hash, the dict's insertion and the boxed numbers cost about one
+    dict lookup an element. The table holds a reference to each key's str while it lives (a decoded class value dies
+    with its element's attributes otherwise, and another str could take its address), and releases them, and its
+    memory, in `release` at the end of the walk or, on an exception, when the walk's frame drops it (__dealloc__)."""
+    cdef _Group *groups
+    cdef Py_ssize_t *slots
+    cdef Py_ssize_t n, allocated
+    cdef size_t mask  # the slots' count - 1 (a power of two minus one); 0 before the first group
+
+    def __cinit__(self):
+        self.groups = NULL
+        self.slots = NULL
+        self.n = self.allocated = 0
+        self.mask = 0
+
+    def __dealloc__(self):
+        self.release()
+
+    cdef void release(self) noexcept:
+        cdef Py_ssize_t g
+        for g in range(self.n):
+            Py_XDECREF(self.groups[g].tag)
+            Py_XDECREF(self.groups[g].class_value)
+        self.n = self.allocated = 0
+        self.mask = 0
+        free(self.groups)
+        free(self.slots)
+        self.groups = NULL
+        self.slots = NULL
+
+    cdef int grow(self) except -1:
+        """Doubles the slots (and the groups' array), the groups placed again by their hashes."""
+        cdef size_t count = 2 * (self.mask + 1) if self.slots != NULL else 64, i
+        cdef Py_ssize_t g
+        cdef Py_ssize_t *slots = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
+        cdef _Group *groups = <_Group *> realloc(self.groups, (count // 2) * sizeof(_Group))
+        if slots == NULL or groups == NULL:
+            free(slots)
+            if groups != NULL:
+                self.groups = groups
+            raise MemoryError()
+        self.groups = groups
+        self.allocated = count // 2
+        for i in range(count):
+            slots[i] = 0
+        for g in range(self.n):
+            i = <size_t> groups[g].hash & (count - 1)
+            while slots[i] != 0:
+                i = (i + 1) & (count - 1)
+            slots[i] = g + 1
+        free(self.slots)
+        self.slots = slots
+        self.mask = count - 1
+        return 0
+
+    cdef Py_ssize_t count(self, Py_ssize_t parent, str tag, object class_value) except -1:
+        """The group of signature (parent, tag, class_value), counted once more: a new group, numbered next, the first
+        time the signature is seen."""
+        cdef PyObject *t = <PyObject *> tag
+        cdef PyObject *c = NULL if class_value is None else <PyObject *> class_value
+        cdef Py_hash_t h = _signature_hash(parent, _hash(t), _hash(c) if c != NULL else 0)
+        cdef size_t i
+        cdef Py_ssize_t g
+        cdef _Group *e
+        if self.n >= self.allocated:
+            self.grow()
+        i = <size_t> h & self.mask
+        while self.slots[i] != 0:
+            e = &self.groups[self.slots[i] - 1]
+            if (e.hash == h and e.parent == parent
+                    and (e.tag == t or <str> e.tag == tag)
+                    and (e.class_value == c or (e.class_value != NULL and c != NULL and <str> e.class_value == <str> c))):
+                e.size += 1
+                return self.slots[i] - 1
+            i = (i + 1) & self.mask
+        g = self.n
+        e = &self.groups[g]
+        e.hash = h
+        e.parent = parent
+        e.tag = t
+        e.class_value = c
+        e.size = 1
+        Py_XINCREF(t)
+        Py_XINCREF(c)
+        self.n += 1
+        self.slots[i] = g + 1
+        return g
+
+    cdef list sizes(self):
+        """group_size: each group's count, by group number."""
+        cdef list out = PyList_New(self.n)
+        cdef Py_ssize_t g
+        cdef object size
+        for g in range(self.n):
+            size = self.groups[g].size
+            Py_INCREF(size)
+            PyList_SET_ITEM(out, g, size)
+        return out
+
+
 def walk(parsed, config):
     """`cleaner.page.segment._walk(parsed, config)`, compiled (module docstring)."""
     cfg = config["segment"]
@@ -829,8 +955,8 @@ def walk(parsed, config):
     cdef list blocks = w.blocks
     cdef list element_parent = [0]
     cdef list element_group = [-1]  # (the reference's numbering of signatures: mark_repeats)
-    cdef list group_size = []
-    cdef dict groups = {}  # signature -> its group
+    cdef list group_size
+    cdef _Groups groups = _Groups()  # signature (parent, tag, class value) -> its group, and the groups' sizes
     cdef dict itemprops = marks.itemprops
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k, group
     cdef dict token_cache = _TOKENS
@@ -954,16 +1080,7 @@ def walk(parsed, config):
             if kind & REPEAT_SKIPPED:
                 element_group.append(-1)
             else:
-                signature = (parent_element, tag, class_value)
-                found = PyDict_GetItem(groups, signature)
-                if found == NULL:
-                    group = len(group_size)
-                    groups[signature] = group
-                    group_size.append(1)
-                else:
-                    group = PyLong_AsSsize_t(<object> found)
-                    group_size[group] = <Py_ssize_t> group_size[group] + 1
-                element_group.append(group)
+                element_group.append(groups.count(parent.element, tag, class_value))
             if named == ARTICLE:
                 marks.articles += 1
             elif named == PRE or named == CODE:
@@ -1071,6 +1188,8 @@ def walk(parsed, config):
             if node == root:
                 node = NULL
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
+    group_size = groups.sizes()
+    groups.release()
     mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     marks.element_group = element_group

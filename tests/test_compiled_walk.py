@@ -203,3 +203,24 @@ def test_the_compiled_repeat_groups_are_numbered_as_the_reference():
     assert compiled.page.element_parent == reference.page.element_parent
     assert len(reference.page.group_size) > 500 and max(reference.page.group_size) == 300
     assert compiled == reference
+
+
+def test_the_compiled_idclass_merges_are_the_references():
+    # Many siblings sharing id/class values under different parents (each element's value its own str, equal to
+    # others), id only, class only, both, an empty class, an id or class without tokens, values whose tokens repeat
+    # (within a value, and between an element's id and class or its ancestors'), more distinct merges than the
+    # compiled table's first slots (64): every block's idclass as the reference merges it.
+    parts = []
+    for i in range(30):
+        parts.append(f"<div class='wrap w{i % 4}' id='section-{i % 5}'>")
+        for j in range(8):
+            attrs = [" class='item item-card item'", " id='item'", " id='post' class='post entry'", " class=''",
+                     " id='' class='card'", " id='---' class='x'", " class='wrap'", ""][j]
+            parts.append(f"<section{attrs}><p class='text text'>{i} {j}</p><span id=wrap>s {j}</span></section>")
+        parts.append(f"<p id='p{i}' class='post p{i}'>end {i}</p></div>")
+    parts.append("<ul id=list class='list list'>" + "".join(f"<li class='li l{i % 7}'>{i}</li>" for i in range(200))
+                 + "</ul>")
+    reference, compiled = _both("<body class='page'>" + "".join(parts) + "</body>")
+    assert [b.idclass for b in compiled.blocks] == [b.idclass for b in reference.blocks]
+    assert len({b.idclass for b in reference.blocks}) > 64
+    assert compiled == reference

@@ -924,6 +924,135 @@ cdef class _Groups:
         return out
 
 
+cdef struct _Merge:
+    # One id/class merge: the element's id tokens and class tokens (each the tuple _TOKENS holds for the value, or
+    # NULL when the element has no such tokens) and the idclass it inherits, keyed by identity with their mixed hash,
+    # and the idclass they merge into. All four are references the table holds.
+    Py_hash_t hash
+    PyObject *id_tokens
+    PyObject *class_tokens
+    PyObject *inherited
+    PyObject *merged
+
+
+cdef inline Py_hash_t _identity_hash(PyObject *a, PyObject *b, PyObject *c) noexcept:
+    """Three addresses mixed into one (as _signature_hash: the table's slot is its low bits)."""
+    cdef uint64_t x = <uint64_t> <uintptr_t> a
+    x = (x ^ (<uint64_t> <uintptr_t> b * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 31) ^ (<uint64_t> <uintptr_t> c * 0xFF51AFD7ED558CCDULL)) * 0x94D049BB133111EBULL
+    return <Py_hash_t> (x ^ (x >> 29))
+
+
+@cython.final
+cdef class _Merges:
+    """The id/class merges of one walk: (id tokens, class tokens, inherited idclass) -> `merged_idclass(id tokens +
+    class tokens, inherited)`, in C, laid out as _Groups (an open-addressing table of slots over an array of entries).
+    Siblings of one template repeat their values under one parent, so a page merges each combination once. (It was a
+    dict keyed by the tuple (tokens, the inherited tuple's address): the concatenated tuple, the key tuple and the
+    dict's lookup cost about 1,000 instructions an element, 0.7 M a page of 2025.)
+
+    The keys are the three objects' identities, never their values. That is safe because the table holds a reference
+    to each key object (and to each merged tuple) until `release`: none of them can die while the table lives, so no
+    other object can take one's address, and one address is one object (and so one value) for the whole walk, even if
+    _TOKENS is cleared meanwhile and a value's tokens are made anew (a new tuple, a new key: a merge more, never a
+    wrong one). The merge is a function of the three tuples' values alone, so keying by identity gives the results
+    the value-keyed dict gave. Released, with the memory, in `release` at the end of the walk or, on an exception,
+    when the walk's frame drops it (__dealloc__)."""
+    cdef _Merge *merges
+    cdef Py_ssize_t *slots
+    cdef Py_ssize_t n, allocated
+    cdef size_t mask  # the slots' count - 1 (a power of two minus one); 0 before the first merge
+
+    def __cinit__(self):
+        self.merges = NULL
+        self.slots = NULL
+        self.n = self.allocated = 0
+        self.mask = 0
+
+    def __dealloc__(self):
+        self.release()
+
+    cdef void release(self) noexcept:
+        cdef Py_ssize_t g
+        for g in range(self.n):
+            Py_XDECREF(self.merges[g].id_tokens)
+            Py_XDECREF(self.merges[g].class_tokens)
+            Py_XDECREF(self.merges[g].inherited)
+            Py_XDECREF(self.merges[g].merged)
+        self.n = self.allocated = 0
+        self.mask = 0
+        free(self.merges)
+        free(self.slots)
+        self.merges = NULL
+        self.slots = NULL
+
+    cdef int grow(self) except -1:
+        """Doubles the slots (and the entries' array), the entries placed again by their hashes."""
+        cdef size_t count = 2 * (self.mask + 1) if self.slots != NULL else 64, i
+        cdef Py_ssize_t g
+        cdef Py_ssize_t *slots = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
+        cdef _Merge *merges = <_Merge *> realloc(self.merges, (count // 2) * sizeof(_Merge))
+        if slots == NULL or merges == NULL:
+            free(slots)
+            if merges != NULL:
+                self.merges = merges
+            raise MemoryError()
+        self.merges = merges
+        self.allocated = count // 2
+        for i in range(count):
+            slots[i] = 0
+        for g in range(self.n):
+            i = <size_t> merges[g].hash & (count - 1)
+            while slots[i] != 0:
+                i = (i + 1) & (count - 1)
+            slots[i] = g + 1
+        free(self.slots)
+        self.slots = slots
+        self.mask = count - 1
+        return 0
+
+    cdef tuple merged(self, object id_tokens, object class_tokens, tuple inherited):
+        """`merged_idclass(id_tokens + class_tokens, inherited)`, made once for each three objects (id_tokens,
+        class_tokens: a non-empty tuple, or None when absent; not both None). The concatenation is made only then."""
+        cdef PyObject *a = NULL if id_tokens is None else <PyObject *> id_tokens
+        cdef PyObject *b = NULL if class_tokens is None else <PyObject *> class_tokens
+        cdef PyObject *c = <PyObject *> inherited
+        cdef Py_hash_t h = _identity_hash(a, b, c)
+        cdef size_t i
+        cdef Py_ssize_t g
+        cdef _Merge *e
+        cdef tuple tokens, result
+        if self.n >= self.allocated:
+            self.grow()
+        i = <size_t> h & self.mask
+        while self.slots[i] != 0:
+            e = &self.merges[self.slots[i] - 1]
+            if e.id_tokens == a and e.class_tokens == b and e.inherited == c:
+                return <tuple> e.merged
+            i = (i + 1) & self.mask
+        if b == NULL:
+            tokens = <tuple> id_tokens
+        elif a == NULL:
+            tokens = <tuple> class_tokens
+        else:
+            tokens = <tuple> id_tokens + <tuple> class_tokens
+        result = merged_idclass(tokens, inherited)
+        g = self.n
+        e = &self.merges[g]
+        e.hash = h
+        e.id_tokens = a
+        e.class_tokens = b
+        e.inherited = c
+        e.merged = <PyObject *> result
+        Py_XINCREF(a)
+        Py_XINCREF(b)
+        Py_INCREF(inherited)
+        Py_INCREF(result)
+        self.n += 1
+        self.slots[i] = g + 1
+        return result
+
+
 def walk(parsed, config):
     """`cleaner.page.segment._walk(parsed, config)`, compiled (module docstring)."""
     cfg = config["segment"]
@@ -960,7 +1089,7 @@ def walk(parsed, config):
     cdef dict itemprops = marks.itemprops
     cdef Py_ssize_t n_nodes = 0, max_depth = 0, group_seq = 0, element, k, group
     cdef dict token_cache = _TOKENS
-    cdef dict idclass_seen = {}  # (an element's tokens, its parent's idclass's address) -> its idclass
+    cdef _Merges merges = _Merges()  # (id tokens, class tokens, inherited idclass), by identity -> the idclass
     cdef dict widened = _WIDENED
     cdef dict kinds = {}  # tag -> what the walk asks of it (_kind_of)
     cdef int kind, named
@@ -977,12 +1106,13 @@ def walk(parsed, config):
     cdef lxb_dom_node_t *child
     cdef _Frame *parent
     cdef _Frame *closing
-    cdef tuple idclass, tokens, containers
+    cdef tuple idclass, containers
     cdef frozenset ancestors
     cdef str tag, raw, text, line, shown
     cdef bint rendered_copy, in_itemscope
     cdef Py_ssize_t div_group, td_group
-    cdef object parent_element, class_value, value, cached, itemprop, alt, formula, script_type, key, merged
+    cdef object parent_element, class_value, value, cached, itemprop, alt, formula, script_type
+    cdef object id_tokens, class_tokens  # an element's id's tokens and its class's (a tuple, or None)
     cdef PyObject *found
     cdef lexbor_str_t *text_data
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
@@ -1048,7 +1178,7 @@ def walk(parsed, config):
             class_value = None
             rendered_copy = False
             if attrs.any:
-                tokens = ()
+                id_tokens = class_tokens = None  # (None: no tokens)
                 for k in range(2):
                     value = attrs.ident if k == 0 else attrs.class_
                     if value:
@@ -1063,17 +1193,15 @@ def walk(parsed, config):
                         if type(cached) is list:  # a value that may name a formula's drawn copy (_value_tokens)
                             rendered_copy = rendered_copy or is_rendered_copy(_attributes(node))
                             cached = (<list> cached)[0]
-                        tokens += <tuple> cached
-                if tokens:
-                    # (siblings of one template repeat their tokens under one parent: merged once per page). The
-                    # inherited tuple is keyed by its identity, not its value: hashing its up to 24 tokens at every
-                    # element cost more than the merge it saves. Every such tuple is the root frame's or a value of
-                    # this dict, alive until the page is walked, so no two of them share an address.
-                    key = (tokens, <uintptr_t> <void *> idclass)
-                    merged = idclass_seen.get(key)
-                    if merged is None:
-                        merged = idclass_seen[key] = merged_idclass(tokens, idclass)
-                    idclass = merged
+                        if PyTuple_GET_SIZE(<tuple> cached) != 0:
+                            if k == 0:
+                                id_tokens = cached
+                            else:
+                                class_tokens = cached
+                if id_tokens is not None or class_tokens is not None:  # (no tokens: the parent's idclass, as it is)
+                    # Merged once for each (id tokens, class tokens, inherited idclass) a page (_Merges says why
+                    # their identities are keys enough).
+                    idclass = merges.merged(id_tokens, class_tokens, idclass)
             element = len(element_parent)
             parent_element = parent.element
             element_parent.append(parent_element)
@@ -1190,6 +1318,7 @@ def walk(parsed, config):
     truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
     group_size = groups.sizes()
     groups.release()
+    merges.release()
     mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     marks.element_group = element_group

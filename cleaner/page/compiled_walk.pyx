@@ -800,10 +800,39 @@ cdef int _kind_of(dict kinds, str tag, frozenset drop, frozenset line_tags, froz
     return kind
 
 
+cdef int _grow_table(void **entries, size_t entry_size, Py_ssize_t n, Py_ssize_t *allocated, Py_ssize_t **slots,
+                     size_t *mask) except -1:
+    """Double an open-addressing table (_Groups, _Merges): its slots (an entry's number + 1, 0 for an empty slot; 64
+    at first) and its array of entries (structs whose first field is their Py_hash_t), the `n` entries placed again
+    by their hashes. `mask` is the slots' count - 1."""
+    cdef size_t count = 2 * (mask[0] + 1) if slots[0] != NULL else 64, i
+    cdef Py_ssize_t g
+    cdef Py_ssize_t *placed = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
+    cdef char *grown = <char *> realloc(entries[0], (count // 2) * entry_size)
+    if placed == NULL or grown == NULL:
+        free(placed)
+        if grown != NULL:
+            entries[0] = grown
+        raise MemoryError()
+    entries[0] = grown
+    allocated[0] = count // 2
+    for i in range(count):
+        placed[i] = 0
+    for g in range(n):
+        i = <size_t> (<Py_hash_t *> (grown + g * entry_size))[0] & (count - 1)
+        while placed[i] != 0:
+            i = (i + 1) & (count - 1)
+        placed[i] = g + 1
+    free(slots[0])
+    slots[0] = placed
+    mask[0] = count - 1
+    return 0
+
+
 cdef struct _Group:
     # One repeat group: its signature (parent element, tag, class value: NULL for None) with the signature's mixed
     # hash, and how many elements it has counted so far.
-    Py_hash_t hash
+    Py_hash_t hash  # (the first field: _grow_table reads it)
     Py_ssize_t parent
     PyObject *tag  # str, a reference the table holds
     PyObject *class_value  # str or NULL, a reference the table holds
@@ -855,29 +884,7 @@ cdef class _Groups:
         self.slots = NULL
 
     cdef int grow(self) except -1:
-        """Doubles the slots (and the groups' array), the groups placed again by their hashes."""
-        cdef size_t count = 2 * (self.mask + 1) if self.slots != NULL else 64, i
-        cdef Py_ssize_t g
-        cdef Py_ssize_t *slots = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
-        cdef _Group *groups = <_Group *> realloc(self.groups, (count // 2) * sizeof(_Group))
-        if slots == NULL or groups == NULL:
-            free(slots)
-            if groups != NULL:
-                self.groups = groups
-            raise MemoryError()
-        self.groups = groups
-        self.allocated = count // 2
-        for i in range(count):
-            slots[i] = 0
-        for g in range(self.n):
-            i = <size_t> groups[g].hash & (count - 1)
-            while slots[i] != 0:
-                i = (i + 1) & (count - 1)
-            slots[i] = g + 1
-        free(self.slots)
-        self.slots = slots
-        self.mask = count - 1
-        return 0
+        return _grow_table(<void **> &self.groups, sizeof(_Group), self.n, &self.allocated, &self.slots, &self.mask)
 
     cdef Py_ssize_t count(self, Py_ssize_t parent, str tag, object class_value) except -1:
         """The group of signature (parent, tag, class_value), counted once more: a new group, numbered next, the first
@@ -928,7 +935,7 @@ cdef struct _Merge:
     # One id/class merge: the element's id tokens and class tokens (each the tuple _TOKENS holds for the value, or
     # NULL when the element has no such tokens) and the idclass it inherits, keyed by identity with their mixed hash,
     # and the idclass they merge into. All four are references the table holds.
-    Py_hash_t hash
+    Py_hash_t hash  # (the first field: _grow_table reads it)
     PyObject *id_tokens
     PyObject *class_tokens
     PyObject *inherited
@@ -987,29 +994,7 @@ cdef class _Merges:
         self.slots = NULL
 
     cdef int grow(self) except -1:
-        """Doubles the slots (and the entries' array), the entries placed again by their hashes."""
-        cdef size_t count = 2 * (self.mask + 1) if self.slots != NULL else 64, i
-        cdef Py_ssize_t g
-        cdef Py_ssize_t *slots = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
-        cdef _Merge *merges = <_Merge *> realloc(self.merges, (count // 2) * sizeof(_Merge))
-        if slots == NULL or merges == NULL:
-            free(slots)
-            if merges != NULL:
-                self.merges = merges
-            raise MemoryError()
-        self.merges = merges
-        self.allocated = count // 2
-        for i in range(count):
-            slots[i] = 0
-        for g in range(self.n):
-            i = <size_t> merges[g].hash & (count - 1)
-            while slots[i] != 0:
-                i = (i + 1) & (count - 1)
-            slots[i] = g + 1
-        free(self.slots)
-        self.slots = slots
-        self.mask = count - 1
-        return 0
+        return _grow_table(<void **> &self.merges, sizeof(_Merge), self.n, &self.allocated, &self.slots, &self.mask)
 
     cdef tuple merged(self, object id_tokens, object class_tokens, tuple inherited):
         """`merged_idclass(id_tokens + class_tokens, inherited)`, made once for each three objects (id_tokens,

@@ -800,114 +800,117 @@ cdef int _kind_of(dict kinds, str tag, frozenset drop, frozenset line_tags, froz
     return kind
 
 
-cdef int _grow_table(void **entries, size_t entry_size, Py_ssize_t n, Py_ssize_t *allocated, Py_ssize_t **slots,
-                     size_t *mask) except -1:
-    """Double an open-addressing table (_Groups, _Merges): its slots (an entry's number + 1, 0 for an empty slot; 64
-    at first) and its array of entries (structs whose first field is their Py_hash_t), the `n` entries placed again
-    by their hashes. `mask` is the slots' count - 1."""
-    cdef size_t count = 2 * (mask[0] + 1) if slots[0] != NULL else 64, i
+cdef struct _Table:
+    # An open-addressing table's storage (_Groups, _Merges): its entries in the order they were added (structs whose
+    # first field is their Py_hash_t) and its slots (an entry's number + 1, 0 for an empty slot; probed linearly, at
+    # most half full). A cdef class's C fields start zeroed: an empty table has no memory yet.
+    void *entries
+    Py_ssize_t *slots
+    Py_ssize_t n, allocated
+    size_t mask  # the slots' count - 1 (a power of two minus one); 0 before the first entry
+
+
+cdef int _reserve(_Table *t, size_t entry_size) except -1:
+    """Room for one more entry: when the entries are full, the slots (64 at first) and the entries' array doubled and
+    the entries placed again by their hashes."""
+    if t.n < t.allocated:
+        return 0
+    cdef size_t count = 2 * (t.mask + 1) if t.slots != NULL else 64, i
     cdef Py_ssize_t g
     cdef Py_ssize_t *placed = <Py_ssize_t *> malloc(count * sizeof(Py_ssize_t))
-    cdef char *grown = <char *> realloc(entries[0], (count // 2) * entry_size)
+    cdef char *grown = <char *> realloc(t.entries, (count // 2) * entry_size)
     if placed == NULL or grown == NULL:
         free(placed)
         if grown != NULL:
-            entries[0] = grown
+            t.entries = grown
         raise MemoryError()
-    entries[0] = grown
-    allocated[0] = count // 2
+    t.entries = grown
+    t.allocated = count // 2
     for i in range(count):
         placed[i] = 0
-    for g in range(n):
+    for g in range(t.n):
         i = <size_t> (<Py_hash_t *> (grown + g * entry_size))[0] & (count - 1)
         while placed[i] != 0:
             i = (i + 1) & (count - 1)
         placed[i] = g + 1
-    free(slots[0])
-    slots[0] = placed
-    mask[0] = count - 1
+    free(t.slots)
+    t.slots = placed
+    t.mask = count - 1
     return 0
+
+
+cdef void _free_table(_Table *t) noexcept:
+    """The table's memory freed (its entries' references released by its owner first)."""
+    free(t.entries)
+    free(t.slots)
+    t.entries = NULL
+    t.slots = NULL
+    t.n = t.allocated = 0
+    t.mask = 0
+
+
+cdef inline Py_hash_t _mix(uint64_t a, uint64_t b, uint64_t c) noexcept:
+    """Three 64-bit numbers mixed into one hash (a multiply-xorshift: a table's slot is its low bits)."""
+    cdef uint64_t x = (a ^ (b * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 31) ^ (c * 0xFF51AFD7ED558CCDULL)) * 0x94D049BB133111EBULL
+    return <Py_hash_t> (x ^ (x >> 29))
 
 
 cdef struct _Group:
     # One repeat group: its signature (parent element, tag, class value: NULL for None) with the signature's mixed
     # hash, and how many elements it has counted so far.
-    Py_hash_t hash  # (the first field: _grow_table reads it)
+    Py_hash_t hash  # (the first field: _reserve reads it)
     Py_ssize_t parent
     PyObject *tag  # str, a reference the table holds
     PyObject *class_value  # str or NULL, a reference the table holds
     Py_ssize_t size
 
 
-cdef inline Py_hash_t _signature_hash(Py_ssize_t parent, Py_hash_t tag_hash, Py_hash_t class_hash) noexcept:
-    """The three hashes mixed into one (a 64-bit multiply-xorshift: the table's slot is its low bits)."""
-    cdef uint64_t x = <uint64_t> tag_hash
-    x = (x ^ (<uint64_t> class_hash * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
-    x = (x ^ (x >> 31) ^ (<uint64_t> parent * 0xFF51AFD7ED558CCDULL)) * 0x94D049BB133111EBULL
-    return <Py_hash_t> (x ^ (x >> 29))
-
-
 @cython.final
 cdef class _Groups:
     """The repeat groups of one walk (the reference's `groups` dict of signature (parent, tag, class value) -> group,
-    and its `group_size`), in C: an open-addressing table of slots (a group's number + 1, 0 for an empty slot, probed
-    linearly, at most half full) over an array of the groups in the order they were first seen, so a group's number is
-    the one the dict gave. Keys compare as the dict's tuples do: the parent's index, then each str by identity, else
-    by value (never by hash alone). The tuple, its hash, the dict's insertion and the boxed numbers cost about one
-    dict lookup an element. The table holds a reference to each key's str while it lives (a decoded class value dies
-    with its element's attributes otherwise, and another str could take its address), and releases them, and its
-    memory, in `release` at the end of the walk or, on an exception, when the walk's frame drops it (__dealloc__)."""
-    cdef _Group *groups
-    cdef Py_ssize_t *slots
-    cdef Py_ssize_t n, allocated
-    cdef size_t mask  # the slots' count - 1 (a power of two minus one); 0 before the first group
-
-    def __cinit__(self):
-        self.groups = NULL
-        self.slots = NULL
-        self.n = self.allocated = 0
-        self.mask = 0
+    and its `group_size`), in C: a _Table of the groups in the order they were first seen, so a group's number is the
+    one the dict gave. Keys compare as the dict's tuples do: the parent's index, then each str by identity, else by
+    value (never by hash alone). The tuple, its hash, the dict's insertion and the boxed numbers cost about one dict
+    lookup an element. The table holds a reference to each key's str while it lives (a decoded class value dies with
+    its element's attributes otherwise, and another str could take its address), and releases them, and its memory,
+    in `release` at the end of the walk or, on an exception, when the walk's frame drops it (__dealloc__)."""
+    cdef _Table table
 
     def __dealloc__(self):
         self.release()
 
     cdef void release(self) noexcept:
+        cdef _Group *groups = <_Group *> self.table.entries
         cdef Py_ssize_t g
-        for g in range(self.n):
-            Py_XDECREF(self.groups[g].tag)
-            Py_XDECREF(self.groups[g].class_value)
-        self.n = self.allocated = 0
-        self.mask = 0
-        free(self.groups)
-        free(self.slots)
-        self.groups = NULL
-        self.slots = NULL
-
-    cdef int grow(self) except -1:
-        return _grow_table(<void **> &self.groups, sizeof(_Group), self.n, &self.allocated, &self.slots, &self.mask)
+        for g in range(self.table.n):
+            Py_XDECREF(groups[g].tag)
+            Py_XDECREF(groups[g].class_value)
+        _free_table(&self.table)
 
     cdef Py_ssize_t count(self, Py_ssize_t parent, str tag, object class_value) except -1:
         """The group of signature (parent, tag, class_value), counted once more: a new group, numbered next, the first
         time the signature is seen."""
         cdef PyObject *t = <PyObject *> tag
         cdef PyObject *c = NULL if class_value is None else <PyObject *> class_value
-        cdef Py_hash_t h = _signature_hash(parent, _hash(t), _hash(c) if c != NULL else 0)
+        cdef Py_hash_t h = _mix(<uint64_t> _hash(t), <uint64_t> (_hash(c) if c != NULL else 0), <uint64_t> parent)
+        cdef _Table *table = &self.table
+        cdef _Group *e
         cdef size_t i
         cdef Py_ssize_t g
-        cdef _Group *e
-        if self.n >= self.allocated:
-            self.grow()
-        i = <size_t> h & self.mask
-        while self.slots[i] != 0:
-            e = &self.groups[self.slots[i] - 1]
+        _reserve(table, sizeof(_Group))
+        cdef _Group *groups = <_Group *> table.entries
+        i = <size_t> h & table.mask
+        while table.slots[i] != 0:
+            e = &groups[table.slots[i] - 1]
             if (e.hash == h and e.parent == parent
                     and (e.tag == t or <str> e.tag == tag)
                     and (e.class_value == c or (e.class_value != NULL and c != NULL and <str> e.class_value == <str> c))):
                 e.size += 1
-                return self.slots[i] - 1
-            i = (i + 1) & self.mask
-        g = self.n
-        e = &self.groups[g]
+                return table.slots[i] - 1
+            i = (i + 1) & table.mask
+        g = table.n
+        e = &groups[g]
         e.hash = h
         e.parent = parent
         e.tag = t
@@ -915,17 +918,18 @@ cdef class _Groups:
         e.size = 1
         Py_XINCREF(t)
         Py_XINCREF(c)
-        self.n += 1
-        self.slots[i] = g + 1
+        table.n += 1
+        table.slots[i] = g + 1
         return g
 
     cdef list sizes(self):
         """group_size: each group's count, by group number."""
-        cdef list out = PyList_New(self.n)
+        cdef _Group *groups = <_Group *> self.table.entries
+        cdef list out = PyList_New(self.table.n)
         cdef Py_ssize_t g
         cdef object size
-        for g in range(self.n):
-            size = self.groups[g].size
+        for g in range(self.table.n):
+            size = groups[g].size
             Py_INCREF(size)
             PyList_SET_ITEM(out, g, size)
         return out
@@ -935,28 +939,20 @@ cdef struct _Merge:
     # One id/class merge: the element's id tokens and class tokens (each the tuple _TOKENS holds for the value, or
     # NULL when the element has no such tokens) and the idclass it inherits, keyed by identity with their mixed hash,
     # and the idclass they merge into. All four are references the table holds.
-    Py_hash_t hash  # (the first field: _grow_table reads it)
+    Py_hash_t hash  # (the first field: _reserve reads it)
     PyObject *id_tokens
     PyObject *class_tokens
     PyObject *inherited
     PyObject *merged
 
 
-cdef inline Py_hash_t _identity_hash(PyObject *a, PyObject *b, PyObject *c) noexcept:
-    """Three addresses mixed into one (as _signature_hash: the table's slot is its low bits)."""
-    cdef uint64_t x = <uint64_t> <uintptr_t> a
-    x = (x ^ (<uint64_t> <uintptr_t> b * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
-    x = (x ^ (x >> 31) ^ (<uint64_t> <uintptr_t> c * 0xFF51AFD7ED558CCDULL)) * 0x94D049BB133111EBULL
-    return <Py_hash_t> (x ^ (x >> 29))
-
-
 @cython.final
 cdef class _Merges:
     """The id/class merges of one walk: (id tokens, class tokens, inherited idclass) -> `merged_idclass(id tokens +
-    class tokens, inherited)`, in C, laid out as _Groups (an open-addressing table of slots over an array of entries).
-    Siblings of one template repeat their values under one parent, so a page merges each combination once. (It was a
-    dict keyed by the tuple (tokens, the inherited tuple's address): the concatenated tuple, the key tuple and the
-    dict's lookup cost about 1,000 instructions an element, 0.7 M a page of 2025.)
+    class tokens, inherited)`, in C, a _Table as _Groups'. Siblings of one template repeat their values under one
+    parent, so a page merges each combination once. (It was a dict keyed by the tuple (tokens, the inherited tuple's
+    address): the concatenated tuple, the key tuple and the dict's lookup cost about 1,000 instructions an element,
+    0.7 M a page of 2025.)
 
     The keys are the three objects' identities, never their values. That is safe because the table holds a reference
     to each key object (and to each merged tuple) until `release`: none of them can die while the table lives, so no
@@ -965,36 +961,20 @@ cdef class _Merges:
     wrong one). The merge is a function of the three tuples' values alone, so keying by identity gives the results
     the value-keyed dict gave. Released, with the memory, in `release` at the end of the walk or, on an exception,
     when the walk's frame drops it (__dealloc__)."""
-    cdef _Merge *merges
-    cdef Py_ssize_t *slots
-    cdef Py_ssize_t n, allocated
-    cdef size_t mask  # the slots' count - 1 (a power of two minus one); 0 before the first merge
-
-    def __cinit__(self):
-        self.merges = NULL
-        self.slots = NULL
-        self.n = self.allocated = 0
-        self.mask = 0
+    cdef _Table table
 
     def __dealloc__(self):
         self.release()
 
     cdef void release(self) noexcept:
+        cdef _Merge *merges = <_Merge *> self.table.entries
         cdef Py_ssize_t g
-        for g in range(self.n):
-            Py_XDECREF(self.merges[g].id_tokens)
-            Py_XDECREF(self.merges[g].class_tokens)
-            Py_XDECREF(self.merges[g].inherited)
-            Py_XDECREF(self.merges[g].merged)
-        self.n = self.allocated = 0
-        self.mask = 0
-        free(self.merges)
-        free(self.slots)
-        self.merges = NULL
-        self.slots = NULL
-
-    cdef int grow(self) except -1:
-        return _grow_table(<void **> &self.merges, sizeof(_Merge), self.n, &self.allocated, &self.slots, &self.mask)
+        for g in range(self.table.n):
+            Py_XDECREF(merges[g].id_tokens)
+            Py_XDECREF(merges[g].class_tokens)
+            Py_XDECREF(merges[g].inherited)
+            Py_XDECREF(merges[g].merged)
+        _free_table(&self.table)
 
     cdef tuple merged(self, object id_tokens, object class_tokens, tuple inherited):
         """`merged_idclass(id_tokens + class_tokens, inherited)`, made once for each three objects (id_tokens,
@@ -1002,19 +982,20 @@ cdef class _Merges:
         cdef PyObject *a = NULL if id_tokens is None else <PyObject *> id_tokens
         cdef PyObject *b = NULL if class_tokens is None else <PyObject *> class_tokens
         cdef PyObject *c = <PyObject *> inherited
-        cdef Py_hash_t h = _identity_hash(a, b, c)
+        cdef Py_hash_t h = _mix(<uint64_t> <uintptr_t> a, <uint64_t> <uintptr_t> b, <uint64_t> <uintptr_t> c)
+        cdef _Table *table = &self.table
+        cdef _Merge *e
         cdef size_t i
         cdef Py_ssize_t g
-        cdef _Merge *e
         cdef tuple tokens, result
-        if self.n >= self.allocated:
-            self.grow()
-        i = <size_t> h & self.mask
-        while self.slots[i] != 0:
-            e = &self.merges[self.slots[i] - 1]
+        _reserve(table, sizeof(_Merge))
+        cdef _Merge *merges = <_Merge *> table.entries
+        i = <size_t> h & table.mask
+        while table.slots[i] != 0:
+            e = &merges[table.slots[i] - 1]
             if e.id_tokens == a and e.class_tokens == b and e.inherited == c:
                 return <tuple> e.merged
-            i = (i + 1) & self.mask
+            i = (i + 1) & table.mask
         if b == NULL:
             tokens = <tuple> id_tokens
         elif a == NULL:
@@ -1022,8 +1003,8 @@ cdef class _Merges:
         else:
             tokens = <tuple> id_tokens + <tuple> class_tokens
         result = merged_idclass(tokens, inherited)
-        g = self.n
-        e = &self.merges[g]
+        g = table.n
+        e = &merges[g]
         e.hash = h
         e.id_tokens = a
         e.class_tokens = b
@@ -1033,8 +1014,8 @@ cdef class _Merges:
         Py_XINCREF(b)
         Py_INCREF(inherited)
         Py_INCREF(result)
-        self.n += 1
-        self.slots[i] = g + 1
+        table.n += 1
+        table.slots[i] = g + 1
         return result
 
 

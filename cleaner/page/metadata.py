@@ -223,7 +223,8 @@ def read_metadata(marks: PageMarks, title: str, page_type: str | None = None) ->
     if not found and not sites and not meta and not marks.canonical and not marks.date_published:
         out.title = _text(title)  # (a page that says nothing of itself but its <title>: most of the old sets')
         return out
-    objects = [obj for _, _, obj in sorted(found, key=lambda f: (f[0], f[1]))]
+    ranked = sorted(found, key=lambda f: (f[0], f[1]))
+    objects = [obj for _, _, obj in ranked]
 
     def first_meta(names: tuple[str, ...], read=_text) -> str | None:
         for name in names:
@@ -233,7 +234,7 @@ def read_metadata(marks: PageMarks, title: str, page_type: str | None = None) ->
         return None
 
     # Each source's value is read only if every one before it gave nothing.
-    articles = [obj for rank, _, obj in sorted(found, key=lambda f: (f[0], f[1])) if rank == 0]
+    articles = [obj for rank, _, obj in ranked if rank == 0]
     out.title = (_text(_first(articles, "headline")) or first_meta(_META_TITLE)
                  or _text(_first(objects, "headline")) or _text(_first(objects, "name")) or _text(title))
     out.canonical_url = (_absolute_url(marks.canonical) or _absolute_url(meta.get("og:url"))

@@ -224,3 +224,27 @@ def test_the_compiled_idclass_merges_are_the_references():
     assert [b.idclass for b in compiled.blocks] == [b.idclass for b in reference.blocks]
     assert len({b.idclass for b in reference.blocks}) > 64
     assert compiled == reference
+
+
+def test_the_compiled_tag_counts_shared_between_blocks_are_the_references():
+    # Blocks opening and closing the same few tags share one dict in the compiled walk (_Walk.counts_of); more
+    # distinct tallies than its 64 slots, tallies that differ only in a count or only in the order of their tags,
+    # tallies of more tags than a slot keeps (5 and more) and of more than the tally's 16: every block's counts, in
+    # the reference's order, and no block's dict changed by another's.
+    tags = ["b", "i", "em", "span", "a", "u", "s", "q", "small", "code", "kbd", "sub", "sup", "mark", "abbr", "cite",
+            "dfn", "var", "samp", "time"]
+    parts = []
+    for i in range(120):
+        n = 1 + i % 6 if i < 100 else 17 + i % 3
+        opened = [tags[(i + k) % len(tags)] for k in range(n)]
+        if i % 4 == 0:
+            opened = opened[::-1]
+        nested = "".join(f"<{t}>" for t in opened) + f"w{i}" + "".join(f"</{t}>" for t in reversed(opened))
+        parts.append(f"<p>{nested}</p>" * (1 + i % 3) + "<div><p>x</p></div>" * (i % 2 + 1))
+    reference, compiled = _both("<body>" + "".join(parts) + "</body>")
+    expected = [(list(b.opened.items()), list(b.closed.items())) for b in reference.blocks]
+    assert [(list(b.opened.items()), list(b.closed.items())) for b in compiled.blocks] == expected
+    assert len({tuple(o) for o, _ in expected}) > 64
+    shared = sum(a.opened is b.opened for a, b in zip(compiled.blocks, compiled.blocks[1:]))
+    assert shared  # (the sharing this test is about takes place)
+    assert compiled == reference

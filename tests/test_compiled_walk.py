@@ -241,6 +241,8 @@ def test_the_compiled_tag_counts_shared_between_blocks_are_the_references():
             opened = opened[::-1]
         nested = "".join(f"<{t}>" for t in opened) + f"w{i}" + "".join(f"</{t}>" for t in reversed(opened))
         parts.append(f"<p>{nested}</p>" * (1 + i % 3) + "<div><p>x</p></div>" * (i % 2 + 1))
+        depth = 1 + i % 60  # the same two tags, opened and closed 1-60 times: tallies that differ in a count alone
+        parts.append("<div>" * depth + "<p>y</p>" + "</div>" * depth + "<div><p>z</p></div>")
     reference, compiled = _both("<body>" + "".join(parts) + "</body>")
     expected = [(list(b.opened.items()), list(b.closed.items())) for b in reference.blocks]
     assert [(list(b.opened.items()), list(b.closed.items())) for b in compiled.blocks] == expected

@@ -526,32 +526,27 @@ cdef class _Walk:
         and freeing two dicts a block cost about 0.6 M instructions a page of 2025. The dicts are read only (the
         features, the typer, the seed systems), so blocks may share them; a Block made elsewhere has its own."""
         cdef int i, n = t.n
-        cdef size_t h = <size_t> n
+        cdef uint64_t h = <uint64_t> n
         cdef _TallyMemo *memo
-        cdef PyObject *tags[MEMO_TAGS]
-        cdef Py_ssize_t counts[MEMO_TAGS]
         if t.spill != NULL or n > MEMO_TAGS:
             return _counts(t)
         for i in range(n):
-            h = (h * 1000003) ^ ((<size_t> t.tags[i] >> 4) + <size_t> t.counts[i] * 40503)
-        memo = &self.memos[(h ^ (h >> 11)) & (TALLY_MEMOS - 1)]
+            h = <uint64_t> _mix(h, <uint64_t> <uintptr_t> t.tags[i], <uint64_t> t.counts[i])
+        memo = &self.memos[h & (TALLY_MEMOS - 1)]
         if memo.counts != NULL and memo.n == n:
             for i in range(n):
                 if memo.tags[i] != t.tags[i] or memo.counts_of[i] != t.counts[i]:
                     break
             else:
-                for i in range(n):
-                    Py_DECREF(<object> t.tags[i])
-                t.n = 0
+                _drop(t)
                 return <dict> memo.counts
+        Py_XDECREF(memo.counts)  # (the slot's key is written from the tally before _counts empties it)
+        memo.counts, memo.n = NULL, n
         for i in range(n):
-            tags[i], counts[i] = t.tags[i], t.counts[i]
+            memo.tags[i], memo.counts_of[i] = t.tags[i], t.counts[i]
         out = _counts(t)
-        Py_XDECREF(memo.counts)
         Py_INCREF(out)
-        memo.counts, memo.n = <PyObject *> out, n
-        for i in range(n):
-            memo.tags[i], memo.counts_of[i] = tags[i], counts[i]
+        memo.counts = <PyObject *> out
         return out
 
     cdef inline _Frame *top(self) noexcept:

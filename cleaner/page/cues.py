@@ -509,17 +509,25 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     skip = [sub for cue, subs in settings.idclass if cue in skip_cues for sub in subs]
     if not skip:
         return [r == 1 for r in relations]
-    # Blocks under one element share its token tuple: each tuple is looked through once a page.
+    # Blocks under one element share its token tuple: each tuple is looked through once a page, and a run of blocks
+    # under one element asks its answer by identity (a tuple's hash is not cached: hashing it was ~900 instructions
+    # a block).
     skipped: dict[tuple[str, ...], bool] = {}
     out: list[bool] = []
+    last: tuple[str, ...] | None = None
+    last_hit = False
     for r, b in zip(relations, blocks):
         if r != 1:
             out.append(False)
             continue
         tokens = b.idclass
+        if tokens is last:
+            out.append(not last_hit)
+            continue
         hit = skipped.get(tokens)
         if hit is None:
             hit = skipped[tokens] = any(sub in token for token in tokens for sub in skip)
+        last, last_hit = tokens, hit
         out.append(not hit)
     return out
 

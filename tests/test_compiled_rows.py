@@ -102,3 +102,27 @@ def test_a_page_without_blocks_gives_empty_rows():
     shared, shared_starts, shared_empty, private, private_starts = parts.flat
     assert len(shared) == len(shared_starts) == len(private) == len(private_starts) == 0 and not shared_empty
     assert len(WindowRows(parts, codec, ex)) == 0
+
+
+def test_the_dup_counts_fold_case_as_the_reference_does():
+    """The `dup` family counts a page's texts by their case fold. The compiled pass folds only the texts whose fold
+    another text may share (_dup_keys: an ASCII text's fold read lowered, a signature of each fold counted): texts
+    equal but for case, non-ASCII texts folding to ASCII ones (the long s, the Kelvin sign, ß and ss), a fold of
+    another length than its text, empty and one-character texts, and many unique texts all get the reference's ids.
+    """
+    texts = (["Read more", "READ MORE", "read more", "Read More", "Straße", "STRASSE", "strasse", "ſtop", "stop",
+              "\u212aelvin", "kelvin", "Ǆ", "ǆ", "x", "X", "é", "É", "", "naïve café", "NAÏVE CAFÉ", "ß"]
+             + [f"a text of its own number {i} that no other text repeats" for i in range(300)])
+    body = "".join(f"<p>{t}</p>" if t else "<p><img src=x.png></p>" for t in texts)
+    html = f"<html><head><title>t</title></head><body>{body}<p>Read more</p></body></html>".encode()
+    seg = read_page(html, load_config()).segmentation
+    model = load_model("default")
+    assert model.extractor().on.dup
+    fast, ref = _both(model, seg)
+    ref_shared, ref_shared_starts = _flat(ref.shared)
+    ref_private, ref_private_starts = _flat(ref.private)
+    shared, shared_starts, _, private, private_starts = fast.flat
+    assert np.array_equal(shared, ref_shared) and np.array_equal(shared_starts, ref_shared_starts)
+    assert np.array_equal(private, ref_private) and np.array_equal(private_starts, ref_private_starts)
+    kept = {b.text for b in seg.blocks}
+    assert {"READ MORE", "Straße", "STRASSE", "ſtop", "\u212aelvin", "Ǆ", "NAÏVE CAFÉ"} <= kept  # (blocks of their own)

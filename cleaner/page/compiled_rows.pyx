@@ -21,9 +21,16 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from libc.stdint cimport uintptr_t
+from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    unsigned int PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil  # (a Py_UCS4, read as a number)
 
 import numpy as np
 
@@ -129,6 +136,80 @@ cdef class _PageCues:
         self.relations, self.heaviest, self.main = c.relations, c.heaviest, names.main
         self.in_code = {}
         self.links_min, self.code_tags = c.links_min, c.code_tags
+
+
+cdef uint64_t _fold_sig(str folded, bint ascii_text) noexcept:
+    """FNV-1a over the code points of a text's case fold, mixed with its length: `folded` is the fold itself, or
+    (`ascii_text`) an ASCII text, whose fold is its lower case, read lowered here without being made."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(folded), i
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef const unsigned char *p
+    cdef void *data = PyUnicode_DATA(folded)
+    cdef int kind = PyUnicode_KIND(folded)
+    cdef uint64_t c  # (not Py_UCS4, which Cython treats as a one-character str)
+    if ascii_text:
+        p = <const unsigned char *> data
+        for i in range(n):
+            c = p[i]
+            if 65 <= c <= 90:
+                c += 32
+            h = (h ^ c) * 1099511628211ULL
+    else:
+        for i in range(n):
+            h = (h ^ PyUnicode_READ(kind, data, i)) * 1099511628211ULL
+    return h ^ (<uint64_t> n * 0x9E3779B97F4A7C15ULL)
+
+
+cdef list _dup_keys(list texts):
+    """Per text its case fold (the `dup` family's key, as the reference's `text.casefold()`), or None where no other
+    text of the page folds to the same. Texts that fold alike have one signature (_fold_sig); a text whose
+    signature no other text has is never folded into a new string nor hashed by the dict -- most of a page's texts,
+    and the long ones above all (folding and hashing every text: ~0.7 M instructions a page of 2025). An ASCII
+    text's fold is its lower case. Texts sharing a signature get their folds, so a collision of signatures only
+    costs their folds: the counts are the reference's. The signatures are counted in an open-addressing table
+    (sorting them with qsort cost more than the folds it spared)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, size = 4, slot
+    cdef list keys = [None] * n
+    cdef uint64_t *sigs
+    cdef uint64_t *table_sigs
+    cdef Py_ssize_t *table_counts
+    cdef Py_ssize_t *slots
+    if n < 2:
+        return [(<str> PyList_GET_ITEM(texts, i)).casefold() for i in range(n)]
+    while size < 2 * n:
+        size *= 2
+    sigs = <uint64_t *> malloc(n * sizeof(uint64_t))
+    slots = <Py_ssize_t *> malloc(n * sizeof(Py_ssize_t))
+    table_sigs = <uint64_t *> malloc(size * sizeof(uint64_t))
+    table_counts = <Py_ssize_t *> calloc(size, sizeof(Py_ssize_t))  # 0: an empty slot
+    try:
+        if sigs == NULL or slots == NULL or table_sigs == NULL or table_counts == NULL:
+            raise MemoryError()
+        for i in range(n):
+            text = <str> PyList_GET_ITEM(texts, i)
+            if PyUnicode_IS_ASCII(text):
+                sigs[i] = _fold_sig(text, True)
+            else:
+                key = text.casefold()
+                keys[i] = key
+                sigs[i] = _fold_sig(key, False)
+            slot = <Py_ssize_t> (sigs[i] & <uint64_t> (size - 1))
+            while table_counts[slot] and table_sigs[slot] != sigs[i]:
+                slot = (slot + 1) & (size - 1)
+            table_sigs[slot] = sigs[i]
+            table_counts[slot] += 1
+            slots[i] = slot
+        for i in range(n):
+            if table_counts[slots[i]] == 1:
+                keys[i] = None
+            elif keys[i] is None:
+                keys[i] = (<str> PyList_GET_ITEM(texts, i)).lower()
+    finally:
+        free(sigs)
+        free(slots)
+        free(table_sigs)
+        free(table_counts)
+    return keys
 
 
 cdef class RowPass:
@@ -341,11 +422,12 @@ cdef class RowPass:
                     if item >= 0:
                         item_words[item] += PyLong_AsSsize_t(<object> PyList_GET_ITEM(words, i))
                         item_links[item] += PyLong_AsSsize_t(<object> PyList_GET_ITEM(link_words, i))
-            # The `dup` family's counts of each text, case-folded.
-            keys = [text.casefold() for text in texts] if self.dup_on else None
+            # The `dup` family's counts of each text, case-folded (None: a text whose fold no other text has).
+            keys = _dup_keys(texts) if self.dup_on else None
             if self.dup_on:
                 for key in keys:
-                    seen[key] = seen.get(key, 0) + 1
+                    if key is not None:
+                        seen[key] = seen.get(key, 0) + 1
             # (page_named: the address of a block's id/class tokens -> their attributes, as the reference's)
             for i in range(n):
                 shared_starts_view[i] = shared.n
@@ -396,7 +478,7 @@ cdef class RowPass:
                 if self.dup_on:
                     out = &shared if self.dup_shared else &private
                     key = <object> PyList_GET_ITEM(keys, i)
-                    c = PyLong_AsSsize_t(seen[key])
+                    c = 1 if key is None else PyLong_AsSsize_t(seen[key])
                     if c > 1:
                         _push(out, self.t_dup.at(c))
                         if key not in first_seen:

@@ -170,33 +170,32 @@ cdef list _dup_keys(list texts):
     (sorting them with qsort cost more than the folds it spared)."""
     cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, size = 4, slot
     cdef list keys = [None] * n
-    cdef uint64_t *sigs
+    cdef uint64_t sig
     cdef uint64_t *table_sigs
     cdef Py_ssize_t *table_counts
-    cdef Py_ssize_t *slots
-    if n < 2:
-        return [(<str> PyList_GET_ITEM(texts, i)).casefold() for i in range(n)]
+    cdef Py_ssize_t *slots  # each text's slot in the table
+    if n == 0:
+        return keys
     while size < 2 * n:
         size *= 2
-    sigs = <uint64_t *> malloc(n * sizeof(uint64_t))
     slots = <Py_ssize_t *> malloc(n * sizeof(Py_ssize_t))
     table_sigs = <uint64_t *> malloc(size * sizeof(uint64_t))
     table_counts = <Py_ssize_t *> calloc(size, sizeof(Py_ssize_t))  # 0: an empty slot
     try:
-        if sigs == NULL or slots == NULL or table_sigs == NULL or table_counts == NULL:
+        if slots == NULL or table_sigs == NULL or table_counts == NULL:
             raise MemoryError()
         for i in range(n):
             text = <str> PyList_GET_ITEM(texts, i)
             if PyUnicode_IS_ASCII(text):
-                sigs[i] = _fold_sig(text, True)
+                sig = _fold_sig(text, True)
             else:
                 key = text.casefold()
                 keys[i] = key
-                sigs[i] = _fold_sig(key, False)
-            slot = <Py_ssize_t> (sigs[i] & <uint64_t> (size - 1))
-            while table_counts[slot] and table_sigs[slot] != sigs[i]:
+                sig = _fold_sig(key, False)
+            slot = <Py_ssize_t> (sig & <uint64_t> (size - 1))
+            while table_counts[slot] and table_sigs[slot] != sig:
                 slot = (slot + 1) & (size - 1)
-            table_sigs[slot] = sigs[i]
+            table_sigs[slot] = sig
             table_counts[slot] += 1
             slots[i] = slot
         for i in range(n):
@@ -205,7 +204,6 @@ cdef list _dup_keys(list texts):
             elif keys[i] is None:
                 keys[i] = (<str> PyList_GET_ITEM(texts, i)).lower()
     finally:
-        free(sigs)
         free(slots)
         free(table_sigs)
         free(table_counts)

@@ -400,10 +400,20 @@ def count_words(str text):
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
+    cdef const unsigned char *p
     cdef Py_ssize_t i
     cdef Py_UCS4 c
     cdef long count = 0
-    cdef bint in_word = False
+    cdef bint in_word = False, word
+    if PyUnicode_IS_ASCII(text):
+        # One table lookup a character (no ASCII character is Han or kana): the loop below read each through
+        # PyUnicode_READ's test of the kind and five range tests.
+        p = <const unsigned char *> data
+        for i in range(n):
+            word = (_ASCII_CLASS[p[i]] & C_ALNUM) or p[i] == 0x5F
+            count += word and not in_word
+            in_word = word
+        return count
     for i in range(n):
         c = PyUnicode_READ(kind, data, i)
         if _is_cjk(c):

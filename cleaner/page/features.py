@@ -52,8 +52,13 @@ FAMILIES: Final = (
 # removed (docs/ablation.md keeps their figures).
 DEFAULT_FAMILIES: Final = tuple(f for f in FAMILIES if f != "cue")
 FEATURE_VERSION: Final = "1"
-TEXT_CACHE_ENTRIES: Final = 30_000  # bounded (~15 MB): memory stays flat over millions of pages
-CONTEXT_CACHE_ENTRIES: Final = 20_000  # AttributeNames.container_cache and idclass_cache, each
+# The caches of a text's attributes and of a markup context's (AttributeNames.text_cache; container_cache and
+# idclass_cache, each) are bounded, so memory stays flat over millions of pages, and small: on shuffled shared pages
+# 2,000 entries each cleaned 4-5 % faster than 30,000 and 20,000 (docs/speed.md, stop 74). What a small cache loses
+# in hits (a site's boilerplate met again pages later) costs less than the CPU cache misses of a dict of tens of
+# thousands of entries, each holding lists of ids, read at every block.
+TEXT_CACHE_ENTRIES: Final = 2_000
+CONTEXT_CACHE_ENTRIES: Final = 2_000
 
 # What a tag opened or closed before a block adds to the split family's counts (FeatureExtractor._split_kind): p, br
 # or hr (one at most), and inline or block (one at most).
@@ -181,7 +186,6 @@ class FeatureExtractor:
             compiled.may_match_bullet if compiled is not None and rx["bullet"] == compiled.BULLET else None)
         self._prefixed: dict[tuple[int, int], PrefixCache] = {}
         self._names: dict[tuple[int, int], AttributeNames] = {}
-        self._word_counts: dict[str, int] = {}  # text -> count_words(text), bounded like the text cache
 
     def attribute_names(self, codec, window=None) -> AttributeNames:
         """The names this extractor's rows carry with `codec` and `window` (extract_parts' arguments), made once."""
@@ -421,15 +425,13 @@ class FeatureExtractor:
     # -- per document ------------------------------------------------------------------
 
     def stats(self, blocks: list[Block]) -> list[BlockStats]:
+        # (Counted afresh, not cached by the text as the attributes are: the compiled count reads an ASCII text at one
+        # table lookup a character, cheaper than a lookup in a dict of 30,000 texts, docs/speed.md stop 74.)
+        count_words = self.count_words
         out = []
-        known = self._word_counts  # (boilerplate texts repeat across blocks and pages, as for the text cache)
-        if len(known) >= TEXT_CACHE_ENTRIES:
-            known.clear()
         for b in blocks:
             text = b.text
-            n = known.get(text, -1)
-            if n < 0:
-                n = known[text] = self.count_words(text)
+            n = count_words(text)
             out.append(BlockStats(n, len(text), n if b.in_link else 0))
         return out
 

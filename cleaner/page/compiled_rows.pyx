@@ -9,8 +9,9 @@ grown, read and freed per block and part, 2.6 M of a 2025 page's 49.7 M instruct
 the ids go from the caches' lists straight into two growing C buffers, one per part, with each block's start, and
 leave as NumPy arrays: the same ids in the same order (a block's scores are summed in the order the reference gives them, so
 they are equal to the last bit). What a cache does not hold yet is named by the reference's own methods
-(FeatureExtractor.container_names, text_names, idclass_names, _split_kind), so the two share their caches and
-cannot name anything apart; tests/test_compiled_rows.py holds their rows equal on the shared pages.
+(FeatureExtractor.container_names, text_names, _split_kind) and token caches (the PrefixCache and CueCache its
+idclass_names reads), so the two share their caches and cannot name anything apart; tests/test_compiled_rows.py holds
+their rows equal on the shared pages.
 
 The blocks' fields come as columns (features.block_columns, compiled by mypyc, reads a Block's fields as C struct
 members; from here each would be a generic attribute lookup).
@@ -215,7 +216,13 @@ cdef class RowPass:
 
     cdef object names
     # the reference's namings of what a cache does not hold yet, bound once (no method looked up a call)
-    cdef object container_names, text_names, idclass_names, split_kind
+    cdef object container_names, text_names, split_kind
+    # the id/class tokens' namings: the PrefixCache of the `idclass` attributes and the CueCache of the `cue.idclass`
+    # ones, with their own dicts (a token either holds is looked up there; the cache names a new one, and keeps it)
+    cdef object idclass_prefix, idclass_cue_cache
+    cdef dict idclass_ids, idclass_cues
+    cdef bint idclass_on, cue_on
+    cdef Py_ssize_t max_idclass
     cdef bint container_on, split_on, tag_on, density_on, idclass_or_cue, dup_on, group_on, position_on, document_on
     cdef bint container_shared, split_shared, tag_shared, density_shared, idclass_shared, cue_shared
     cdef bint dup_shared, group_shared, position_shared
@@ -233,7 +240,10 @@ cdef class RowPass:
         on, windowed = extractor.on, extractor.windowed
         self.names = names
         self.container_names, self.text_names = extractor.container_names, extractor.text_names
-        self.idclass_names, self.split_kind = extractor.idclass_names, extractor._split_kind
+        self.split_kind = extractor._split_kind
+        self.idclass_on, self.cue_on, self.max_idclass = on.idclass, on.cue, extractor.max_idclass
+        self.idclass_prefix, self.idclass_ids = names.idclass, names.idclass.names
+        self.idclass_cue_cache, self.idclass_cues = names.cues.idclass, names.cues.idclass.found
         self.container_on, self.container_shared = on.container, windowed.container
         self.split_on, self.split_shared = on.split, windowed.split
         self.tag_on, self.tag_shared = on.tag, windowed.tag
@@ -265,6 +275,31 @@ cdef class RowPass:
         if found != NULL:
             return PyLong_AsSsize_t(<object> found)
         return PyLong_AsSsize_t(cache[tag])  # (the PrefixCache names it, and keeps it)
+
+    cdef tuple _idclass_named(self, tuple tokens):
+        """FeatureExtractor.idclass_names(names, tokens) (the reference) without its cache by the tuple: each token is
+        named through the token caches the reference's namings keep (PrefixCache, CueCache). The tuples recur across
+        pages less than their tokens do, and naming one took Python's calls, a tuple concatenated a token and a dict
+        to drop repeated cues (docs/speed.md, stop 74)."""
+        cdef Py_ssize_t n = min(PyTuple_GET_SIZE(tokens), self.max_idclass), k, j
+        cdef PyObject *found
+        cdef list ids = [], cues = []
+        cdef tuple token_cues
+        if self.idclass_on:
+            for k in range(n):
+                token = <object> PyTuple_GET_ITEM(tokens, k)
+                found = PyDict_GetItem(self.idclass_ids, token)
+                ids.append(<object> found if found != NULL else self.idclass_prefix[token])
+        if self.cue_on:
+            for k in range(n):
+                token = <object> PyTuple_GET_ITEM(tokens, k)
+                found = PyDict_GetItem(self.idclass_cues, token)
+                token_cues = <tuple> found if found != NULL else self.idclass_cue_cache[token]
+                for j in range(PyTuple_GET_SIZE(token_cues)):
+                    name = <object> PyTuple_GET_ITEM(token_cues, j)
+                    if name not in cues:  # (each once, in the order first found: the reference's dict.fromkeys)
+                        cues.append(name)
+        return (ids, cues)
 
     cdef int _split(self, IdBuffer *out, dict opened, dict closed) except -1:
         cdef Py_ssize_t p = 0, br = 0, hr = 0, inline_ = 0, block = 0, count, pos
@@ -467,7 +502,7 @@ cdef class RowPass:
                     if found != NULL:
                         named = <tuple> found
                     else:
-                        named = page_named[key] = self.idclass_names(self.names, tokens)
+                        named = page_named[key] = self._idclass_named(tokens)
                     if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 0)):
                         _extend(&shared if self.idclass_shared else &private, <list> PyTuple_GET_ITEM(named, 0))
                     if PyList_GET_SIZE(<list> PyTuple_GET_ITEM(named, 1)):

@@ -54,7 +54,7 @@ DEFAULT_FAMILIES: Final = tuple(f for f in FAMILIES if f != "cue")
 FEATURE_VERSION: Final = "1"
 # The caches of a text's attributes and of a markup context's (AttributeNames.text_cache; container_cache and
 # idclass_cache, each) are bounded, so memory stays flat over millions of pages, and small: on shuffled shared pages
-# 2,000 entries each cleaned 4-5 % faster than 30,000 and 20,000 (docs/speed.md, stop 74). What a small cache loses
+# 2,000 entries each cleaned about 4 % faster than 30,000 and 20,000 (docs/speed.md, stop 74). What a small cache loses
 # in hits (a site's boilerplate met again pages later) costs less than the CPU cache misses of a dict of tens of
 # thousands of entries, each holding lists of ids, read at every block.
 TEXT_CACHE_ENTRIES: Final = 2_000

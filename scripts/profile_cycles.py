@@ -34,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # The loop perf samples (argv: data directory, every N-th page, the project's root). Prints the monotonic clock
-# at the start of the second pass, which perf's samples are stamped with (`-k CLOCK_MONOTONIC`).
+# at the start and at the end of the second pass, which perf's samples are stamped with (`-k CLOCK_MONOTONIC`): the
+# interpreter's exit (its last collections walk every object) is not the pages'.
 _LOOP = r"""
 import gzip, random, sys, time
 sys.path.insert(0, sys.argv[3])
@@ -57,6 +58,7 @@ for data in todo:
 print("SECOND_PASS", time.clock_gettime(time.CLOCK_MONOTONIC), flush=True)
 for data in todo:
     clean_html(data, model=model, config=config)
+print("END", time.clock_gettime(time.CLOCK_MONOTONIC), flush=True)
 """
 
 _PROJECT = re.compile(r"CPyDef_cleaner|__pyx_p[fw]_7cleaner|__pyx_f_7cleaner|lxb_html_document_parse")
@@ -89,10 +91,12 @@ def main(argv=None) -> int:
                           "-o", str(data), sys.executable, str(loop), args.data, str(args.every), str(ROOT)],
                          capture_output=True, text=True)
     start = re.search(r"SECOND_PASS ([0-9.]+)", run.stdout)
-    if run.returncode != 0 or start is None:
+    end = re.search(r"END ([0-9.]+)", run.stdout)
+    if run.returncode != 0 or start is None or end is None:
         print(run.stderr[-2000:], file=sys.stderr)
         return 1
-    script = subprocess.run(["perf", "script", "-i", str(data), "--time", f"{start.group(1)},", "-F", "comm,ip,sym"],
+    window = f"{start.group(1)},{end.group(1)}"
+    script = subprocess.run(["perf", "script", "-i", str(data), "--time", window, "-F", "comm,ip,sym"],
                             capture_output=True, text=True).stdout
     inclusive: collections.Counter = collections.Counter()
     innermost: collections.Counter = collections.Counter()

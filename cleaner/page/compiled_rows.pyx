@@ -211,6 +211,13 @@ cdef list _dup_keys(list texts):
     return keys
 
 
+cdef inline object _named(dict names, object cache, object key):
+    """`cache[key]`, read from the cache's own dict `names` when it holds the key: a PrefixCache's or a CueCache's
+    (their subscript names a key they do not hold yet, and keeps it)."""
+    cdef PyObject *found = PyDict_GetItem(names, key)
+    return <object> found if found != NULL else cache[key]
+
+
 cdef class RowPass:
     """FeatureExtractor.parts_reference for one naming (an AttributeNames with a codec and a window), compiled."""
 
@@ -223,7 +230,7 @@ cdef class RowPass:
     cdef dict idclass_ids, idclass_cues
     cdef bint idclass_on, cue_on
     cdef Py_ssize_t max_idclass
-    cdef bint container_on, split_on, tag_on, density_on, idclass_or_cue, dup_on, group_on, position_on, document_on
+    cdef bint container_on, split_on, tag_on, density_on, dup_on, group_on, position_on, document_on
     cdef bint container_shared, split_shared, tag_shared, density_shared, idclass_shared, cue_shared
     cdef bint dup_shared, group_shared, position_shared
     cdef dict container_cache, text_cache, idclass_cache, split_kinds
@@ -250,7 +257,6 @@ cdef class RowPass:
         self.density_on, self.density_shared = on.density, windowed.density
         self.idclass_shared = windowed.idclass
         self.cue_shared = windowed.cue
-        self.idclass_or_cue = on.idclass or on.cue
         self.dup_on, self.dup_shared = on.dup, windowed.dup
         self.group_on, self.group_shared = on.group, windowed.group
         self.position_on, self.position_shared = on.position, windowed.position
@@ -271,10 +277,7 @@ cdef class RowPass:
         self.cue_repeat = _IdBins(names.cues.repeat)
 
     cdef inline Py_ssize_t _tag_id(self, dict names, object cache, str tag) except? -1:
-        cdef PyObject *found = PyDict_GetItem(names, tag)
-        if found != NULL:
-            return PyLong_AsSsize_t(<object> found)
-        return PyLong_AsSsize_t(cache[tag])  # (the PrefixCache names it, and keeps it)
+        return PyLong_AsSsize_t(_named(names, cache, tag))
 
     cdef tuple _idclass_named(self, tuple tokens):
         """FeatureExtractor.idclass_names(names, tokens) (the reference) without its cache by the tuple: each token is
@@ -282,19 +285,15 @@ cdef class RowPass:
         pages less than their tokens do, and naming one took Python's calls, a tuple concatenated a token and a dict
         to drop repeated cues (docs/speed.md, stop 74)."""
         cdef Py_ssize_t n = min(PyTuple_GET_SIZE(tokens), self.max_idclass), k, j
-        cdef PyObject *found
         cdef list ids = [], cues = []
         cdef tuple token_cues
         if self.idclass_on:
             for k in range(n):
-                token = <object> PyTuple_GET_ITEM(tokens, k)
-                found = PyDict_GetItem(self.idclass_ids, token)
-                ids.append(<object> found if found != NULL else self.idclass_prefix[token])
+                ids.append(_named(self.idclass_ids, self.idclass_prefix, <object> PyTuple_GET_ITEM(tokens, k)))
         if self.cue_on:
             for k in range(n):
-                token = <object> PyTuple_GET_ITEM(tokens, k)
-                found = PyDict_GetItem(self.idclass_cues, token)
-                token_cues = <tuple> found if found != NULL else self.idclass_cue_cache[token]
+                token_cues = <tuple> _named(self.idclass_cues, self.idclass_cue_cache,
+                                            <object> PyTuple_GET_ITEM(tokens, k))
                 for j in range(PyTuple_GET_SIZE(token_cues)):
                     name = <object> PyTuple_GET_ITEM(token_cues, j)
                     if name not in cues:  # (each once, in the order first found: the reference's dict.fromkeys)
@@ -496,7 +495,7 @@ cdef class RowPass:
                 if self.density_on and <object> PyList_GET_ITEM(in_link, i):
                     _push(&shared if self.density_shared else &private, self.in_link)
                 tokens = <tuple> PyList_GET_ITEM(idclass, i)
-                if PyTuple_GET_SIZE(tokens) and self.idclass_or_cue:
+                if PyTuple_GET_SIZE(tokens) and (self.idclass_on or self.cue_on):
                     key = <uintptr_t> <void *> tokens
                     found = PyDict_GetItem(page_named, key)
                     if found != NULL:

@@ -116,11 +116,13 @@ def test_the_guard_leaves_every_ordinary_shape_alone():
 
 
 def test_annotate_loads_a_page_while_another_is_being_parsed(tmp_path):
-    """A slow page (bounded: ~2 s, 4 MB of paragraphs) loading in one thread must not hold up a small page in
-    another: the annotator held a lock across the parse, and the small page waited for the slow one."""
+    """A slow page loading in one thread must not hold up a small page in another: the annotator held a lock
+    across the parse, and the small page waited for the slow one. The slow page is 9.5 MB of paragraphs, just
+    under `max_html_bytes`, so that it takes ~0.6 s even on a fast machine: the compiled passes hold the GIL for
+    tens of milliseconds at a time, and a slow page of 0.3 s (4 MB) left too little margin."""
     from cleaner.tools.annotate import Annotator
 
-    (tmp_path / "slow.html").write_bytes(b"<html><body>" + b"<p>word word word</p>" * 200_000 + b"</body></html>")
+    (tmp_path / "slow.html").write_bytes(b"<html><body>" + b"<p>word word word</p>" * 450_000 + b"</body></html>")
     (tmp_path / "small.html").write_bytes(b"<html><body><p>A small page with a paragraph of text.</p></body></html>")
     annotator = Annotator(tmp_path)
     done: dict[str, float] = {}
@@ -132,7 +134,7 @@ def test_annotate_loads_a_page_while_another_is_being_parsed(tmp_path):
     start = time.perf_counter()
     slow = threading.Thread(target=load, args=("slow.html",))
     slow.start()
-    time.sleep(0.2)  # the slow page is being read
+    time.sleep(0.1)  # the slow page is being read
     asked = time.perf_counter()
     small = threading.Thread(target=load, args=("small.html",))
     small.start()

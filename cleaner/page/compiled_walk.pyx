@@ -444,11 +444,13 @@ cdef struct _Frame:
 
 cdef enum:
     WIDENINGS = 512  # _Walk.widened's slots (a power of two)
+    LENGTHENINGS = 512  # _Walk.lengthened's slots (a power of two)
     KINDS = 256  # _Walk.kind_of's slots: Lexbor's ids of HTML's own tags are below (custom elements above)
 
 
 cdef struct _Widening:
-    # ancestors | {tag} (`out`) for one (ancestors, tag), each a reference the slot holds (NULL: an empty slot)
+    # ancestors | {tag} (`out`) for one (ancestors, tag), or the containers with tag (_Walk.lengthened), each a
+    # reference the slot holds (NULL: an empty slot)
     PyObject *ancestors
     PyObject *tag
     PyObject *out
@@ -457,6 +459,7 @@ cdef struct _Widening:
 cdef class _Walk:
     """The state `emit` shares with the walk (the reference's closure variables), and the stack of open elements."""
     cdef _Widening widenings[WIDENINGS]
+    cdef _Widening lengthenings[LENGTHENINGS]  # (`ancestors`: the parent's containers)
     cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
     cdef int kinds[KINDS]
     cdef list blocks
@@ -478,6 +481,10 @@ cdef class _Walk:
             Py_XDECREF(self.widenings[i].ancestors)
             Py_XDECREF(self.widenings[i].tag)
             Py_XDECREF(self.widenings[i].out)
+        for i in range(LENGTHENINGS):
+            Py_XDECREF(self.lengthenings[i].ancestors)
+            Py_XDECREF(self.lengthenings[i].tag)
+            Py_XDECREF(self.lengthenings[i].out)
         for i in range(KINDS):
             Py_XDECREF(self.kind_tags[i])
         _drop(&self.opened)
@@ -504,6 +511,29 @@ cdef class _Walk:
         Py_INCREF(tag)
         Py_INCREF(out)
         slot.ancestors, slot.tag, slot.out = <PyObject *> ancestors, <PyObject *> tag, <PyObject *> out
+        return out
+
+    cdef tuple lengthened(self, tuple containers, str tag):
+        """`(containers + (tag,))[-MAX_CONTAINERS:]`, the containers of a child of an element whose containers are
+        `containers`, made once a page for each (containers, tag) found by their addresses, as `widened`: a page's
+        elements have a few hundred distinct containers, and a tuple made and freed for each element cost ~1 % of a
+        page's time (scripts/profile_cycles.py). Every block of a page under the same containers then holds the same
+        tuple."""
+        cdef size_t h = ((<size_t> <PyObject *> containers >> 4) ^ ((<size_t> <PyObject *> tag >> 4) * 31)) & (
+            LENGTHENINGS - 1)
+        cdef _Widening *slot = &self.lengthenings[h]
+        if slot.ancestors == <PyObject *> containers and slot.tag == <PyObject *> tag:
+            return <tuple> slot.out
+        cdef tuple out = containers + (tag,)
+        if PyTuple_GET_SIZE(out) > MAX_CONTAINERS:
+            out = out[-MAX_CONTAINERS:]
+        Py_XDECREF(slot.ancestors)
+        Py_XDECREF(slot.tag)
+        Py_XDECREF(slot.out)
+        Py_INCREF(containers)
+        Py_INCREF(tag)
+        Py_INCREF(out)
+        slot.ancestors, slot.tag, slot.out = <PyObject *> containers, <PyObject *> tag, <PyObject *> out
         return out
 
     cdef int kind_of(self, uintptr_t tag_id, dict kinds, str tag, frozenset drop, frozenset line_tags,
@@ -1233,9 +1263,7 @@ def walk(parsed, config):
             elif named == TD or named == TH:
                 group_seq += 1
                 td_group = group_seq
-            containers = <tuple> parent.containers + (tag,)
-            if len(containers) > MAX_CONTAINERS:
-                containers = containers[-MAX_CONTAINERS:]
+            containers = w.lengthened(<tuple> parent.containers, tag)
             ancestors = <frozenset> parent.ancestors
             if tag not in ancestors:
                 ancestors = w.widened(widened, ancestors, tag)

@@ -329,3 +329,30 @@ def test_cli_records_the_model_that_cleaned_by_the_convention(post_with_comments
         assert r.returncode == 0, r.stderr
         hashes[convention] = json.loads(r.stdout)["model_hash"]
     assert hashes == {"": load_model().hash, "cleaneval": load_model("cleaneval-2012").hash}
+
+
+def test_the_pair_table_grows_past_its_buffer_and_keeps_what_it_gave():
+    """ConjoinedIds' pair table (what WindowRows.conjoined lays a convention's rows out from) grows as pages bring new
+    pairs, into a buffer that doubles: every pair id's row is its attribute's own id and its copies', also past the
+    first buffer's 1,024 rows, and a table given out earlier reads the same rows after the buffer has grown."""
+    from cleaner.label.crf import ConjoinedIds, Vocabulary
+
+    vocabulary = Vocabulary([])
+    for k in range(3000):
+        for name in (f"idclass.t{k}", f"main|idclass.t{k}"):
+            vocabulary.index[name.encode()] = len(vocabulary.index) + 1
+    ids = ConjoinedIds(vocabulary, False, ("main|",), ("idclass.",))
+    for k in range(500):
+        ids[f"idclass.t{k}"]
+    early = ids.pair_table()
+    early_rows = early.copy()
+    for k in range(3000):
+        ids[f"idclass.t{k}"]
+    ids["tag.self=p"]  # (not conjoined: no pair)
+    table = ids.pair_table()
+    assert table.shape == (3000, 2)
+    for k in (0, 499, 1023, 1024, 2999):
+        pair = ids[f"idclass.t{k}"] - ids.first_pair
+        assert tuple(table[pair]) == (vocabulary.index[f"idclass.t{k}".encode()],
+                                      vocabulary.index[f"main|idclass.t{k}".encode()])
+    assert (early == early_rows).all() and (table[:500] == early_rows).all()

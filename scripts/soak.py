@@ -7,7 +7,8 @@ Cycles through the shared pages, making every page's text unique (a page number 
 appended to each paragraph and list item) so that the bounded caches of the feature
 extractor and the model codec fill up and are recycled as on a real crawl. Prints the
 resident set size (VmRSS) after a warm-up, then at every 10 % and at the end, and the
-growth from the first to the last reading. The garbage collector is set up as in the product's
+growth from the first to the last reading; and the pages a second, over the run so far and over the last 10 % (a
+cost that grows with what the process has seen shows as a falling rate). The garbage collector is set up as in the product's
 processes (`[runtime]`, cleaner/tools/runtime.py) unless `--gc python`.
 """
 
@@ -50,9 +51,9 @@ def main(argv=None) -> int:
     for b in blobs[:200]:  # warm-up: tables, regexps, tagger, caches partly filled
         clean_html(b, model=model)
     readings = [(0, rss_mb())]
-    print(f"{'pages':>8} {'RSS MB':>8} {'pages/s':>8}")
+    print(f"{'pages':>8} {'RSS MB':>8} {'pages/s':>8} {'last 10 %':>9}")
     print(f"{0:>8} {readings[0][1]:>8.1f}")
-    t0 = time.time()
+    t0 = t_step = time.time()
     outcomes: dict[str, int] = {}
     step = max(1, args.pages // 10)
     for i in range(1, args.pages + 1):
@@ -62,7 +63,9 @@ def main(argv=None) -> int:
         outcomes[res.reason or "cleaned"] = outcomes.get(res.reason or "cleaned", 0) + 1
         if i % step == 0:
             readings.append((i, rss_mb()))
-            print(f"{i:>8} {readings[-1][1]:>8.1f} {i / (time.time() - t0):>8.1f}", flush=True)
+            now = time.time()
+            print(f"{i:>8} {readings[-1][1]:>8.1f} {i / (now - t0):>8.1f} {step / (now - t_step):>9.1f}", flush=True)
+            t_step = now
     growth = readings[-1][1] - readings[0][1]
     mid = readings[len(readings) // 2][1]
     print(f"\nRSS start {readings[0][1]:.1f} MB, middle {mid:.1f} MB, end {readings[-1][1]:.1f} MB; "

@@ -8,8 +8,8 @@ appended to each paragraph and list item) so that the bounded caches of the feat
 extractor and the model codec fill up and are recycled as on a real crawl. Prints the
 resident set size (VmRSS) after a warm-up, then at every 10 % and at the end, and the
 growth from the first to the last reading; and the pages a second, over the run so far and over the last 10 % (a
-cost that grows with what the process has seen shows as a falling rate). The garbage collector is set up as in the product's
-processes (`[runtime]`, cleaner/tools/runtime.py) unless `--gc python`.
+cost that grows with what the process has seen shows as a falling rate). The garbage collector is set up as in
+the product's processes (`[runtime]`, cleaner/tools/runtime.py) unless `--gc python`.
 """
 
 from __future__ import annotations

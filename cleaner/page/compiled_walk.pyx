@@ -449,11 +449,33 @@ cdef enum:
 
 
 cdef struct _Widening:
-    # ancestors | {tag} (`out`) for one (ancestors, tag), or the containers with tag (_Walk.lengthened), each a
-    # reference the slot holds (NULL: an empty slot)
-    PyObject *ancestors
+    # What the walk made of one (key, tag): the ancestors `key` with the tag (_Walk.widened), or the containers `key`
+    # with it (_Walk.lengthened), each a reference the slot holds (NULL: an empty slot)
+    PyObject *key
     PyObject *tag
     PyObject *out
+
+
+cdef inline _Widening *_slot(_Widening *table, size_t slots, object key, str tag) noexcept:
+    """The slot of (key, tag) in a table of `slots` (a power of two), by the two objects' addresses."""
+    return &table[((<size_t> <PyObject *> key >> 4) ^ ((<size_t> <PyObject *> tag >> 4) * 31)) & (slots - 1)]
+
+
+cdef inline void _release(_Widening *slot) noexcept:
+    Py_XDECREF(slot.key)
+    Py_XDECREF(slot.tag)
+    Py_XDECREF(slot.out)
+    slot.key = slot.tag = slot.out = NULL
+
+
+cdef inline void _keep(_Widening *slot, object key, str tag, object out) noexcept:
+    """Hold (key, tag) -> out in `slot`, releasing what it held: a slot holds its objects, so an address it compares is
+    never one reused."""
+    _release(slot)
+    Py_INCREF(key)
+    Py_INCREF(tag)
+    Py_INCREF(out)
+    slot.key, slot.tag, slot.out = <PyObject *> key, <PyObject *> tag, <PyObject *> out
 
 
 cdef class _Walk:
@@ -478,13 +500,9 @@ cdef class _Walk:
     def __dealloc__(self):
         cdef int i
         for i in range(WIDENINGS):
-            Py_XDECREF(self.widenings[i].ancestors)
-            Py_XDECREF(self.widenings[i].tag)
-            Py_XDECREF(self.widenings[i].out)
+            _release(&self.widenings[i])
         for i in range(LENGTHENINGS):
-            Py_XDECREF(self.lengthenings[i].ancestors)
-            Py_XDECREF(self.lengthenings[i].tag)
-            Py_XDECREF(self.lengthenings[i].out)
+            _release(&self.lengthenings[i])
         for i in range(KINDS):
             Py_XDECREF(self.kind_tags[i])
         _drop(&self.opened)
@@ -498,19 +516,12 @@ cdef class _Walk:
     cdef frozenset widened(self, dict widened, frozenset ancestors, str tag):
         """_with(widened, ancestors, tag), found first by the two objects' addresses in a table of the last ones
         asked: _with's key tuple, its hash and the dict's lookup cost 0.5 M instructions a page of 2025, for a few
-        dozen distinct answers. A slot holds its objects, so an address it compares is never one reused."""
-        cdef size_t h = ((<size_t> <PyObject *> ancestors >> 4) ^ ((<size_t> <PyObject *> tag >> 4) * 31)) & (WIDENINGS - 1)
-        cdef _Widening *slot = &self.widenings[h]
-        if slot.ancestors == <PyObject *> ancestors and slot.tag == <PyObject *> tag:
+        dozen distinct answers."""
+        cdef _Widening *slot = _slot(self.widenings, WIDENINGS, ancestors, tag)
+        if slot.key == <PyObject *> ancestors and slot.tag == <PyObject *> tag:
             return <frozenset> slot.out
         out = _with(widened, ancestors, tag)
-        Py_XDECREF(slot.ancestors)
-        Py_XDECREF(slot.tag)
-        Py_XDECREF(slot.out)
-        Py_INCREF(ancestors)
-        Py_INCREF(tag)
-        Py_INCREF(out)
-        slot.ancestors, slot.tag, slot.out = <PyObject *> ancestors, <PyObject *> tag, <PyObject *> out
+        _keep(slot, ancestors, tag, out)
         return out
 
     cdef tuple lengthened(self, tuple containers, str tag):
@@ -519,21 +530,13 @@ cdef class _Walk:
         elements have a few hundred distinct containers, and a tuple made and freed for each element cost ~1 % of a
         page's time (scripts/profile_cycles.py). Every block of a page under the same containers then holds the same
         tuple."""
-        cdef size_t h = ((<size_t> <PyObject *> containers >> 4) ^ ((<size_t> <PyObject *> tag >> 4) * 31)) & (
-            LENGTHENINGS - 1)
-        cdef _Widening *slot = &self.lengthenings[h]
-        if slot.ancestors == <PyObject *> containers and slot.tag == <PyObject *> tag:
+        cdef _Widening *slot = _slot(self.lengthenings, LENGTHENINGS, containers, tag)
+        if slot.key == <PyObject *> containers and slot.tag == <PyObject *> tag:
             return <tuple> slot.out
         cdef tuple out = containers + (tag,)
         if PyTuple_GET_SIZE(out) > MAX_CONTAINERS:
             out = out[-MAX_CONTAINERS:]
-        Py_XDECREF(slot.ancestors)
-        Py_XDECREF(slot.tag)
-        Py_XDECREF(slot.out)
-        Py_INCREF(containers)
-        Py_INCREF(tag)
-        Py_INCREF(out)
-        slot.ancestors, slot.tag, slot.out = <PyObject *> containers, <PyObject *> tag, <PyObject *> out
+        _keep(slot, containers, tag, out)
         return out
 
     cdef int kind_of(self, uintptr_t tag_id, dict kinds, str tag, frozenset drop, frozenset line_tags,

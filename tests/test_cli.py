@@ -668,9 +668,9 @@ def test_ctrl_c_during_jsonl_leaves_no_finished_looking_file_and_says_what_was_w
     import time
 
     pages = tmp_path / "pages"
-    # (each page 3 times: the run must still be going when the signal arrives, and a page takes ~10 ms)
+    # (each page 8 times, 464 pages: the run must still be going when the signal arrives, and a page takes 2-3 ms)
     for src in sorted((data_dir / "cleaneval-dev/html").glob("*.html")):
-        for copy in range(3):
+        for copy in range(8):
             copy_page(src, pages / f"{copy}-{src.name}")
     total = len(list(pages.iterdir()))
     out = tmp_path / "o" / "out.jsonl"

@@ -145,8 +145,7 @@ class ConjoinedIds(AttributeIds):
         # The pairs' rows, in a buffer that doubles when full: the table was concatenated anew whenever a page
         # brought a new pair, a copy of the whole table (36,000 pairs, 1.4 MB, after one pass over the shared
         # pages; 77 us a page, 2-3 % of a page's time on a crawl whose pages keep bringing pairs).
-        self._buffer = np.zeros((1024, 1 + len(copy_prefixes)), np.intp)
-        self._filled = 0
+        self._buffer = np.zeros((1024, 1 + len(copy_prefixes)), np.intp)  # (its first rows: the pairs not in `_new`)
         self._new: list[tuple[int, ...]] = []  # pairs dealt out since the table was last extended
         self._lock = threading.Lock()
 
@@ -175,17 +174,18 @@ class ConjoinedIds(AttributeIds):
         """(pairs, 1 + variants) ids: per pair id (less `first_pair`) its attribute's own id, then its
         copy's under each variant."""
         with self._lock:
+            filled = len(self._pairs) - len(self._new)  # (both grow under the lock)
             if self._new:
-                new, filled = np.array(self._new, np.intp), self._filled
+                new = np.array(self._new, np.intp)
                 if filled + len(new) > len(self._buffer):
                     # A new buffer: a view given out before keeps reading the old one, whose rows are the same.
                     grown = np.zeros((max(2 * len(self._buffer), filled + len(new)), self._buffer.shape[1]), np.intp)
                     grown[:filled] = self._buffer[:filled]
                     self._buffer = grown
                 self._buffer[filled:filled + len(new)] = new
-                self._filled = filled + len(new)
+                filled += len(new)
                 self._new = []
-            return self._buffer[:self._filled]
+            return self._buffer[:filled]
 
 
 def interleave(parts: list[tuple[np.ndarray, np.ndarray]]) -> FlatRows:

@@ -481,7 +481,7 @@ cdef inline void _keep(_Widening *slot, object key, str tag, object out) noexcep
 cdef class _Walk:
     """The state `emit` shares with the walk (the reference's closure variables), and the stack of open elements."""
     cdef _Widening widenings[WIDENINGS]
-    cdef _Widening lengthenings[LENGTHENINGS]  # (`ancestors`: the parent's containers)
+    cdef _Widening lengthenings[LENGTHENINGS]  # (`key`: the parent's containers)
     cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
     cdef int kinds[KINDS]
     cdef list blocks

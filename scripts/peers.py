@@ -2,6 +2,7 @@
 """Other cleaners on every shared page, scored by the project's scorer beside this project's shipped model.
 
     .venv/bin/python scripts/peers.py --cache /tmp/peers [--data ../shared/data] [--out docs/peers.md]
+        [--fold-models DIR | --project-pages TSV]
 
 The peers (dev-only dependencies: `pip install -e '.[dev]'`):
 
@@ -15,7 +16,9 @@ The peers (dev-only dependencies: `pip install -e '.[dev]'`):
   pages in other languages it keeps little), paragraphs not classed boilerplate;
 * `project`: this project's shipped default model (cleaner.api.clean_html), its CleanEval output; a
   convention-aware model cleans each page by its set's convention (CleanEval's sets `cleaneval`, Dragnet
-  `dragnet`, the modern sets `main`).
+  `dragnet`, the modern sets `main`). With `--fold-models DIR` (the models a `cleaner eval --cv --fold-models DIR`
+  kept), each page is cleaned by the model of the fold that held it out (folds.tsv): the cross-validation's outputs,
+  where `--project-pages` reads only its figures.
 
 Each system runs on each page once: its output, CPU milliseconds and any failure are cached as
 `CACHE/<system>-<version>/<set>/<id>.json` outside the repository (a peer's version is its package's and a
@@ -28,13 +31,17 @@ and this machine is shared.
 The peers' outputs are plain text: a "<p>" in them is text, not a marker (cleaner.gold.gold.as_plain_text). Every
 figure comes from cleaner.gold.score: macro word F1 per set, and per wcxb page type WCXB's own metric too; per set
 the difference between the project and the best peer (the peer of the highest macro F1 on that set) with its
-paired 95 % bootstrap interval over the pages. The report is written to --out.
+paired 95 % bootstrap interval over the pages. A set with must-have / must-not snippets (wcxb's `snippets.jsonl`,
+cleaner.gold.snippets) gets their table too: per system the share of `with` snippets its outputs hold, of `without`
+snippets they hold, and the precision, F1 and accuracy of the two, summed over the pages. The report is written to
+--out.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import importlib.metadata
 import inspect
 import json
@@ -48,9 +55,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cleaner.gold.data import Page, find_pages, load_page_types  # noqa: E402
-from cleaner.gold.gold import as_plain_text  # noqa: E402
+from cleaner.gold.data import Page, find_pages, load_folds, load_page_types  # noqa: E402
+from cleaner.gold.gold import as_plain_text, parse_segments  # noqa: E402
 from cleaner.gold.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
+from cleaner.gold.snippets import SnippetCounts, load_snippets, snippet_counts  # noqa: E402
 from cleaner.learn.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
 
 PEERS = ("trafilatura", "trafilatura-recall", "readability", "resiliparse", "justext")
@@ -126,23 +134,37 @@ def _justext(data: bytes) -> str:
 
 
 class _Project:
-    def __init__(self, model_name: str | None):
+    def __init__(self, model_name: str | None, fold_models: Path | None = None, folds: dict[str, int] | None = None):
         from cleaner.config import load_config
         from cleaner.label.model import load_model
         from cleaner.tools.runtime import tune_gc
 
         self.config = load_config()
         tune_gc(self.config)
-        self.model = load_model(model_name)
+        self.fold_models, self.folds = fold_models, folds or {}
+        self.model = load_model(model_name) if fold_models is None else None
+        self._by_fold: dict[int, object] = {}
 
-    def __call__(self, data: bytes, dataset: str = "") -> str:
+    def _model_of(self, page: Page):
+        """The shipped (or given) model; with fold models, the one of the fold that held `page` out."""
+        if self.fold_models is None:
+            return self.model
+        from cleaner.label.model import load_model
+
+        fold = self.folds[page.key]
+        if fold not in self._by_fold:
+            self._by_fold[fold] = load_model(str(self.fold_models / f"fold-{fold}.crfsuite"))
+        return self._by_fold[fold]
+
+    def __call__(self, data: bytes, page: Page) -> str:
         """The page cleaned by the convention of its set's gold when the model is convention-aware (CleanEval's
         sets `cleaneval`, Dragnet `dragnet`, the others `main`), as `cleaner eval --model` scores it."""
         from cleaner.api import clean_html
 
-        conventions = self.model.conventions
-        result = clean_html(data, model=self.model, config=self.config,
-                            convention=conventions.of(dataset) if conventions else None)
+        model = self._model_of(page)
+        conventions = model.conventions
+        result = clean_html(data, model=model, config=self.config,
+                            convention=conventions.of(page.dataset) if conventions else None)
         return result.cleaneval if result.ok else ""
 
 
@@ -153,9 +175,9 @@ def _version(dist: str) -> str:
         return "missing"
 
 
-def project_version(model_name: str | None) -> str:
-    """The model's hash and a hash of the source of every cleaner module that cleaning a page loads
-    (not the scorer's, the evaluation's: a change there needs no new outputs)."""
+def project_version(model_name: str | None, fold_models: Path | None = None) -> str:
+    """The model's hash (with `fold_models`, a hash of their files) and a hash of the source of every cleaner module
+    that cleaning a page loads (not the scorer's, the evaluation's: a change there needs no new outputs)."""
     from cleaner.api import clean_html
     from cleaner.label.model import load_model
 
@@ -168,6 +190,12 @@ def project_version(model_name: str | None) -> str:
     for path in sorted(p for p in sources if p.is_file()):
         h.update(path.relative_to(ROOT).as_posix().encode())
         h.update(path.read_bytes())
+    if fold_models is not None:
+        models = hashlib.sha256()
+        for path in sorted(fold_models.glob("fold-*.crfsuite")):
+            models.update(path.name.encode())
+            models.update(path.read_bytes())
+        return f"folds-{models.hexdigest()[:12]}-{h.hexdigest()[:12]}"
     return f"{model.hash[:12]}-{h.hexdigest()[:12]}"
 
 
@@ -176,15 +204,16 @@ def _called(dist: str, function) -> str:
     return f"{_version(dist)}-{hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:8]}"
 
 
-def system_versions(model_name: str | None) -> dict[str, str]:
+def system_versions(model_name: str | None, fold_models: Path | None = None) -> dict[str, str]:
     traf = _called("trafilatura", _trafilatura)
-    return {"project": project_version(model_name), "trafilatura": traf, "trafilatura-recall": traf,
+    return {"project": project_version(model_name, fold_models), "trafilatura": traf, "trafilatura-recall": traf,
             "readability": _called("readability-lxml", _readability),
             "resiliparse": _called("resiliparse", _resiliparse), "justext": _called("justext", _justext)}
 
 
-def make_system(name: str, model_name: str | None):
-    return {"project": lambda: _Project(model_name), "trafilatura": lambda: _trafilatura,
+def make_system(name: str, model_name: str | None, fold_models: Path | None = None,
+                folds: dict[str, int] | None = None):
+    return {"project": lambda: _Project(model_name, fold_models, folds), "trafilatura": lambda: _trafilatura,
             "trafilatura-recall": lambda: (lambda data: _trafilatura(data, favor_recall=True)),
             "readability": lambda: _readability, "resiliparse": lambda: _resiliparse,
             "justext": lambda: _justext}[name]()
@@ -205,12 +234,13 @@ def cache_path(cache: Path, system: str, version: str, page: Page) -> Path:
     return cache / f"{system}-{version}" / page.dataset / f"{page.id}.json"
 
 
-def run_system(name: str, version: str, pages: list[Page], cache: Path, timeout: int, model_name) -> int:
+def run_system(name: str, version: str, pages: list[Page], cache: Path, timeout: int, model_name,
+               fold_models: Path | None = None, folds: dict[str, int] | None = None) -> int:
     """Run `name` on every page the cache does not hold yet; the number of pages run."""
     todo = [p for p in pages if not cache_path(cache, name, version, p).exists()]
     if not todo:
         return 0
-    system = make_system(name, model_name)
+    system = make_system(name, model_name, fold_models, folds)
     signal.signal(signal.SIGALRM, _alarm)
     t_start = time.time()
     for i, page in enumerate(todo, 1):
@@ -219,7 +249,7 @@ def run_system(name: str, version: str, pages: list[Page], cache: Path, timeout:
         c0 = time.process_time()
         signal.alarm(timeout)
         try:
-            text = system(data, page.dataset) if name == "project" else system(data)
+            text = system(data, page) if name == "project" else system(data)
         except _Timeout:
             text, error = "", f"more than {timeout} s"
         except Exception as exc:  # a peer's failure on a page is an empty output, recorded
@@ -245,16 +275,19 @@ class PageScores:
     wcxb: dict[str, float]  # system -> WCXB's metric (wcxb pages only)
     cpu_ms: dict[str, float]
     failed: dict[str, bool]
+    snippets: dict[str, SnippetCounts]  # system -> its output's snippet counts (pages with snippets only)
 
 
 def score_pages(pages: list[Page], cache: Path, versions: dict[str, str],
-                project_rows: dict[str, dict[str, str]] | None = None) -> dict[str, PageScores]:
+                project_rows: dict[str, dict[str, str]] | None = None,
+                snippets: dict | None = None) -> dict[str, PageScores]:
     """Every system's figures on every page; with `project_rows` (a `cleaner eval --pages` table),
     the project's come from there (a cross-validation's), not from its cached outputs."""
     out = {}
     for page in pages:
         gold = page.read_gold()
-        s = PageScores({}, {}, {}, {}, {})
+        s = PageScores({}, {}, {}, {}, {}, {})
+        listed = (snippets or {}).get(page.key)
         for name in SYSTEMS:
             if name == "project" and project_rows is not None:
                 row = project_rows[page.key]
@@ -271,6 +304,10 @@ def score_pages(pages: list[Page], cache: Path, versions: dict[str, str],
                 s.wcxb[name] = wcxb_f1(text, gold)
             s.cpu_ms[name] = record["cpu_ms"]
             s.failed[name] = record["error"] is not None
+            if listed is not None:  # (the project's output has CleanEval's markers; a peer's is plain text)
+                plain = ("\n".join(html.unescape(seg.text) for seg in parse_segments(record["text"]))
+                         if name == "project" else record["text"])
+                s.snippets[name] = snippet_counts(plain, listed)
         out[page.key] = s
     return out
 
@@ -350,6 +387,46 @@ def speed_table(pages: list[Page], scores: dict[str, PageScores]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def snippet_table(pages: list[Page], scores: dict[str, PageScores], types: dict[str, str]) -> str:
+    """Per system, its outputs' must-have and must-not snippets (cleaner.gold.snippets) summed over the pages that list
+    them, and by page type its F1 of the two; the project against the best peer, page by page (each page's accuracy,
+    its snippets judged right), with a paired 95 % bootstrap interval."""
+    keys = [p.key for p in pages if scores[p.key].snippets]
+    systems = [n for n in SYSTEMS if keys and all(n in scores[k].snippets for k in keys)]
+    if not keys or not systems:
+        return ""
+
+    def total(name: str, among: list[str]) -> SnippetCounts:
+        out = SnippetCounts()
+        for k in among:
+            out = out + scores[k].snippets[name]
+        return out
+
+    head = ("| system | must-have found | must-not kept | precision | F1 | accuracy |\n"
+            "|---|---|---|---|---|---|\n")
+    rows = []
+    for n in systems:
+        t = total(n, keys)
+        kept = t.kept / (t.kept + t.left_out) if t.kept + t.left_out else 0.0
+        rows.append(f"| {n} | {t.recall:.3f} ({t.found:,} of {t.found + t.missed:,}) | {kept:.3f} ({t.kept:,} of "
+                    f"{t.kept + t.left_out:,}) | {t.precision:.3f} | {t.f1:.3f} | {t.accuracy:.3f} |")
+    text = head + "\n".join(rows) + "\n"
+    kinds = [k for k in PAGE_TYPES if any(types.get(key) == k for key in keys)]
+    if kinds:
+        text += ("\nF1 of the snippets by page type:\n\n| page type | pages | " + " | ".join(systems) + " |\n|---|---|"
+                 + "---|" * len(systems) + "\n")
+        for kind in kinds:
+            among = [k for k in keys if types.get(k) == kind]
+            text += (f"| {kind} | {len(among)} | " + " | ".join(f"{total(n, among).f1:.3f}" for n in systems) + " |\n")
+    if "project" in systems and len(systems) > 1:
+        best = max((n for n in systems if n != "project"), key=lambda n: total(n, keys).f1)
+        diffs = [scores[k].snippets["project"].accuracy - scores[k].snippets[best].accuracy for k in keys]
+        text += (f"\nThe project against the peer of the best snippet F1 ({best}), each page's accuracy: "
+                 f"{statistics.fmean(diffs):+.3f} on average over {len(keys):,} pages, 95 % paired interval "
+                 f"{_paired(diffs)}.\n")
+    return text
+
+
 HEADER = """# This project and the other cleaners on the shared pages
 
 Written by `scripts/peers.py` (`.venv/bin/python scripts/peers.py --cache DIR --out docs/peers.md`): every page
@@ -373,6 +450,21 @@ per-page difference (project − that peer), 2,000 resamples, seed 0 (`cleaner.g
 """
 
 
+FOLD_MODELS_NOTE = """*This project* here: each page cleaned by the model of the cross-validation's fold that held it
+out (`--fold-models`, the models a `cleaner eval --cv --unseen-sites --fold-models DIR` kept: no model saw the
+page's site), its outputs scored as the peers' are. *Best peer*: the peer of the highest macro word F1 on the set;
+the interval is a 95 % paired bootstrap over the set's pages of the per-page difference (project − that peer),
+2,000 resamples, seed 0.
+"""
+
+SNIPPET_NOTE = """Each page lists 3-8-word passages a correct output must contain and passages it must not (menus,
+buttons, banners), judged by substring after Unicode NFKC, case folding and whitespace collapsed
+(`cleaner.gold.snippets`; read so, the gold texts hold 99.3 % of the must-have snippets and 0.3 % of the must-not).
+Summed over the pages: precision = must-have found / (found + must-not kept), F1 of that and the must-have share
+found, accuracy = the share of all snippets judged right. Every snippet weighs alike, where the word scorer weighs a
+page's words: a page's short boilerplate counts as much as its long paragraphs.
+"""
+
 PROJECT_PAGES_NOTE = """*This project* here: the per-page figures of a `cleaner eval --cv --pages` table (each page
 scored by the model of the fold that held it out), on the pages that table holds; the peers on the same pages.
 *Best peer*: the peer of the highest macro word F1 on the set; the interval is a 95 % paired bootstrap over
@@ -391,11 +483,22 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=120, help="seconds a system may take on one page")
     ap.add_argument("--run-only", action="store_true", help="fill the cache, score nothing")
     ap.add_argument("--every", type=int, default=1, help="every N-th page of each set only (quick looks)")
+    ap.add_argument("--sets", default=",".join(SETS), help="comma-separated sets (default: every shared set)")
+    ap.add_argument("--fold-models", metavar="DIR",
+                    help="the project's outputs by the models a `cleaner eval --cv --fold-models DIR` kept, each page "
+                    "cleaned by the model of the fold that held it out (folds.tsv): a cross-validation's outputs, "
+                    "whose snippets are scored too")
     ap.add_argument("--project-pages", metavar="TSV",
                     help="the project's per-page figures from `cleaner eval --cv [--unseen-sites] --pages TSV` "
                     "instead of the shipped model's outputs: the peers are compared with a cross-validation, on "
                     "the pages it scored")
     args = ap.parse_args(argv)
+    if args.fold_models and (args.project_pages or args.model):
+        ap.error("--fold-models gives the project's outputs: not with --project-pages or --model")
+    fold_models = Path(args.fold_models).resolve() if args.fold_models else None
+    if fold_models is not None and not any(fold_models.glob("fold-*.crfsuite")):
+        ap.error(f"no fold-<k>.crfsuite in {fold_models}")
+    folds = load_folds(args.data) if fold_models is not None else {}
     cache = Path(args.cache).resolve()
     if ROOT in cache.parents or cache == ROOT:
         ap.error("--cache must be outside the repository (the outputs hold the shared pages' text)")
@@ -403,7 +506,10 @@ def main(argv=None) -> int:
     unknown = [s for s in chosen if s not in SYSTEMS]
     if unknown:
         ap.error(f"unknown systems {unknown}")
-    pages = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset in SETS]
+    wanted = [name.strip() for name in args.sets.split(",") if name.strip()]
+    if not set(wanted) <= set(SETS):
+        ap.error(f"unknown sets {sorted(set(wanted) - set(SETS))}")
+    pages = [p for p in find_pages(args.data) if p.gold_path is not None and p.dataset in wanted]
     pages = [p for ds in SETS for p in [q for q in pages if q.dataset == ds][:: args.every]]
     project_rows = None
     if args.project_pages:
@@ -412,9 +518,11 @@ def main(argv=None) -> int:
         project_rows = read_page_table(Path(args.project_pages))
         pages = [p for p in pages if p.key in project_rows]
         chosen = [n for n in chosen if n != "project"]
-    versions = system_versions(args.model)
+    if fold_models is not None:
+        pages = [p for p in pages if p.key in folds]
+    versions = system_versions(args.model, fold_models)
     for name in chosen:
-        n = run_system(name, versions[name], pages, cache, args.timeout, args.model)
+        n = run_system(name, versions[name], pages, cache, args.timeout, args.model, fold_models, folds)
         print(f"[peers] {name} {versions[name]}: {n} pages run, {len(pages) - n} from the cache", file=sys.stderr)
     if args.run_only:
         return 0
@@ -423,17 +531,24 @@ def main(argv=None) -> int:
     if missing:
         print(f"[peers] not every page is cached for {missing}: run them first (--systems)", file=sys.stderr)
         return 1
-    scores = score_pages(pages, cache, versions, project_rows)
+    scores = score_pages(pages, cache, versions, project_rows, load_snippets(args.data))
     sets, off_sets = set_table(pages, scores)
-    types, off_types = page_type_table(pages, scores, load_page_types(args.data))
+    page_types = load_page_types(args.data)
+    types, off_types = page_type_table(pages, scores, page_types)
+    snippets = snippet_table(pages, scores, page_types)
     if project_rows is not None:
         versions["project"] = f"per-page figures of {args.project_pages} ({len(pages)} pages)"
         sets = sets.replace(" ¹ |", " |")
+    if fold_models is not None:
+        sets = sets.replace(" ¹ |", " |")
     versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
-    note = PROJECT_PAGES_NOTE if project_rows is not None else SET_NOTE
+    note = (PROJECT_PAGES_NOTE if project_rows is not None else FOLD_MODELS_NOTE if fold_models is not None
+            else SET_NOTE)
     text = (f"{HEADER}\nSystems: {versions_line}.\n\n## Macro word F1 by set\n\n{sets}\n{note}\n"
             f"## wcxb by page type: WCXB's metric (this scorer's word F1)\n\n{types}\n"
-            f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
+            + (f"## Must-have and must-not snippets (wcxb's `snippets.jsonl`)\n\n{SNIPPET_NOTE}\n{snippets}\n"
+               if snippets else "")
+            + f"## CPU per page (one run on a shared machine: indicative)\n\n{speed_table(pages, scores)}\n"
             "## Against the data README's reference figures (differences above 0.005)\n\n"
             + ("\n".join(f"* {line}" for line in off_sets + off_types) or "None.") + "\n")
     if args.out:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
+import shutil
 import sys
 
 import pytest
@@ -93,4 +95,51 @@ def test_the_project_cleans_each_page_by_its_sets_convention(data_dir):
     project = _peers()._Project(None)
     html = (data_dir / "dragnet" / "html" / "42.html").read_bytes()
     comment = "Sad but I know nothing about Catholic Church"
-    assert comment in project(html, "dragnet") and comment not in project(html, "chaos")
+    as_dragnet, as_chaos = Page("dragnet", "42", None, None), Page("chaos", "42", None, None)
+    assert comment in project(html, as_dragnet) and comment not in project(html, as_chaos)
+
+
+def test_each_page_is_cleaned_by_the_model_of_the_fold_that_held_it_out(data_dir, tmp_path):
+    """--fold-models: a page of fold 0 is cleaned by fold-0.crfsuite, one of fold 1 by fold-1.crfsuite (here the
+    packaged default and the CleanEval model, copied with their companions), as the cross-validation scored it."""
+    from cleaner.api import clean_html
+    from cleaner.label.model import load_model
+
+    models = ROOT / "cleaner" / "models"
+    for fold, name in ((0, "default"), (1, "cleaneval-2012")):
+        for path in models.glob(f"{name}.*"):
+            shutil.copy(path, tmp_path / path.name.replace(name, f"fold-{fold}", 1))
+    html = gzip.decompress((data_dir / "wcxb" / "html" / "0002.html.gz").read_bytes())
+    first, second = Page("wcxb", "a", None, None), Page("wcxb", "b", None, None)
+    project = _peers()._Project(None, tmp_path, {"wcxb/a": 0, "wcxb/b": 1})
+    by_default = clean_html(html, model=load_model(None), convention="main").cleaneval
+    by_cleaneval = clean_html(html, model=load_model("cleaneval-2012")).cleaneval
+    assert by_default != by_cleaneval
+    assert project(html, first) == by_default and project(html, second) == by_cleaneval
+
+
+def test_the_snippets_are_read_in_the_plain_text_of_every_output(tmp_path):
+    """The project's CleanEval output is read without its markers and with its entities decoded; a peer's plain text
+    as it is (its "<p>" is a word). The table sums the pages, by page type too, and pairs the project with the peer
+    of the best snippet F1."""
+    from cleaner.gold.snippets import PageSnippets
+
+    peers = _peers()
+    versions = {n: "v" for n in peers.SYSTEMS}
+    cache = tmp_path / "cache"
+    pages = [_page(tmp_path, "wcxb", f"{i}", "Fish &amp; chips served daily") for i in range(2)]
+    listed = {p.key: PageSnippets(("fish & chips served daily",), ("Order now",)) for p in pages}
+    for page in pages:
+        _cache(peers, cache, versions, page, {"project": "<h>Fish &amp; chips\n<p>served daily",
+                                              "trafilatura": "Fish & chips served daily\nOrder now",
+                                              "justext": "<p> Fish & chips served daily"})
+    scores = peers.score_pages(pages, cache, versions, None, listed)
+    s = scores["wcxb/0"].snippets
+    assert (s["project"].found, s["project"].kept) == (1, 0)
+    assert (s["trafilatura"].found, s["trafilatura"].kept) == (1, 1)
+    assert (s["justext"].found, s["justext"].kept) == (1, 0)  # ("<p> Fish ...": the snippet is inside it)
+    assert s["readability"].found == 0  # no output
+    table = peers.snippet_table(pages, scores, {p.key: "product" for p in pages})
+    project_row = next(line for line in table.splitlines() if line.startswith("| project |"))
+    assert "| 1.000 (2 of 2) | 0.000 (0 of 2) | 1.000 | 1.000 | 1.000 |" in project_row
+    assert "| product | 2 |" in table and "(justext), each page's accuracy: +0.000" in table

@@ -176,8 +176,9 @@ def _version(dist: str) -> str:
 
 
 def project_version(model_name: str | None, fold_models: Path | None = None) -> str:
-    """The model's hash (with `fold_models`, a hash of their files) and a hash of the source of every cleaner module
-    that cleaning a page loads (not the scorer's, the evaluation's: a change there needs no new outputs)."""
+    """The model's hash (with `fold_models`, a hash of their files, sidecars and companions) and a hash of the
+    source of every cleaner module that cleaning a page loads (not the scorer's, the evaluation's: a change there
+    needs no new outputs)."""
     from cleaner.api import clean_html
     from cleaner.label.model import load_model
 
@@ -192,7 +193,7 @@ def project_version(model_name: str | None, fold_models: Path | None = None) -> 
         h.update(path.read_bytes())
     if fold_models is not None:
         models = hashlib.sha256()
-        for path in sorted(fold_models.glob("fold-*.crfsuite")):
+        for path in sorted(fold_models.glob("fold-*")):  # (each model with its sidecar and marker typer)
             models.update(path.name.encode())
             models.update(path.read_bytes())
         return f"folds-{models.hexdigest()[:12]}-{h.hexdigest()[:12]}"

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import html
 import importlib.metadata
 import inspect
 import json
@@ -56,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cleaner.gold.data import Page, find_pages, load_folds, load_page_types  # noqa: E402
-from cleaner.gold.gold import as_plain_text, parse_segments  # noqa: E402
+from cleaner.gold.gold import as_plain_text, read_text  # noqa: E402
 from cleaner.gold.score import bootstrap_interval, score_document, wcxb_f1  # noqa: E402
 from cleaner.gold.snippets import SnippetCounts, load_snippets, snippet_counts  # noqa: E402
 from cleaner.learn.evaluate import PAGE_TYPES, WCXB_METRIC_SETS  # noqa: E402
@@ -305,10 +304,8 @@ def score_pages(pages: list[Page], cache: Path, versions: dict[str, str],
                 s.wcxb[name] = wcxb_f1(text, gold)
             s.cpu_ms[name] = record["cpu_ms"]
             s.failed[name] = record["error"] is not None
-            if listed is not None:  # (the project's output has CleanEval's markers; a peer's is plain text)
-                plain = ("\n".join(html.unescape(seg.text) for seg in parse_segments(record["text"]))
-                         if name == "project" else record["text"])
-                s.snippets[name] = snippet_counts(plain, listed)
+            if listed is not None:  # (the words the scorer reads: the project's without its markers)
+                s.snippets[name] = snippet_counts(read_text(text), listed)
         out[page.key] = s
     return out
 
@@ -539,8 +536,7 @@ def main(argv=None) -> int:
     snippets = snippet_table(pages, scores, page_types)
     if project_rows is not None:
         versions["project"] = f"per-page figures of {args.project_pages} ({len(pages)} pages)"
-        sets = sets.replace(" ¹ |", " |")
-    if fold_models is not None:
+    if project_rows is not None or fold_models is not None:  # (a cross-validation's: no page of them was trained on)
         sets = sets.replace(" ¹ |", " |")
     versions_line = ", ".join(f"{n} {v}" for n, v in versions.items())
     note = (PROJECT_PAGES_NOTE if project_rows is not None else FOLD_MODELS_NOTE if fold_models is not None

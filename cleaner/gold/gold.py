@@ -21,6 +21,7 @@ tokenises, and decoding before splitting would turn ``&lt;p&gt;`` into a marker.
 from __future__ import annotations
 
 import codecs
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,3 +178,9 @@ def as_plain_text(text: str) -> str:
     (``"<p>Hello, World!</p>"``): read as markers, the quote would start segments, lose its word
     "p" and make markup figures of a gold that has no markup."""
     return _MARKER_RE.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+
+
+def read_text(text: str) -> str:
+    """A gold or predicted text as the scorer reads its words: its segments' texts, one a line, without markers, their
+    entities decoded (a peer's plain text goes through `as_plain_text` first, as the scorer is given it)."""
+    return html.unescape("\n".join(seg.text for seg in parse_segments(text)))

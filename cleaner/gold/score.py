@@ -32,7 +32,7 @@ from statistics import fmean
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-from cleaner.gold.gold import parse_segments
+from cleaner.gold.gold import parse_segments, read_text
 
 __all__ = ["DocScore", "words", "score_document", "aggregate", "lcs_alignment", "bootstrap_interval", "wcxb_f1"]
 
@@ -191,8 +191,7 @@ def score_document(pred: str, gold: str) -> DocScore:
 def _bag_of_words(text: str) -> Counter:
     """WCXB's tokens: lowercase ``\\w+`` runs of the text (markers and entities read as the
     scorer reads them, so that a CleanEval output and a plain text of the same words agree)."""
-    plain = "\n".join(seg.text for seg in parse_segments(text))
-    return Counter(_WORD_RE.findall(html.unescape(plain).lower()))
+    return Counter(_WORD_RE.findall(read_text(text).lower()))
 
 
 def wcxb_f1(pred: str, gold: str) -> float:

@@ -244,7 +244,7 @@ def _record_read(result: CleanResult, decoded: DecodedPage | None, seg: Segmenta
         if decoded.wrapper:
             result.url = decoded.wrapper.get("id")
     if seg is not None:
-        result.n_blocks = len(seg.blocks)
+        result.n_blocks = len(seg.table)
         result.title, result.sanitized_chars = _sanitize(seg.title)
         result.blocks_truncated, result.nesting_capped = seg.truncated, seg.nesting_capped
         result.markup_capped = seg.markup_capped
@@ -276,36 +276,36 @@ def _clean(data, http_charset, model: CrfModel, config: Config, keep_blocks, all
     seg = read.segmentation
 
     t = time.perf_counter()
-    stats = model.extractor().stats(seg.blocks)
-    feats = model.features(seg.blocks, stats, seg.page)
+    blocks = seg.table
+    counts = model.extractor().counts(blocks)
+    feats = model.features(blocks, counts, seg.page)
     timings["features"] = (time.perf_counter() - t) * 1000
     if budget.expired():
         result.reason = "timeout"
         return result
 
     t = time.perf_counter()
-    words = [s.n_words for s in stats]
+    words = counts.words
     typer = model.typer
     decision = decision_settings(config)
-    inside = (main_container(seg.blocks, stats, seg.page, model.extractor().cues, decision.fill_main_skip,
+    inside = (main_container(blocks, counts, seg.page, model.extractor().cues, decision.fill_main_skip,
                              decision.fill_main_heaviest)
               if decision.fills_main(convention) else None)
-    texts = [b.text for b in seg.blocks]
+    texts = blocks.text
     labelling = model.label(feats, words, decision, convention=convention,
-                            layout=typer.layout_of(seg.blocks) if typer else None,
+                            layout=typer.layout_of(blocks) if typer else None,
                             texts=texts if typer else None,
                             marginals=all_marginals, timings=timings, inside_main=inside,
                             fill_to_end=model.extractor().cues.page_typer.of(seg.page) in decision.fill_main_to_end)
     labels, conf, result.decision = labelling.labels, labelling.probabilities, labelling.how
-    labels = settle(labels, decision, convention, texts, [b.gap for b in seg.blocks], words,
-                    lambda: headline_block(seg.blocks, seg.title))
+    labels = settle(labels, decision, convention, texts, blocks.gap, words, lambda: headline_block(blocks, seg.title))
     timings["crf"] = ((time.perf_counter() - t) * 1000 - timings.get("first_pass", 0.0)
                       - timings.get("markers", 0.0))
     if keep_blocks:
         result.blocks, result.labels, result.confidences = seg.blocks, labels, conf
         result.marginals = labelling.marginals
         result.page = seg.page
-    finish(result, seg.blocks, labels, conf, words, labelling.p_content)
+    finish(result, blocks, labels, conf, words, labelling.p_content)
     if markdown is not None and result.ok:
         t = time.perf_counter()
         try:

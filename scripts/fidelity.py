@@ -45,6 +45,7 @@ from cleaner.gold.data import find_pages  # noqa: E402
 from cleaner.label.model import load_model  # noqa: E402
 from cleaner.output.assemble import assemble  # noqa: E402
 from cleaner.page.decode import decode_html  # noqa: E402
+from cleaner.page.segment import table_of  # noqa: E402
 
 LSP = re.compile(r"[^\W_] +[,.;:!?)\]]")
 PAGE_URL = "http://fidelity.invalid/page"
@@ -84,7 +85,7 @@ def kept_text(data: bytes, model=None) -> str:
     if res.status != "cleaned":
         return ""
     labels = [OTHER if b.artificial == "img-alt" else y for b, y in zip(res.blocks, res.labels)]
-    return assemble(res.blocks, labels).plain
+    return assemble(table_of(res.blocks), labels).plain
 
 
 def open_page(context):

@@ -1,6 +1,6 @@
 from cleaner.gold.align import align_blocks
 from cleaner.output.assemble import assemble
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 
 
 def labels(html: str, gold: str) -> list[str]:
@@ -40,7 +40,7 @@ def test_aligned_labels_reassemble_to_the_gold():
     html = "<div>nav</div><h1>Head</h1><p>Body <a href=x>text</a> here.</p><li>one</li><li>two</li>"
     gold = "<h>Head\n<p>Body text here.\n<l>one\n<l>two"
     blocks = segment_blocks(html).blocks
-    out = assemble(blocks, align_blocks(blocks, gold).labels)
+    out = assemble(table_of(blocks), align_blocks(blocks, gold).labels)
     assert out.cleaneval == "<h> Head\n<p> Body text here.\n<l> one\n<l> two"
     s = score_document(out.cleaneval, gold)
     assert s.f1 == 1.0 and s.markup_f1 == 1.0

@@ -18,7 +18,7 @@ from cleaner.config import load_config
 from cleaner.label import chain, crf
 from cleaner.label.model import load_model
 from cleaner.page.decode import decode_html
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 
 
 def _compiled():
@@ -87,7 +87,7 @@ def test_shared_pages_chain_alike_compiled_and_in_the_reference(data_dir):
         blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
         if not blocks:
             continue
-        readable = model.conventions.apply(model.extractor().extract(blocks), None)
+        readable = model.conventions.apply(model.extractor().extract(table_of(blocks)), None)
         scores = tagger.scores(model.attribute_ids.encode(readable))
         path, table, ref_path, ref_table = _both(scores, tagger.transitions)
         assert path == ref_path and table == ref_table, page.key

@@ -15,6 +15,7 @@ from cleaner.label.crf import WindowRows, window_ids, window_rows  # noqa: E402
 from cleaner.label.model import load_model  # noqa: E402
 from cleaner.page.cues import block_cues, page_cue_context  # noqa: E402
 from cleaner.page.features import AttributeParts  # noqa: E402
+from cleaner.page.segment import BlockTable  # noqa: E402
 from cleaner.page.pipeline import PageRejected, read_page  # noqa: E402
 
 
@@ -46,13 +47,12 @@ def _both(model, seg) -> tuple[AttributeParts, AttributeParts]:
     ex = model.extractor()
     codec = model.naming_codec()
     window = window_ids(ex, codec)
-    stats = ex.stats(seg.blocks)
-    fast = ex.extract_parts(seg.blocks, stats, codec, seg.page, window)
+    stats = ex.counts(seg.table)
+    fast = ex.extract_parts(seg.table, stats, codec, seg.page, window)
     names = ex.attribute_names(codec, window)
-    cue_feats = (block_cues(page_cue_context(ex.cues, names.cues, seg.blocks, stats, seg.page), seg.blocks,
-                            stats)
+    cue_feats = (block_cues(page_cue_context(ex.cues, names.cues, seg.table, stats, seg.page), seg.table, stats)
                  if ex.on.cue else [])
-    return fast, ex.parts_reference(seg.blocks, stats, names, cue_feats, window)
+    return fast, ex.parts_reference(seg.table, stats, names, cue_feats, window)
 
 
 @pytest.mark.parametrize("model_name", ["default", "cleaneval-2012"])
@@ -92,13 +92,13 @@ def test_window_rows_score_the_compiled_rows_as_the_references(data_dir):
         assert np.array_equal(a.flat, b.flat) and np.array_equal(a.starts, b.starts), key
         scores_a, scores_b = a.sum(state), b.sum(state)
         assert np.array_equal(scores_a, scores_b), key
-        assert len(window_rows(ex, seg.blocks, None, codec, seg.page)) == len(seg.blocks)
+        assert len(window_rows(ex, seg.table, None, codec, seg.page)) == len(seg.table)
 
 
 def test_a_page_without_blocks_gives_empty_rows():
     model = load_model("default")
     ex, codec = model.extractor(), model.naming_codec()
-    parts = ex.extract_parts([], [], codec, None, window_ids(ex, codec))
+    parts = ex.extract_parts(BlockTable(), None, codec, None, window_ids(ex, codec))
     shared, shared_starts, shared_empty, private, private_starts = parts.flat
     assert len(shared) == len(shared_starts) == len(private) == len(private_starts) == 0 and not shared_empty
     assert len(WindowRows(parts, codec, ex)) == 0

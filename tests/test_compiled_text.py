@@ -277,13 +277,11 @@ def test_the_wide_gate_reads_a_text_as_read_wide_does():
 def _both_text_attributes(extractor, names, text: str):
     """(compiled, reference): the attributes of `text` by compiled_text.TextAttributes and by
     FeatureExtractor._text_features."""
-    from cleaner.page.segment import BlockStats
-
-    stats = BlockStats(extractor.count_words(text), len(text), 0)
+    n_words = extractor.count_words(text)
     shared: list = []
     private: list = []
-    ends = extractor._text_features(text, stats, shared, private, names)
-    return names.text_attributes.attributes(text, stats.n_words, stats.n_chars), (shared, private, ends)
+    ends = extractor._text_features(text, n_words, len(text), shared, private, names)
+    return names.text_attributes.attributes(text, n_words, len(text)), (shared, private, ends)
 
 
 @pytest.mark.parametrize("families", [None, ("char", "token", "sentence", "regexp", "density", "cue")])

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from cleaner.config import Config, _merge, load_config
+from cleaner.page.segment import table_of
 from cleaner.label.convention import ConventionError, Conventions
 from cleaner.label.decide import DecisionSettings
 
@@ -116,7 +117,7 @@ def test_a_convention_aware_model_tags_its_ids_as_its_readable_attributes(conven
 
     path, _ = convention_model
     model = load_model(path)
-    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks
+    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").table
     rows = model.features(blocks)
     assert isinstance(rows, WindowRows)
     readable = model.extractor().extract(blocks)
@@ -134,7 +135,7 @@ def test_conventions_that_conjoin_a_neighbours_attributes_are_applied_to_readabl
     trained = load_model(path)
     meta = dict(trained.meta, conventions=dict(trained.meta["conventions"], attributes=["idclass.", "-1:tag."]))
     model = CrfModel(trained.data, meta)
-    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").blocks
+    blocks = segment_blocks("<div class=nav><a href=/>Home</a></div><p>Some text here.</p>").table
     rows = model.features(blocks)
     assert all(isinstance(a, str) for row in rows for a in row)
     assert any(a.startswith("dragnet|-1:tag.") for row in model.conventions.apply(rows, "dragnet") for a in row)
@@ -182,8 +183,8 @@ def test_ids_lay_out_each_conventions_rows_as_the_readable_attributes_do(package
     pages = [s.blocks for s in segs] + [segs[0].blocks[:k] for k in (1, 2, 3)]
     pairs = 0
     for blocks in pages:
-        rows = window_rows(ex, blocks, None, codec)
-        readable = ex.extract(blocks, None, None)
+        rows = window_rows(ex, table_of(blocks), None, codec)
+        readable = ex.extract(table_of(blocks), None, None)
         for k, conv in enumerate(conventions.names):
             laid_out = FlatRows(ids.encode(conventions.apply(readable, conv)))
             # the compiled pass (cleaner/label/compiled_chain.pyx, when built) and its NumPy reference alike
@@ -202,9 +203,9 @@ def test_a_convention_aware_model_tags_the_fast_path_as_the_readable_one(package
     ex, settings = packaged.extractor(), DecisionSettings()
     differ = 0
     for s in segs:
-        stats = ex.stats(s.blocks)
-        words = [st.n_words for st in stats]
-        fast_rows, readable = packaged.features(s.blocks, stats), ex.extract(s.blocks, stats, None)
+        stats = ex.counts(s.table)
+        words = stats.words
+        fast_rows, readable = packaged.features(s.table, stats), ex.extract(s.table, stats, None)
         by_convention = []
         for conv in packaged.conventions.names:
             fast = packaged.label(fast_rows, words, settings, convention=conv, marginals=True)

@@ -17,7 +17,7 @@ from cleaner.label.crf import window_rows as window_rows_of
 from cleaner.page.decode import decode_html
 from cleaner.page.features import FeatureExtractor
 from cleaner.label.model import CODEC, CrfModel, load_model, open_tagger
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 from conftest import sampled_pages
 
 
@@ -51,7 +51,7 @@ def test_shared_pages_tag_as_crfsuite_tags_them(packaged, data_dir):
             blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
             if not blocks:
                 continue
-            readable = packaged.extractor().extract(blocks)
+            readable = packaged.extractor().extract(table_of(blocks))
             tagger.set(ids.encode(readable))
             reference.set(CODEC.encode(readable))
             assert tagger.tag() == reference.tag(), page.key
@@ -72,7 +72,7 @@ def test_the_default_model_tags_as_crfsuite_tags_it_under_each_convention(data_d
         blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
         if not blocks:
             continue
-        readable = default.extractor().extract(blocks)
+        readable = default.extractor().extract(table_of(blocks))
         for convention in default.conventions.names:
             rows = default.conventions.apply(readable, convention)
             reference.set(CODEC.encode(rows))
@@ -111,8 +111,8 @@ def test_window_rows_score_as_the_laid_out_rows(packaged, data_dir, window):
     pages += [pages[0][:1], pages[0][:2], pages[0][:3]]
     states = [packaged.tagger().state, packaged.first_tagger().state]
     for blocks in pages:
-        rows = ex.extract(blocks, None, ids)
-        window_rows = window_rows_of(ex, blocks, None, ids)
+        rows = ex.extract(table_of(blocks), None, ids)
+        window_rows = window_rows_of(ex, table_of(blocks), None, ids)
         own = FlatRows([row[:k] for row, k in zip(rows, rows.own_counts)])
         assert len(window_rows) == len(blocks)
         for state in states:

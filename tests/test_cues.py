@@ -5,7 +5,7 @@ import re
 
 from cleaner.config import load_config
 from cleaner.page.features import DEFAULT_FAMILIES, FeatureExtractor
-from cleaner.page.segment import MAIN, segment_blocks
+from cleaner.page.segment import MAIN, segment_blocks, table_of
 
 PAGE = ("<body><div class='cookieBanner'><p>We use cookies to improve your experience.</p></div>"
         "<div itemprop='articleBody'><p>Advertisement</p><p>By Jane Doe</p><p>The council voted on Monday to keep the "
@@ -16,7 +16,7 @@ PAGE = ("<body><div class='cookieBanner'><p>We use cookies to improve your exper
 
 def _cues() -> dict[str, list[str]]:
     blocks = segment_blocks(PAGE).blocks
-    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(blocks)
+    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(table_of(blocks))
     return {b.text: sorted(a for a in row if a.startswith(("cue.text=", "cue.idclass="))) for b, row in zip(blocks, rows)}
 
 
@@ -38,7 +38,7 @@ def test_id_and_class_tokens_give_their_cue_as_substrings():
 def test_article_text_gets_no_cue_and_the_default_families_none_at_all():
     assert _cues()[next(t for t in _cues() if t.startswith("The council"))] == []
     blocks = segment_blocks(PAGE).blocks
-    rows = FeatureExtractor(load_config()).extract(blocks)
+    rows = FeatureExtractor(load_config()).extract(table_of(blocks))
     assert not any(a.startswith("cue.") for row in rows for a in row)
 
 
@@ -55,7 +55,7 @@ CUE_FAMILIES = DEFAULT_FAMILIES + ("cue",)
 def _page_cues(html: str) -> list[tuple[str, list[str]]]:
     """(text, its page-level cue attributes) of each block of `html`, as clean_html's features see them."""
     seg = segment_blocks(html)
-    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.blocks, page=seg.page)
+    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.table, page=seg.page)
     page_cues = ("cue.page=", "cue.repeat", "cue.code")
     return [(b.text, sorted(a for a in row if a.startswith(page_cues))) for b, row in zip(seg.blocks, rows)]
 
@@ -224,7 +224,7 @@ def test_the_cue_prefilter_gives_the_attributes_every_regexp_gives(data_dir):
     # And the attributes the extractor gives, block by block (a fresh extractor: no text cached).
     ex = FeatureExtractor(load_config(), CUE_FAMILIES)
     blocks = [Block(text=t, containers=("div", "p")) for t in texts]
-    rows = ex.extract(blocks)
+    rows = ex.extract(table_of(blocks))
     matched = 0
     for text, row in zip(texts, rows):
         got = sorted(a for a in row if a.startswith("cue.text="))
@@ -251,7 +251,7 @@ def test_the_cue_prefilter_keeps_to_what_ascii_text_can_match():
 
 def _main_relations(html: str) -> dict[str, str]:
     seg = segment_blocks(html)
-    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.table, page=seg.page)
     return {b.text: next(a for a in row if a.startswith("cue.main=")) for b, row in zip(seg.blocks, rows)}
 
 
@@ -287,7 +287,7 @@ def test_the_main_container_that_fill_main_fills_leaves_out_comments_but_not_a_t
 
     def inside(head: str) -> dict[str, bool]:
         seg = segment_blocks(f"<html><head>{head}</head><body>{body}</body></html>")
-        flags = main_container(seg.blocks, extractor.stats(seg.blocks), seg.page, extractor.cues, ("comment",))
+        flags = main_container(seg.table, extractor.counts(seg.table), seg.page, extractor.cues, ("comment",))
         assert flags is not None
         return {b.text: f for b, f in zip(seg.blocks, flags)}
 
@@ -309,10 +309,10 @@ def test_on_a_page_of_a_fill_main_heaviest_type_the_heaviest_groups_items_are_in
     extractor = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",))
     seg = segment_blocks(f"<html><body>{body}</body></html>")  # (no markup of a type: `unknown`)
     assert extractor.cues.page_typer.of(seg.page) == "unknown"
-    stats = extractor.stats(seg.blocks)
-    plain = main_container(seg.blocks, stats, seg.page, extractor.cues)
-    with_items = main_container(seg.blocks, stats, seg.page, extractor.cues, (), ("listing", "unknown"))
-    other_type = main_container(seg.blocks, stats, seg.page, extractor.cues, (), ("listing",))
+    stats = extractor.counts(seg.table)
+    plain = main_container(seg.table, stats, seg.page, extractor.cues)
+    with_items = main_container(seg.table, stats, seg.page, extractor.cues, (), ("listing", "unknown"))
+    other_type = main_container(seg.table, stats, seg.page, extractor.cues, (), ("listing",))
     assert plain is not None and with_items is not None
     texts = [b.text for b in seg.blocks]
     items = [i for i, t in enumerate(texts) if t.startswith("The long title")]
@@ -322,11 +322,12 @@ def test_on_a_page_of_a_fill_main_heaviest_type_the_heaviest_groups_items_are_in
     # The heaviest group is found once a page for the cue family and the fill, and anew for other blocks or stats.
     from cleaner.page.cues import heaviest_items
 
-    first = heaviest_items(seg.blocks, stats, seg.page, 3)
-    assert first is not None and heaviest_items(seg.blocks, stats, seg.page, 3) is first
-    again = heaviest_items(seg.blocks, extractor.stats(seg.blocks), seg.page, 3)
+    first = heaviest_items(seg.table, stats, seg.page, 3)
+    assert first is not None and heaviest_items(seg.table, stats, seg.page, 3) is first
+    again = heaviest_items(seg.table, extractor.counts(seg.table), seg.page, 3)
     assert again == first and again is not first
-    assert heaviest_items(seg.blocks[:3], stats[:3], seg.page, 3) == first[:3]
+    first3 = table_of(seg.blocks[:3])
+    assert heaviest_items(first3, extractor.counts(first3), seg.page, 3) == first[:3]
 
 
 def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():
@@ -338,15 +339,16 @@ def test_the_main_container_is_found_once_a_page_and_again_for_other_blocks():
     seg = segment_blocks(f"<body><div><a href='/'>Home</a></div><div><p>{para.format('old')}</p>"
                          f"<p>{para.format('town')}</p></div><div><p>Copyright 2026</p></div></body>")
     extractor = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",))
-    stats = extractor.stats(seg.blocks)
-    first = page_relations(seg.blocks, stats, seg.page, 5, 0.6)
-    assert first == main_relations(seg.blocks, stats, seg.page.element_parent, 5, 0.6) == [0, 1, 1, 2]
-    assert page_relations(seg.blocks, stats, seg.page, 5, 0.6) is first
-    assert page_relations(seg.blocks, stats, seg.page, 5, 0.5) == [0, 1, 2, 2]  # (another share: placed anew)
-    fewer = seg.blocks[:2]
-    assert page_relations(fewer, stats[:2], seg.page, 5, 0.5) == main_relations(
-        fewer, stats[:2], seg.page.element_parent, 5, 0.5)
-    assert page_relations(seg.blocks, stats, seg.page, 50, 0.5) is None  # (no block of 50 words: no prose)
+    stats = extractor.counts(seg.table)
+    first = page_relations(seg.table, stats, seg.page, 5, 0.6)
+    assert first == main_relations(seg.table, stats, seg.page.element_parent, 5, 0.6) == [0, 1, 1, 2]
+    assert page_relations(seg.table, stats, seg.page, 5, 0.6) is first
+    assert page_relations(seg.table, stats, seg.page, 5, 0.5) == [0, 1, 2, 2]  # (another share: placed anew)
+    fewer = table_of(seg.blocks[:2])
+    fewer_counts = extractor.counts(fewer)
+    assert page_relations(fewer, fewer_counts, seg.page, 5, 0.5) == main_relations(
+        fewer, fewer_counts, seg.page.element_parent, 5, 0.5)
+    assert page_relations(seg.table, stats, seg.page, 50, 0.5) is None  # (no block of 50 words: no prose)
 
 
 def _element_trees(data_dir, n: int = 60):
@@ -432,7 +434,7 @@ _JOB_ROWS = "<table>" + "".join(f"<tr class='athing'><td><a href='/j{i}'>Company
 
 def _items(html: str) -> dict[str, list[str]]:
     seg = segment_blocks(html)
-    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    rows = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.table, page=seg.page)
     return {b.text: sorted(a for a in row if a.startswith("cue.items=")) for b, row in zip(seg.blocks, rows)}
 
 
@@ -479,11 +481,11 @@ def test_every_block_carries_its_pages_url_shape_and_the_heaviest_items_it_conjo
     menu, rows = _MENU, _JOB_ROWS
     head = "<head><link rel='canonical' href='https://jobs.example.com/'></head>"
     seg = segment_blocks(f"<html>{head}<body>{menu}{rows}</body></html>")
-    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.table, page=seg.page)
     url = {b.text: sorted(a for a in row if "url=" in a) for b, row in zip(seg.blocks, rows_)}
     assert url["Company 4 is hiring engineers"] == ["cue.items=heaviest@url=root", "cue.url=root"]
     assert url["Section 2"] == ["cue.url=root"]
     seg = segment_blocks(f"<body>{menu}</body>")  # no canonical link, no og:url
-    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.blocks, page=seg.page)
+    rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.table, page=seg.page)
     assert all("cue.url=none" in row for row in rows_)
     assert {a for row in rows_ for a in row if "url=" in a} == {"cue.url=none", "cue.items=heaviest@url=none"}

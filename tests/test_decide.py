@@ -7,7 +7,7 @@ from cleaner.label.decide import (
     max_subsequence,
     settle,
 )
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 from cleaner.page.text import count_words
 
 
@@ -51,7 +51,7 @@ def test_model_decision_reads_the_same_marginals_as_the_full_table(data_dir):
     rescued = 0
     for page in find_pages(data_dir, ["cleaneval-final"])[:40:4]:
         blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
-        feats = model.extractor().extract(blocks)
+        feats = model.extractor().extract(table_of(blocks))
         words = [len(b.text.split()) for b in blocks]
         labels, probs, how, p_other, table = model.label(feats, words, settings, marginals=True)
         viterbi, _ = model.tag(feats, marginals=False, word_counts=words, decision=settings)
@@ -162,7 +162,7 @@ def test_a_stacked_models_first_pass_decides_as_it_was_trained_to(data_dir):
     changed = 0
     for page in find_pages(data_dir, ["cleaneval-final"])[:9]:  # (pages 61, 63 and 68 are decided differently)
         blocks = segment_blocks(decode_html(page.html_path.read_bytes(), config=config).text, config).blocks
-        feats = model.extractor().extract(blocks)
+        feats = model.extractor().extract(table_of(blocks))
         words = [len(b.text.split()) for b in blocks]
         assert model.tag(feats, word_counts=words, decision=on) == model.tag(feats, word_counts=words, decision=off)
         changed += model.label(feats, words, on).labels != model.label(feats, words, off).labels
@@ -201,11 +201,11 @@ _HEADLINE_PAGE = """<html><head><title>Storm hits the coast overnight | Daily Ex
 def test_the_headline_is_the_first_h1_block_whose_words_are_in_the_title():
     blocks = segment_blocks(_HEADLINE_PAGE).blocks
     title = segment_blocks(_HEADLINE_PAGE).title
-    run = headline_block(blocks, title)
+    run = headline_block(table_of(blocks), title)
     # the headline's three blocks (its <em> splits it), not the site name's <h1>, which holds fewer title words
     assert [blocks[i].text for i in run] == ["Storm", "hits", "the coast overnight"]
-    assert headline_block(blocks, "") == []
-    assert headline_block(blocks, "Something else entirely") == []
+    assert headline_block(table_of(blocks), "") == []
+    assert headline_block(table_of(blocks), "Something else entirely") == []
 
 
 def test_a_dropped_headline_is_kept_only_when_a_block_after_it_is_kept():
@@ -227,7 +227,7 @@ def test_clean_html_keeps_the_headline_with_the_setting_and_not_by_default():
     on = clean_html(page, model=model, keep_blocks=True,
                     config=load_config().overlay({"decision": {"keep_headline": ["main"]}}, "test"))
     off = clean_html(page, model=model, keep_blocks=True)  # the default convention, main: off
-    run = headline_block(on.blocks, on.title)
+    run = headline_block(table_of(on.blocks), on.title)
     assert len(run) == 3
     assert on.labels == keep_headline(off.labels, run)
     # the default model keeps part of this headline itself ("hits the coast overnight"); the setting completes only
@@ -326,7 +326,8 @@ def test_clean_html_under_main_adds_only_blocks_of_the_main_container(data_dir):
         assert all(on.labels[i] != "other" for i in kept)
         added = [i for i, (a, b) in enumerate(zip(on.labels, off.labels)) if a != "other" and b == "other"]
         assert added, page.key  # these pages keep more of their main content
-        inside = main_container(on.blocks, model.extractor().stats(on.blocks), on.page, model.extractor().cues)
+        table = table_of(on.blocks)
+        inside = main_container(table, model.extractor().counts(table), on.page, model.extractor().cues)
         assert inside is not None
         assert all(inside[i] and kept[0] < i < kept[-1] for i in added)
         assert len(on.plain) > len(off.plain)

@@ -1,5 +1,5 @@
 from cleaner.page.features import FeatureExtractor
-from cleaner.page.segment import Block, segment_blocks
+from cleaner.page.segment import Block, segment_blocks, table_of
 from cleaner.page.text import char_classes, count_words
 
 
@@ -12,7 +12,7 @@ def feats(blocks, window=0, **kw):
     from cleaner.config import Config, load_config, _merge
 
     cfg = Config(_merge(load_config().data, {"features": {"window": window}}))
-    return FeatureExtractor(cfg, **kw).extract(blocks)
+    return FeatureExtractor(cfg, **kw).extract(table_of(blocks))
 
 
 def test_character_classes_work_for_every_script():
@@ -75,7 +75,7 @@ def test_container_classes_come_from_the_config():
     from cleaner.config import Config, _merge, load_config
 
     cfg = Config(_merge(load_config().data, {"features": {"window": 0, "class_figure": ["figure", "figcaption"]}}))
-    (f,) = FeatureExtractor(cfg).extract([block("A caption", ("body", "figure", "figcaption"))])
+    (f,) = FeatureExtractor(cfg).extract(table_of([block("A caption", ("body", "figure", "figcaption"))]))
     assert "container.class-figure" in f
 
 
@@ -86,7 +86,7 @@ def test_hidden_blocks_get_a_container_class_unless_configured_away():
     default = load_config()
     without = default.overlay({"features": {"class_hidden": []}}, "test")
     for cfg, expected in ((default, True), (without, False)):
-        hidden, shown = FeatureExtractor(cfg).extract(segment_blocks(html, cfg).blocks)
+        hidden, shown = FeatureExtractor(cfg).extract(segment_blocks(html, cfg).table)
         assert ("container.class-hidden" in hidden) is expected
         assert "container.class-hidden" not in shown
 
@@ -129,7 +129,7 @@ def test_a_model_reads_tokens_as_it_was_trained():
     text = "東京都は新しい計画を発表した"
     old = load_model("cleaneval-2012")
     assert old.feature_config(load_config())["features"]["per_character_tokens"] is False
-    (f,) = old.extractor(load_config()).extract([block(text)])
+    (f,) = old.extractor(load_config()).extract(table_of([block(text)]))
     assert "token.alpha=1" in f  # the whole text, one token
     (g,) = feats([block(text)])
     assert "token.alpha=10" in g  # 14 characters, 14 tokens
@@ -202,8 +202,8 @@ def test_url_hints_change_speed_not_features(data_dir):
     n_url = 0
     for page in pages:
         blocks = segment_blocks(decode_html(page.read_html()).text, config).blocks
-        rows = with_hints.extract(blocks)
-        assert rows == without.extract(blocks), page.key
+        rows = with_hints.extract(table_of(blocks))
+        assert rows == without.extract(table_of(blocks)), page.key
         n_url += sum("regexp.url" in r for r in rows)
     assert n_url > 100  # the pages do exercise the url regexp
 

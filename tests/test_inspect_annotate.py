@@ -296,6 +296,7 @@ def test_annotate_label_save_reload_train_clean(page, annotate_server, annotate_
     from cleaner.gold.align import align_blocks
     from cleaner.api import clean_html
     from cleaner.output.assemble import assemble
+    from cleaner.page.segment import table_of
     from cleaner.gold.gold import read_gold
     from cleaner.label.model import load_model
     from cleaner.gold.score import score_document
@@ -359,7 +360,7 @@ def test_annotate_label_save_reload_train_clean(page, annotate_server, annotate_
     gold_path = annotate_dir / "article.txt"
     gold = read_gold(gold_path)
     assert gold.splitlines()[0][:3] in ("<h>", "<p>", "<l>")
-    given = assemble(blocks, target).cleaneval
+    given = assemble(table_of(blocks), target).cleaneval
     s = score_document(given, gold)
     assert (s.f1, s.markup_f1) == (1.0, 1.0)
     assert align_blocks(blocks, gold).labels == target

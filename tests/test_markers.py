@@ -157,7 +157,7 @@ class _RowsTyper(MarkerTyper):
     def retype(self, labels, marginals_at, block_attrs, texts, word_counts):
         assert isinstance(block_attrs, PageLayout)  # (clean_html's layout: the one whose blocks retype reads)
         blocks, settings, spans = block_attrs.blocks, self.settings, segment_spans(labels)
-        layout = [block_attributes(b, settings) for b in blocks]
+        layout = [block_attributes(b, settings) for b in blocks.blocks()]
         for names in (self._names, readable_names(settings)):
             rows = typed_rows(spans, labels, marginals_at, blocks, texts, word_counts, names)
             assert rows == segment_features(spans, labels, marginals_at, layout.__getitem__, texts, word_counts,

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from cleaner.label.model import CrfModel, ModelError, copy_model, load_model, sidecar_path
+from cleaner.page.segment import table_of
 
 
 def _train(data_dir):
@@ -95,12 +96,12 @@ def test_a_model_hands_its_tagger_attribute_ids_that_tag_like_readable_ones(smal
     assert model.encoded
     for page in find_pages(data_dir, ["cleaneval-dev"])[:3]:
         blocks = segment_blocks(decode_html(page.html_path.read_bytes()).text, model.feature_config()).blocks
-        readable = model.extractor().extract(blocks)
-        encoded = model.extractor().extract(blocks, None, model.attribute_ids)  # named at the source
+        readable = model.extractor().extract(table_of(blocks))
+        encoded = model.extractor().extract(table_of(blocks), None, model.attribute_ids)  # named at the source
         assert encoded == model.attribute_ids.encode(readable) and isinstance(encoded[0][0], int)
-        window_rows = model.features(blocks)  # what clean_html scores: ids, the window kept apart
+        window_rows = model.features(table_of(blocks))  # what clean_html scores: ids, the window kept apart
         assert len(window_rows) == len(blocks)
-        counts = [s.n_words for s in model.extractor().stats(blocks)]  # (its first pass is decided)
+        counts = model.extractor().counts(table_of(blocks)).words  # (its first pass is decided)
         tagged = model.tag(window_rows, word_counts=counts)
         assert tagged[0] == model.tag(encoded, word_counts=counts)[0] == model.tag(readable, word_counts=counts)[0] \
             == model.tag(CODEC.encode(readable), word_counts=counts)[0]

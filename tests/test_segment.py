@@ -108,18 +108,22 @@ def test_blocks_under_hidden_elements_are_marked():
                       "shown": False, "also shown": False, "text": False}
 
 
-def test_blocks_and_their_stats_survive_pickling_and_copying():
+def test_blocks_their_table_and_counts_survive_pickling_and_copying():
     # Pools hand blocks back inside prepared documents (cleaner train, typer_cv): the compiled classes are rebuilt
     # through their __init__, which pickle's default (the class called without arguments) cannot do
     import copy
     import pickle
 
-    from cleaner.page.features import BlockStats
+    from cleaner.page.segment import BlockCounts
 
-    blocks = segment_blocks('<div id="main" class="post"><p>One <a href="/x">two</a></p><pre>  x = 1</pre></div>').blocks
+    seg = segment_blocks('<div id="main" class="post"><p>One <a href="/x">two</a></p><pre>  x = 1</pre></div>')
+    blocks = seg.blocks
     blocks[0].repeat, blocks[0].repeat_item = 3, 7
     for b in blocks:
         for again in (pickle.loads(pickle.dumps(b)), copy.deepcopy(b), copy.copy(b)):
             assert again == b and type(again) is type(b)
-    stats = BlockStats(3, 17, 1)
-    assert pickle.loads(pickle.dumps(stats)) == stats == copy.deepcopy(stats)
+    table = seg.table
+    for again in (pickle.loads(pickle.dumps(table)), copy.deepcopy(table), pickle.loads(pickle.dumps(seg)).table):
+        assert again == table and type(again) is type(table) and again.blocks() == table.blocks()
+    counts = BlockCounts([3, 1], [17, 4], [1, 0])
+    assert pickle.loads(pickle.dumps(counts)) == counts == copy.deepcopy(counts)

@@ -13,12 +13,12 @@ import pytest
 from cleaner.gold.align import CONTINUATION, HEADER, OTHER, PARAGRAPH
 from cleaner.api import clean_html
 from cleaner.output.assemble import assemble
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 
 
 def shown(html: str) -> str:
     blocks = segment_blocks(html).blocks
-    return assemble(blocks, [PARAGRAPH] + [CONTINUATION] * (len(blocks) - 1)).plain
+    return assemble(table_of(blocks), [PARAGRAPH] + [CONTINUATION] * (len(blocks) - 1)).plain
 
 
 @pytest.mark.parametrize("html, text", [
@@ -87,15 +87,15 @@ def test_block_texts_are_unchanged():
 
 def test_a_touching_block_never_starts_a_segment():
     blocks = segment_blocks("<p>i<span>n</span> their</p>").blocks
-    out = assemble(blocks, [PARAGRAPH, HEADER, CONTINUATION])
+    out = assemble(table_of(blocks), [PARAGRAPH, HEADER, CONTINUATION])
     assert out.cleaneval == "<p> in their"
     assert out.stats.n_segments == 1
 
 
 def test_dropped_blocks_leave_a_space_or_the_line_break_between_them():
     blocks = segment_blocks("<p>one <b>two</b> three</p><p>four</p>").blocks
-    assert assemble(blocks, [PARAGRAPH, OTHER, CONTINUATION, OTHER]).plain == "one three"
-    assert assemble(blocks, [PARAGRAPH, OTHER, OTHER, CONTINUATION]).plain == "one\nfour"
+    assert assemble(table_of(blocks), [PARAGRAPH, OTHER, CONTINUATION, OTHER]).plain == "one three"
+    assert assemble(table_of(blocks), [PARAGRAPH, OTHER, OTHER, CONTINUATION]).plain == "one\nfour"
 
 
 def test_texts_without_gaps_join_with_spaces():
@@ -109,7 +109,7 @@ def test_a_line_break_inside_a_segment_continues_it_in_cleaneval_text():
     from cleaner.gold.gold import parse_segments
 
     blocks = segment_blocks("<p>first line<br>second line</p><h2>Title</h2>").blocks
-    out = assemble(blocks, [PARAGRAPH, CONTINUATION, HEADER])
+    out = assemble(table_of(blocks), [PARAGRAPH, CONTINUATION, HEADER])
     assert out.cleaneval == "<p> first line\nsecond line\n<h> Title"
     # The CleanEval reader (scorer, gold parser) reads the unmarked line as the same segment.
     assert [s.text.split() for s in parse_segments(out.cleaneval)] == [["first", "line", "second", "line"], ["Title"]]
@@ -131,9 +131,9 @@ def test_a_dropped_block_touching_a_kept_one_is_kept_with_it():
     # shows them as part of the kept text, and so does the output.
     blocks = segment_blocks("<p>see <a href='/x'>this page</a>.</p><p>(<i>sic</i>) and more</p>").blocks
     assert [b.text for b in blocks] == ["see", "this page", ".", "(", "sic", ") and more"]
-    out = assemble(blocks, [PARAGRAPH, CONTINUATION, OTHER, OTHER, PARAGRAPH, CONTINUATION])
+    out = assemble(table_of(blocks), [PARAGRAPH, CONTINUATION, OTHER, OTHER, PARAGRAPH, CONTINUATION])
     assert out.plain == "see this page.\n(sic) and more"
     assert out.stats.per_label[OTHER].blocks == 0 and out.stats.n_segments == 2
     # Whatever is separated by a space or a line stays dropped.
     blocks = segment_blocks("<p>kept <b>dropped</b> kept</p>").blocks
-    assert assemble(blocks, [PARAGRAPH, OTHER, CONTINUATION]).plain == "kept kept"
+    assert assemble(table_of(blocks), [PARAGRAPH, OTHER, CONTINUATION]).plain == "kept kept"

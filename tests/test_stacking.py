@@ -21,7 +21,7 @@ from cleaner.label.model import (
     load_model,
     model_files,
 )
-from cleaner.page.segment import segment_blocks
+from cleaner.page.segment import segment_blocks, table_of
 from cleaner.label.stacking import StackingSettings, first_pass_attributes, first_pass_ids, inner_fold
 
 SETTINGS = StackingSettings(windows=(1,), inner_folds=3)
@@ -96,7 +96,7 @@ def test_tagging_runs_the_first_pass_then_the_second_on_its_view(small_model):
             + "".join(f"<p>This is sentence number {i} of the article, and it goes on a while.</p>" for i in range(12))
             + "<div class=foot>Copyright 2007</div></body></html>")
     blocks = segment_blocks(page).blocks
-    features = model.extractor().extract(blocks)
+    features = model.extractor().extract(table_of(blocks))
     encoding = {"attribute_encoding": model.meta["attribute_encoding"]}
     counts = [len(b.text.split()) for b in blocks]
     first = CrfModel(model.first_pass, encoding)
@@ -106,7 +106,7 @@ def test_tagging_runs_the_first_pass_then_the_second_on_its_view(small_model):
     by_hand = second.tag([row + more for row, more in zip(features, view)])
     # (the stacked model scores both passes' rows in one gather: readable rows and WindowRows alike)
     assert _same_tagging(model.tag(features, word_counts=counts), by_hand)
-    assert _same_tagging(model.tag(model.features(blocks), word_counts=counts), by_hand)
+    assert _same_tagging(model.tag(model.features(table_of(blocks)), word_counts=counts), by_hand)
     assert model.hash != second.hash  # the first pass is part of what the hash names
     result = clean_html(page.encode(), model=model)
     assert result.ok and "sentence number 5" in result.plain
@@ -191,9 +191,9 @@ def test_a_first_pass_can_read_only_each_blocks_own_attributes(data_dir):
     assert not neighbours & {a for a, _ in attribute_weights(first)}
     assert len(neighbours & {a for a, _ in attribute_weights(second)}) > 50
     blocks = segment_blocks(pages[0].html_path.read_bytes().decode("utf-8", "replace"), config).blocks
-    window_rows = model.features(blocks)  # as clean_html scores them
-    rows = model.extractor().extract(blocks, None, model.attribute_ids)  # ids, laid out in rows
-    readable = model.extractor().extract(blocks)
+    window_rows = model.features(table_of(blocks))  # as clean_html scores them
+    rows = model.extractor().extract(table_of(blocks), None, model.attribute_ids)  # ids, laid out in rows
+    readable = model.extractor().extract(table_of(blocks))
     assert isinstance(window_rows, WindowRows)
     assert isinstance(rows, AttributeRows) and rows.own_counts == readable.own_counts
     assert readable.own_counts == [own_attribute_count(row) for row in readable]

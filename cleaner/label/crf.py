@@ -317,10 +317,10 @@ def window_ids(extractor, codec) -> WindowIds:
     return ids
 
 
-def window_rows(extractor, blocks, stats, codec, page=None) -> WindowRows:
-    """The blocks' WindowRows: their attributes named with `codec` (AttributeIds) and the window's ids by
-    `extractor` (a FeatureExtractor), `page` its PageMarks."""
-    parts = extractor.extract_parts(blocks, stats, codec, page, window_ids(extractor, codec))
+def window_rows(extractor, blocks, counts, codec, page=None) -> WindowRows:
+    """The WindowRows of the blocks (a BlockTable, `counts` their BlockCounts): their attributes named with `codec`
+    (AttributeIds) and the window's ids by `extractor` (a FeatureExtractor), `page` its PageMarks."""
+    parts = extractor.extract_parts(blocks, counts, codec, page, window_ids(extractor, codec))
     return WindowRows(parts, codec, extractor)
 
 

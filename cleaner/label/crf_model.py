@@ -174,9 +174,9 @@ class CrfModel:
             self._extractor = ex
         return self._extractor
 
-    def features(self, blocks, stats=None, page: PageMarks | None = None) -> list[list] | WindowRows:
-        """The blocks' attributes as `tag` reads them: as attribute ids (`attribute_ids`) kept apart
-        from the neighbour window (cleaner.label.crf.WindowRows), so a block's attributes are named once
+    def features(self, blocks, counts=None, page: PageMarks | None = None) -> list[list] | WindowRows:
+        """The attributes of the blocks (a BlockTable) as `tag` reads them: as attribute ids (`attribute_ids`) kept
+        apart from the neighbour window (cleaner.label.crf.WindowRows), so a block's attributes are named once
         however many neighbours and passes read them. A convention-aware model's are named with
         `convention_ids`, whose pair ids let `tag` lay out the rows of the convention it is asked for
         from the ids (WindowRows.conjoined); readable rows only for conventions that could conjoin a
@@ -185,8 +185,8 @@ class CrfModel:
         ex = self.extractor()
         codec = self.naming_codec()
         if codec is None:
-            return ex.extract(blocks, stats, None, page)
-        return window_rows(ex, blocks, stats, codec, page)
+            return ex.extract(blocks, counts, None, page)
+        return window_rows(ex, blocks, counts, codec, page)
 
     @property
     def encoded(self) -> bool:

@@ -57,6 +57,7 @@ import numpy as np
 
 from .. import compiled_twin
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
+from ..page.segment import BlockTable
 from ..page.text import compiled_text_module
 
 # (the labels' Final strings are compiled in here as if written here: no copy of them is needed for speed)
@@ -164,7 +165,7 @@ HEADLINE_MIN_WORDS: Final = 2
 HEADLINE_TITLE_SHARE: Final = 0.8
 
 
-def headline_block(blocks, title: str) -> list[int]:
+def headline_block(blocks: BlockTable, title: str) -> list[int]:
     """The blocks of the page's headline: of the runs of blocks inside an <h1> that one line shows (blocks
     joined without a line break, as `Storm <em>hits</em> the coast`), the one holding most words of the
     page's <title> (case-folded), of at least HEADLINE_MIN_WORDS words, HEADLINE_TITLE_SHARE of them in the
@@ -173,17 +174,18 @@ def headline_block(blocks, title: str) -> list[int]:
     if not title_words:
         return []
     runs: list[list[int]] = []
-    for i, b in enumerate(blocks):
-        if "h1" not in b.containers:
+    gaps = blocks.gap
+    for i, containers in enumerate(blocks.containers):
+        if "h1" not in containers:
             continue
-        if runs and runs[-1][-1] == i - 1 and b.gap != "\n":
+        if runs and runs[-1][-1] == i - 1 and gaps[i] != "\n":
             runs[-1].append(i)
         else:
             runs.append([i])
     best: list[int] = []
     best_hits = 0
     for run in runs:
-        ws = [w for i in run for w in _WORD.findall(blocks[i].text.casefold())]
+        ws = [w for i in run for w in _WORD.findall(blocks.text[i].casefold())]
         hits = sum(w in title_words for w in ws)
         if len(ws) >= HEADLINE_MIN_WORDS and hits >= HEADLINE_TITLE_SHARE * len(ws) and hits > best_hits:
             best, best_hits = run, hits

@@ -31,7 +31,7 @@ from mypy_extensions import mypyc_attr
 from ..config import Config
 from ..labels import CONTINUATION, HEADER, LIST, OTHER, PARAGRAPH
 from ..page.feature_names import PrefixCache
-from ..page.segment import Block
+from ..page.segment import Block, BlockTable
 from ..page.text import compiled_text_module
 from .crf import AttributeIds, ScoringTagger, ThreadTaggers, Vocabulary, read_crfsuite
 
@@ -391,7 +391,7 @@ def typed_rows(
     spans: list[Span],
     labels: list[str],
     marginals_at: Callable[[Sequence[str], list[int]], list[list[float]]],
-    blocks: list[Block],
+    blocks: BlockTable,
     texts: list[str],
     word_counts: list[int],
     names: TyperNames,
@@ -413,9 +413,9 @@ def typed_rows(
     contexts: list[BlockContext] = []
     crf: list[str] = []
     n_li = n_header = n_paragraph = n_list = 0  # (counted here: three list.count()s compared each label anew)
+    ancestors, containers = blocks.ancestors, blocks.containers
     for s in starts:
-        block = blocks[s]
-        context = names.context(block.ancestors, block.containers)
+        context = names.context(ancestors[s], containers[s])
         contexts.append(context)
         if context.in_li:
             n_li += 1
@@ -451,7 +451,6 @@ def typed_rows(
             text = " ".join(texts[s:e]).strip()
             for i in range(s + 1, e):  # (sum() of a slice: a generic call)
                 words += word_counts[i]
-        block = blocks[s]
         context = contexts[k]
         row = [bias, crf_names[crf[k]], word_names[words if words <= top else top + 1],
                block_names[e - s if e - s <= top else top + 1]]
@@ -459,9 +458,9 @@ def typed_rows(
             p: float = columns[m][k]
             row.append(deciles[m][int(p * 10)] if 0.0 <= p <= 1.0 else names.name(f"p.{MARKERS[m]}=" + _decile(p)))
         row.extend(context.names)
-        for tag in block.opened:
+        for tag in blocks.opened[s]:
             row.append(opened[tag])
-        for tag in block.closed:
+        for tag in blocks.closed[s]:
             row.append(closed[tag])
         if text:  # (_text_shape, its reference)
             c = ord(text[-1])
@@ -473,7 +472,7 @@ def typed_rows(
             row.append(capitalised_names[int(capitalised * 10)])
             row.append(allcaps_names[1 if allcaps else 0])
             row.append(sentence_names[1 if sentence_inside else 0])
-        group = block.div_group
+        group = blocks.div_group[s]
         row.append(same_layout[1 if k > 0 and group == prev_group and context.tail == prev_tail else 0])
         prev_tail, prev_group = context.tail, group
         if k == 0:
@@ -486,15 +485,15 @@ def typed_rows(
 
 
 class PageLayout:
-    """MarkerTyper.layout_of: what the typer reads of block i of a page, block_attributes(blocks[i], settings), when
-    called; MarkerTyper.retype reads the blocks themselves (typed_rows)."""
+    """MarkerTyper.layout_of: what the typer reads of block i of a page, block_attributes(blocks.block(i), settings),
+    when called; MarkerTyper.retype reads the table itself (typed_rows)."""
 
-    def __init__(self, blocks: list[Block], settings: MarkerSettings) -> None:
+    def __init__(self, blocks: BlockTable, settings: MarkerSettings) -> None:
         self.blocks = blocks
         self.settings = settings
 
     def __call__(self, i: int) -> BlockLayout:
-        return block_attributes(self.blocks[i], self.settings)
+        return block_attributes(self.blocks.block(i), self.settings)
 
 
 def table_marginals(table: Sequence[Mapping[str, float]]) -> Callable[[Sequence[str], list[int]], list[list[float]]]:
@@ -550,10 +549,10 @@ class MarkerTyper:
     def _tagger(self) -> ScoringTagger:
         return self._taggers.tagger()
 
-    def layout_of(self, blocks) -> Callable[[int], BlockLayout]:
+    def layout_of(self, blocks: BlockTable) -> Callable[[int], BlockLayout]:
         """What the typer reads of block i of `blocks`, computed only for the blocks asked
         (a segment's first block)."""
-        return PageLayout(blocks if isinstance(blocks, list) else list(blocks), self.settings)
+        return PageLayout(blocks, self.settings)
 
     def retype(self, labels: list[str], marginals_at, block_attrs, texts, word_counts) -> list[str]:
         """`labels` with each segment's first block re-typed; everything else unchanged. `marginals_at`: as

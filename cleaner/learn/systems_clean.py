@@ -42,4 +42,4 @@ def _clean(data, system, http_charset, config, keep_blocks) -> CleanResult:
     if keep_blocks:
         result.blocks, result.labels = seg.blocks, labels
         result.confidences = [1.0] * len(labels)
-    return finish(result, seg.blocks, labels)
+    return finish(result, seg.table, labels)

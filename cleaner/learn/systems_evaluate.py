@@ -38,6 +38,7 @@ from ..label.systems import make_system
 from ..label.systems.base import PageInput
 from ..output.assemble import assemble
 from ..page.pipeline import read_page_to_score
+from ..page.segment import table_of
 from .cv import cross_validate_folds
 from .evaluate import SetFigures, figures
 from .train import DocResult
@@ -81,7 +82,7 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
 
 
 def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
-    out = assemble(doc.page.blocks, labels)
+    out = assemble(table_of(doc.page.blocks), labels)
     return DocResult(doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
                      out.cleaneval, doc.coverage, ms=ms)
 
@@ -89,7 +90,7 @@ def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
 def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
     t = time.thread_time()
     labels = system.predict(doc.page)
-    assemble(doc.page.blocks, labels)
+    assemble(table_of(doc.page.blocks), labels)
     return labels, doc.prep_ms + (time.thread_time() - t) * 1000
 
 

@@ -106,8 +106,9 @@ def _prepare_one(page: Page) -> PreparedDoc:
     folds: dict = _PREP_STATE["folds"]
     decision: DecisionSettings = _PREP_STATE["decision"]  # (the fill's region is the page's: main_container)
     seg = read_page_to_score(page.read_html(), config).segmentation
-    stats = extractor.stats(seg.blocks)
-    feats = extractor.extract(seg.blocks, stats, page=seg.page)
+    blocks = seg.table
+    counts = extractor.counts(blocks)
+    feats = extractor.extract(blocks, counts, page=seg.page)
     gold = page.read_gold()
     al = align_blocks(seg.blocks, gold)
     markers: MarkerSettings | None = _PREP_STATE.get("markers")
@@ -115,8 +116,8 @@ def _prepare_one(page: Page) -> PreparedDoc:
         key=page.key,
         dataset=page.dataset,
         fold=folds.get(page.key),
-        texts=[b.text for b in seg.blocks],
-        word_counts=[s.n_words for s in stats],
+        texts=blocks.text,
+        word_counts=counts.words,
         features=feats,
         labels=al.labels,
         gold=gold,
@@ -126,13 +127,13 @@ def _prepare_one(page: Page) -> PreparedDoc:
         note=al.note,
         blocks=seg.blocks if _PREP_STATE.get("keep_blocks") else None,
         layout=[block_attributes(b, markers) for b in seg.blocks] if markers else None,
-        gaps=[b.gap for b in seg.blocks],
-        shown={i: b.shown for i, b in enumerate(seg.blocks) if b.shown is not None},
-        headline=headline_block(seg.blocks, seg.title),
-        main=main_container(seg.blocks, stats, seg.page, extractor.cues, decision.fill_main_skip,
+        gaps=blocks.gap,
+        shown={i: shown for i, shown in enumerate(blocks.shown) if shown is not None},
+        headline=headline_block(blocks, seg.title),
+        main=main_container(blocks, counts, seg.page, extractor.cues, decision.fill_main_skip,
                             decision.fill_main_heaviest),
         page_type=extractor.cues.page_typer.of(seg.page),
-        idclass_tokens=frozenset(t for b in seg.blocks for t in b.idclass),
+        idclass_tokens=frozenset(t for tokens in blocks.idclass for t in tokens),
     )
 
 

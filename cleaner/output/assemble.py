@@ -22,7 +22,7 @@ from typing import Final
 
 from ..label.decide import continues_segment
 from ..labels import CONTINUATION, HEADER, LABELS, LIST, OTHER, PARAGRAPH
-from ..page.segment import Block
+from ..page.segment import BlockTable
 from ..page.text import count_words
 
 MARKER: Final = {HEADER: "<h>", PARAGRAPH: "<p>", LIST: "<l>"}
@@ -136,7 +136,7 @@ class Assembled:
 
 
 def assemble(
-    blocks: Sequence[Block | str],
+    blocks: BlockTable | Sequence[str],
     labels: list[str],
     confidences: list[float] | None = None,
     word_counts: list[int] | None = None,
@@ -147,19 +147,27 @@ def assemble(
     """The CleanEval text, plain text and statistics of labelled blocks; `confidences` (the
     probability of each block's label) and `p_content` (each block's P(content)) add the mean
     confidence and the expected scores to the statistics. Blocks given as texts are joined by
-    `gaps` and shown as `shown` ({index: text}; see Block.gap and Block.shown), or by spaces."""
+    `gaps` and shown as `shown` ({index: text}; see Block.gap and Block.shown), or by spaces; a table's by its own."""
     if len(blocks) != len(labels):
         raise ValueError(f"{len(blocks)} blocks but {len(labels)} labels")
     stats = LabelStats(n_blocks=len(blocks))
     segments: list[tuple[str, list[str]]] = []
     previous = -1  # the last kept block
+    shown_texts: list[str | None] | None = None
+    if isinstance(blocks, BlockTable):
+        texts = blocks.text
+        shown_texts = blocks.shown
+        if gaps is None:
+            gaps = blocks.gap
+    else:
+        texts = list(blocks)
+        if gaps is None:
+            gaps = [" "] * len(texts)
     if word_counts is None:
-        word_counts = [count_words(b if isinstance(b, str) else b.text) for b in blocks]
-    if gaps is None:
-        gaps = [" " if isinstance(b, str) else b.gap for b in blocks]
+        word_counts = [count_words(text) for text in texts]
     labels = keep_touching(labels, gaps)
-    for i, (block, label) in enumerate(zip(blocks, labels)):
-        text = block if isinstance(block, str) else block.text
+    for i, label in enumerate(labels):
+        text = texts[i]
         n_words = word_counts[i]
         entry = stats.per_label[label]
         entry.blocks += 1
@@ -170,11 +178,12 @@ def assemble(
             continue
         stats.words_kept += n_words
         gap = gaps[i] if previous == i - 1 else _gap_over(gaps, previous, i)
-        if isinstance(block, str):
-            if shown and i in shown:
-                text = shown[i]
-        elif block.shown is not None:
-            text = block.shown
+        if shown_texts is not None:
+            shown_text = shown_texts[i]
+            if shown_text is not None:
+                text = shown_text
+        elif shown and i in shown:
+            text = shown[i]
         if segments and continues_segment(label, gap, previous == i - 1):
             segments[-1][1].append(gap)
             segments[-1][1].append(text)

@@ -378,14 +378,14 @@ cdef class RowPass:
             _push(out, c.code)
         return 0
 
-    def run(self, tuple columns, list stats, object cues):
+    def run(self, tuple columns, object cues):
         """(shared ids, their rows' starts, whether a shared row is empty, private ids, their rows' starts) of the
-        blocks whose `columns` (features.block_columns) and `stats` are given, with what the `cue` family read of
+        blocks whose `columns` (features.block_columns) are given, with what the `cue` family read of
         the page (cleaner.page.cues.page_cue_context; None without the family): AttributeParts.flat."""
         cdef list texts = columns[0], ancestors = columns[1], opened = columns[2], closed = columns[3]
         cdef list containers = columns[4], artificial = columns[5], in_link = columns[6], idclass = columns[7]
         cdef list div_group = columns[8], td_group = columns[9], words = columns[10], link_words = columns[11]
-        cdef list repeat = columns[12], repeat_item = columns[13]
+        cdef list repeat = columns[12], repeat_item = columns[13], chars = columns[14]
         cdef _PageCues page_cues = _PageCues(cues) if cues is not None else None
         cdef Py_ssize_t n = len(texts), i, g, c, n_sent = 0, doc_words = 0, free_words = 0, free_w, w, lw
         cdef Py_ssize_t max_group = -1, max_div = 0, max_td = 0, start, k, max_item = -1, item
@@ -477,7 +477,8 @@ cdef class RowPass:
                 text = <str> PyList_GET_ITEM(texts, i)
                 found = PyDict_GetItem(self.text_cache, text)
                 fields = (<object> found if found != NULL
-                          else self.text_names(self.names, text, <object> PyList_GET_ITEM(stats, i)))
+                          else self.text_names(self.names, text, <object> PyList_GET_ITEM(words, i),
+                                               <object> PyList_GET_ITEM(chars, i)))
                 _extend(&shared, <list> PyTuple_GET_ITEM(fields, 0))
                 _extend(&private, <list> PyTuple_GET_ITEM(fields, 1))
                 n_sent += PyLong_AsSsize_t(<object> PyTuple_GET_ITEM(fields, 2))

@@ -1246,7 +1246,7 @@ cdef class TextAttributes:
 
     def attributes(self, str text, Py_ssize_t n_words, Py_ssize_t n_chars):
         """(shared attributes, private attributes, sentence ends) of `text`, whose words and characters the block's
-        BlockStats counted: what FeatureExtractor._text_features appends and returns."""
+        FeatureExtractor.counts counted: what FeatureExtractor._text_features appends and returns."""
         cdef long m[M_COUNTS]
         cdef PyObject *rows[2][_ROW]  # the shared names, then the private ones
         cdef Py_ssize_t lengths[2]

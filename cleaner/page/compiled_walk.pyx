@@ -48,7 +48,7 @@ from .math import is_rendered_copy, is_tex_script, math_block, tex_script_block
 from .page_marks import PageMarks, add_itemtypes, is_json_ld, read_head
 from .segment import (
     BOX_ONLY, CLOSING_PUNCTUATION, HIDDEN, MAIN, MAX_CONTAINERS, ROOT_FRAME, TOKEN_CACHE_ENTRIES,
-    UNDISPLAYED, Segmentation, block_in, hides, mark_repeats,
+    UNDISPLAYED, BlockTable, Segmentation, hides, mark_repeats,
 )
 
 ctypedef unsigned char lxb_char_t
@@ -484,7 +484,10 @@ cdef class _Walk:
     cdef _Widening lengthenings[LENGTHENINGS]  # (`key`: the parent's containers)
     cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
     cdef int kinds[KINDS]
-    cdef list blocks
+    # The page's BlockTable and its columns, a row appended a block (BlockTable.add's, without its call)
+    cdef object table
+    cdef list texts, containers, ancestors, opened_counts, closed_counts, div_groups, td_groups, idclasses, in_links
+    cdef list depths, artificials, gaps, shown_texts, elements
     cdef _Frame *frames  # frames[:depth], the root's first; `capacity` allocated
     cdef Py_ssize_t depth, capacity
     cdef _Tally opened, closed
@@ -610,6 +613,15 @@ cdef class _Walk:
         self.depth += 1
         return 0
 
+    cdef start(self, table):
+        """Write the blocks into `table`, a new BlockTable."""
+        self.table = table
+        self.texts, self.containers, self.ancestors = table.text, table.containers, table.ancestors
+        self.opened_counts, self.closed_counts = table.opened, table.closed
+        self.div_groups, self.td_groups, self.idclasses = table.div_group, table.td_group, table.idclass
+        self.in_links, self.depths, self.artificials = table.in_link, table.depth, table.artificial
+        self.gaps, self.shown_texts, self.elements = table.gap, table.shown, table.element
+
     cdef void pop(self) noexcept:
         """Close the innermost element (its frame's objects released: read them first)."""
         self.depth -= 1
@@ -630,9 +642,20 @@ cdef class _Walk:
             gap = ""
         else:
             gap = " "
-        self.blocks.append(block_in(text, <tuple> top.containers, <frozenset> top.ancestors, <tuple> top.idclass,
-                                    top.div_group, top.td_group, top.element, self.counts_of(&self.opened),
-                                    self.counts_of(&self.closed), self.depth - 1, artificial, gap, shown))
+        self.texts.append(text)
+        self.containers.append(<tuple> top.containers)
+        self.ancestors.append(<frozenset> top.ancestors)
+        self.opened_counts.append(self.counts_of(&self.opened))
+        self.closed_counts.append(self.counts_of(&self.closed))
+        self.div_groups.append(top.div_group)
+        self.td_groups.append(top.td_group)
+        self.idclasses.append(<tuple> top.idclass)
+        self.in_links.append("a" in <frozenset> top.ancestors)
+        self.depths.append(self.depth - 1)
+        self.artificials.append(artificial)
+        self.gaps.append(gap)
+        self.shown_texts.append(shown)
+        self.elements.append(top.element)  # (the repeat columns are made whole by mark_repeats)
         self.space = False
         self.line_break = False
 
@@ -1117,16 +1140,16 @@ def walk(parsed, config):
     title = read_head(tree, marks)
     root_node = tree.body or tree.root
     cdef _Walk w = _Walk()
-    w.blocks = []
+    w.start(BlockTable())
     w.max_chars = int(cfg["max_block_chars"])
     if root_node is None:
-        return Segmentation(w.blocks, 0, False, 0, capped, title, marks, markup_capped)
+        return Segmentation(w.table, 0, False, 0, capped, title, marks, markup_capped)
 
     root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element, root_scope = (
         ROOT_FRAME)
     w.push(root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element,
            root_scope, 0)
-    cdef list blocks = w.blocks
+    cdef list blocks = w.texts  # (a block a text: its length is the table's)
     cdef list element_parent = [0]
     cdef list element_group = [-1]  # (the reference's numbering of signatures: mark_repeats)
     cdef list group_size
@@ -1362,11 +1385,11 @@ def walk(parsed, config):
     group_size = groups.sizes()
     groups.release()
     merges.release()
-    mark_repeats(blocks, element_parent, element_group, group_size, repeat_min)
+    mark_repeats(w.table, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     marks.element_group = element_group
     marks.group_size = group_size
-    return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
+    return Segmentation(w.table, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
 def main_subtree(list words, list element_parent, double share):

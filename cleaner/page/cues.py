@@ -19,7 +19,7 @@ from .. import compiled_twin
 from ..config import Config
 from .page_marks import PageMarks
 from .page_type import PageTyper
-from .segment import HIDDEN, Block, BlockStats
+from .segment import HIDDEN, BlockCounts, BlockTable
 from .text import compiled_text_module
 
 # -- cue regexps: a literal prefilter -------------------------------------------------------
@@ -410,20 +410,20 @@ def text_cues(settings: CueSettings, names: CueNames, text: str, out: list) -> N
 MAIN_RELATIONS: Final = ("before", "in", "after")
 
 
-def page_relations(blocks: list[Block], stats: list[BlockStats], page: PageMarks, min_words: int,
+def page_relations(blocks: BlockTable, counts: BlockCounts, page: PageMarks, min_words: int,
                    share: float) -> list[int] | None:
-    """main_relations of a page's blocks, computed once for the same blocks and stats (PageMarks.relations_memo): the
+    """main_relations of a page's blocks, computed once for the same blocks and counts (PageMarks.relations_memo): the
     cue family (page_cues) and the fill of the main container (main_container) both read them (0.2 M instructions a
     page of 2025 each time). The result is shared: read it, do not change it."""
     memo = page.relations_memo
-    if memo is not None and memo[0] is blocks and memo[1] is stats and memo[2] == min_words and memo[3] == share:
+    if memo is not None and memo[0] is blocks and memo[1] is counts and memo[2] == min_words and memo[3] == share:
         return memo[4]
-    relations = main_relations(blocks, stats, page.element_parent, min_words, share)
-    page.relations_memo = (blocks, stats, min_words, share, relations)
+    relations = main_relations(blocks, counts, page.element_parent, min_words, share)
+    page.relations_memo = (blocks, counts, min_words, share, relations)
     return relations
 
 
-def main_relations(blocks: list[Block], stats: list[BlockStats], element_parent: list[int], min_words: int,
+def main_relations(blocks: BlockTable, counts: BlockCounts, element_parent: list[int], min_words: int,
                    share: float) -> list[int] | None:
     """Each block's place against the page's main container (0 before it, 1 in it, 2 after it; None when the
     page holds no prose): the deepest element holding at least `share` of the page's prose words, reached from
@@ -435,17 +435,17 @@ def main_relations(blocks: list[Block], stats: list[BlockStats], element_parent:
     if n == 0:
         return None
     total = [0] * n
-    for b, s in zip(blocks, stats):
-        words = s.n_words - s.link_words
-        if words >= min_words and 0 <= b.element < n and HIDDEN not in b.ancestors:
-            total[b.element] += words
+    for element, ancestors, w, lw in zip(blocks.element, blocks.ancestors, counts.words, counts.link_words):
+        words = w - lw
+        if words >= min_words and 0 <= element < n and HIDDEN not in ancestors:
+            total[element] += words
     inside = _main_subtree(total, element_parent, share)
     if inside is None:
         return None
     out: list[int] = []
     seen_inside = False
-    for b in blocks:
-        if 0 <= b.element < n and inside[b.element]:
+    for element in blocks.element:
+        if 0 <= element < n and inside[element]:
             seen_inside = True
             out.append(1)
         else:
@@ -487,7 +487,7 @@ _main_subtree: Callable[[list[int], list[int], float], list[bool] | None] = (
     main_subtree if _COMPILED_WALK is None else _COMPILED_WALK.main_subtree)
 
 
-def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks, settings: CueSettings,
+def main_container(blocks: BlockTable, counts: BlockCounts, page: PageMarks, settings: CueSettings,
                    skip_cues: tuple[str, ...] = (), heaviest_types: tuple[str, ...] = ()) -> list[bool] | None:
     """Whether each block lies in the page's main container (main_relations; None when the page holds no
     prose), and -- but on a page whose markup says it is a forum thread (cue.page) -- outside every element an
@@ -497,13 +497,13 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     On a page whose type is one of `heaviest_types` ([decision] fill_main_heaviest), the blocks in the items of its
     heaviest repeated group (heaviest_items) are in the container too: a listing's items often lie outside the
     subtree of its most prose (an intro box)."""
-    relations = page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
+    relations = page_relations(blocks, counts, page, settings.main_min_words, settings.main_share)
     if relations is None:
         return None
     kind = settings.page_typer.of(page)
     if kind == "forum":
         skip_cues = ()
-    heaviest = heaviest_items(blocks, stats, page, settings.repeat_min) if kind in heaviest_types else None
+    heaviest = heaviest_items(blocks, counts, page, settings.repeat_min) if kind in heaviest_types else None
     if heaviest is not None:
         relations = [1 if h else r for r, h in zip(relations, heaviest)]
     skip = [sub for cue, subs in settings.idclass if cue in skip_cues for sub in subs]
@@ -516,11 +516,10 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     out: list[bool] = []
     last: tuple[str, ...] | None = None
     last_hit = False
-    for r, b in zip(relations, blocks):
+    for r, tokens in zip(relations, blocks.idclass):
         if r != 1:
             out.append(False)
             continue
-        tokens = b.idclass
         if tokens is last:
             out.append(not last_hit)
             continue
@@ -532,7 +531,7 @@ def main_container(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     return out
 
 
-def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks, repeat_min: int
+def heaviest_items(blocks: BlockTable, counts: BlockCounts, page: PageMarks, repeat_min: int
                    ) -> list[bool] | None:
     """Whether each block lies inside an item of the page's heaviest repeated group: of the groups of at least
     `repeat_min` sibling elements of one tag and class (cleaner.page.segment.mark_repeats), the one whose items hold
@@ -540,14 +539,14 @@ def heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks
     items, each a title (a link) and a summary, and they hold more of the page than any menu, whose items are a few
     words each; the main container (main_relations) weighs prose alone and on a listing often finds an intro box."""
     memo = page.heaviest_memo  # (the cue family and the fill of a listing both ask: found once a page)
-    if memo is not None and memo[0] is blocks and memo[1] is stats and memo[2] == repeat_min:
+    if memo is not None and memo[0] is blocks and memo[1] is counts and memo[2] == repeat_min:
         return memo[3]
-    result = _heaviest_items(blocks, stats, page, repeat_min)
-    page.heaviest_memo = (blocks, stats, repeat_min, result)
+    result = _heaviest_items(blocks, counts, page, repeat_min)
+    page.heaviest_memo = (blocks, counts, repeat_min, result)
     return result
 
 
-def _heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMarks, repeat_min: int
+def _heaviest_items(blocks: BlockTable, counts: BlockCounts, page: PageMarks, repeat_min: int
                     ) -> list[bool] | None:
     element_parent = page.element_parent
     element_group = page.element_group
@@ -555,13 +554,13 @@ def _heaviest_items(blocks: list[Block], stats: list[BlockStats], page: PageMark
     if n == 0 or len(element_group) != n:
         return None
     words = [0] * n
-    for b, s in zip(blocks, stats):
-        if 0 <= b.element < n and HIDDEN not in b.ancestors:
-            words[b.element] += s.n_words
+    for element, ancestors, w in zip(blocks.element, blocks.ancestors, counts.words):
+        if 0 <= element < n and HIDDEN not in ancestors:
+            words[element] += w
     inside = _heaviest_subtree(words, element_parent, element_group, page.group_size, repeat_min)
     if inside is None:
         return None
-    return [0 <= b.element < n and inside[b.element] for b in blocks]
+    return [0 <= element < n and inside[element] for element in blocks.element]
 
 
 def heaviest_subtree(words: list[int], element_parent: list[int], element_group: list[int], group_size: list[int],
@@ -657,13 +656,13 @@ class PageCueContext:
         self.code_tags = code_tags
 
 
-def page_cue_context(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
+def page_cue_context(settings: CueSettings, names: CueNames, blocks: BlockTable, counts: BlockCounts,
                      page: PageMarks | None) -> PageCueContext:
     """What page_cues reads of the page, found once."""
     kind_name = settings.page_typer.of(page) if page is not None else "unknown"
-    relations = (page_relations(blocks, stats, page, settings.main_min_words, settings.main_share)
+    relations = (page_relations(blocks, counts, page, settings.main_min_words, settings.main_share)
                  if page is not None else None)
-    heaviest = (heaviest_items(blocks, stats, page, settings.repeat_min)
+    heaviest = (heaviest_items(blocks, counts, page, settings.repeat_min)
                 if settings.heaviest and page is not None else None)
     url = None
     heaviest_url = None
@@ -676,40 +675,41 @@ def page_cue_context(settings: CueSettings, names: CueNames, blocks: list[Block]
                           settings.code_tags)
 
 
-def page_cues(settings: CueSettings, names: CueNames, blocks: list[Block], stats: list[BlockStats],
+def page_cues(settings: CueSettings, names: CueNames, blocks: BlockTable, counts: BlockCounts,
               page: PageMarks | None) -> list[list]:
     """The `cue` attributes that need the page: its type (cue.page, on every block), the repeated item a
     block sits in (cue.repeat, cue.repeat-links: the item's words mostly link text) and code (cue.code).
-    `stats` are the blocks' BlockStats (cleaner.page.features.FeatureExtractor.stats)."""
-    return block_cues(page_cue_context(settings, names, blocks, stats, page), blocks, stats)
+    `counts` are the blocks' (cleaner.page.features.FeatureExtractor.counts)."""
+    return block_cues(page_cue_context(settings, names, blocks, counts, page), blocks, counts)
 
 
-def block_cues(c: PageCueContext, blocks: list[Block], stats: list[BlockStats]) -> list[list]:
+def block_cues(c: PageCueContext, blocks: BlockTable, counts: BlockCounts) -> list[list]:
     """page_cues' attributes per block, from what it read of the page: the readable reference of the same loop in
     compiled_rows.RowPass."""
     # Words and link words of each repeated item, over the blocks inside it.
     item_words: dict[int, int] = {}
     item_links: dict[int, int] = {}
-    for b, s in zip(blocks, stats):
-        item = b.repeat_item
+    for item, w, lw in zip(blocks.repeat_item, counts.words, counts.link_words):
         if item >= 0:
-            item_words[item] = item_words.get(item, 0) + s.n_words
-            item_links[item] = item_links.get(item, 0) + s.link_words
+            item_words[item] = item_words.get(item, 0) + w
+            item_links[item] = item_links.get(item, 0) + lw
     names = c.names
     relations, heaviest, url, heaviest_url = c.relations, c.heaviest, c.url, c.heaviest_url
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
-    for i, b in enumerate(blocks):
+    for i in range(len(blocks)):
         row = [c.kind]
         if url is not None:
             row.append(url)
         if relations is not None:
             row.append(names.main[relations[i]])
-        if b.repeat:
-            row.append(names.repeat[b.repeat])
+        repeat = blocks.repeat[i]
+        if repeat:
+            row.append(names.repeat[repeat])
             row.append(c.repeat_at)
-            words = item_words[b.repeat_item]
-            if words and item_links[b.repeat_item] >= c.links_min * words:
+            item = blocks.repeat_item[i]
+            words = item_words[item]
+            if words and item_links[item] >= c.links_min * words:
                 row.append(names.repeat_links)
         if heaviest is not None and heaviest[i]:
             row.append(names.heaviest)
@@ -718,7 +718,7 @@ def block_cues(c: PageCueContext, blocks: list[Block], stats: list[BlockStats]) 
                 row.append(heaviest_url)
             if relations is not None and relations[i] != 1:
                 row.append(names.heaviest_outside)
-        anc = b.ancestors
+        anc = blocks.ancestors[i]
         code = in_code.get(anc)
         if code is None:
             code = in_code[anc] = not c.code_tags.isdisjoint(anc)

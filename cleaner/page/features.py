@@ -40,7 +40,7 @@ from ..config import Config, load_config
 from .cues import CueSettings, block_cues, idclass_cues, page_cue_context, text_cues
 from .feature_names import AttributeNames, PrefixCache
 from .page_marks import PageMarks
-from .segment import Block, BlockStats
+from .segment import BlockCounts, BlockTable
 from .text import compiled_text_module, count_words, measure_text
 
 FAMILIES: Final = (
@@ -113,16 +113,14 @@ class AttributeParts:
     flat: Any = None
 
 
-def block_columns(blocks: list[Block], stats: list[BlockStats]) -> tuple[list, ...]:
-    """What compiled_rows.RowPass reads of the blocks, one list a field (texts, ancestors, opened and closed tags,
+def block_columns(blocks: BlockTable, counts: BlockCounts) -> tuple[list, ...]:
+    """What compiled_rows.RowPass reads of the blocks, the table's own lists (texts, ancestors, opened and closed tags,
     containers, artificial, in_link, id/class tokens, div and td groups, words, words in links, repeat, repeated
-    item): read here, where a Block's field is a C struct's, and not from Cython, where each is a generic attribute
-    lookup."""
-    return ([b.text for b in blocks], [b.ancestors for b in blocks], [b.opened for b in blocks],
-            [b.closed for b in blocks], [b.containers for b in blocks], [b.artificial for b in blocks],
-            [b.in_link for b in blocks], [b.idclass for b in blocks], [b.div_group for b in blocks],
-            [b.td_group for b in blocks], [s.n_words for s in stats], [s.link_words for s in stats],
-            [b.repeat for b in blocks], [b.repeat_item for b in blocks])
+    item, characters): read here, where each is a C struct's field, and not from Cython, where each is a generic
+    attribute lookup."""
+    return (blocks.text, blocks.ancestors, blocks.opened, blocks.closed, blocks.containers, blocks.artificial,
+            blocks.in_link, blocks.idclass, blocks.div_group, blocks.td_group, counts.words, counts.link_words,
+            blocks.repeat, blocks.repeat_item, counts.chars)
 
 
 def own_attribute_count(row) -> int:
@@ -219,17 +217,17 @@ class FeatureExtractor:
 
     # -- per block ---------------------------------------------------------------------
 
-    def _block_own(self, b: Block, st: BlockStats, shared: list, private: list, v: AttributeNames,
-                   page_named: dict[int, tuple[list, list]]) -> int:
-        """Append the block's own attributes: `shared` ones are also given to neighbours. Returns the
+    def _block_own(self, blocks: BlockTable, i: int, counts: BlockCounts, shared: list, private: list,
+                   v: AttributeNames, page_named: dict[int, tuple[list, list]]) -> int:
+        """Append block i's own attributes: `shared` ones are also given to neighbours. Returns the
         number of sentence ends in the block's text (for the page's `document.sentence-count`). `page_named`: the
         page's id/class attributes so far, by the identity of a block's tokens (the caller's, one per page)."""
         on = self.on
         windowed = self.windowed
-        text = b.text
+        text = blocks.text[i]
         if on.container:
             out = shared if windowed.container else private
-            anc = b.ancestors
+            anc = blocks.ancestors[i]
             names = v.container_cache.get(anc)
             if names is None:
                 names = self.container_names(v, anc)
@@ -238,7 +236,7 @@ class FeatureExtractor:
             out = shared if windowed.split else private
             p = br = hr = inline = block = 0
             kinds = self.split_kinds
-            tag_counts = b.opened
+            tag_counts = blocks.opened[i]
             for _ in range(2):  # the opened tags, then the closed (a loop over a tuple of the two: a generic iterator)
                 for tag, n in tag_counts.items():
                     kind = kinds.get(tag)
@@ -256,7 +254,7 @@ class FeatureExtractor:
                         inline += n
                     elif kind & SPLIT_BLOCK:
                         block += n
-                tag_counts = b.closed
+                tag_counts = blocks.closed[i]
             # Zero counts are left out: absence encodes zero (reference coding), which
             # halves the attributes per block and the CRF's time. (One test a count: a zip over the counts cost
             # two iterators and a tuple a block, 0.8 M instructions a page of 2025.)
@@ -275,26 +273,28 @@ class FeatureExtractor:
         # boilerplate ("Home", "|", "Contact us") repeats, 45% of blocks in the shared pages.
         cached = v.text_cache.get(text)
         if cached is None:
-            cached = self.text_names(v, text, st)
+            cached = self.text_names(v, text, counts.words[i], counts.chars[i])
         shared.extend(cached[0])
         private.extend(cached[1])
         if on.tag:
             out = shared if windowed.tag else private
-            cont = b.containers
+            cont = blocks.containers[i]
             out.append(v.tag_self[cont[-1] if cont else "-"])
             out.append(v.tag_parent[cont[-2] if len(cont) > 1 else "-"])
-            if b.artificial:
-                out.append(v.tag_artificial[b.artificial])
-        if on.density and b.in_link:
+            artificial = blocks.artificial[i]
+            if artificial:
+                out.append(v.tag_artificial[artificial])
+        if on.density and blocks.in_link[i]:
             (shared if windowed.density else private).append(v.in_link)
-        if b.idclass and (on.idclass or on.cue):
+        tokens = blocks.idclass[i]
+        if tokens and (on.idclass or on.cue):
             # The walk gives the blocks of an element, and of its like siblings, one tuple of tokens: three blocks
             # in four find it named on this page by its identity (`page_named`, alive no longer than the blocks),
             # without the cut to max_idclass (a new tuple: most blocks have more) and the hash of its tokens.
-            key = id(b.idclass)
+            key = id(tokens)
             named = page_named.get(key)
             if named is None:
-                named = page_named[key] = self.idclass_names(v, b.idclass)
+                named = page_named[key] = self.idclass_names(v, tokens)
             if named[0]:
                 (shared if windowed.idclass else private).extend(named[0])
             if named[1]:
@@ -312,16 +312,16 @@ class FeatureExtractor:
         v.container_cache[anc] = names
         return names
 
-    def text_names(self, v: AttributeNames, text: str, st: BlockStats) -> tuple[list, list, int]:
+    def text_names(self, v: AttributeNames, text: str, n_words: int, n_chars: int) -> tuple[list, list, int]:
         """(shared attributes, private attributes, sentence ends) of a block's `text`, cached in `v` (bounded): in one
         compiled call (compiled_text.TextAttributes) when it is built, else by _text_features."""
         compiled = v.text_attributes
         if compiled is not None:
-            cached: tuple[list, list, int] = compiled.attributes(text, st.n_words, st.n_chars)
+            cached: tuple[list, list, int] = compiled.attributes(text, n_words, n_chars)
         else:
             sh: list = []
             pr: list = []
-            cached = (sh, pr, self._text_features(text, st, sh, pr, v))
+            cached = (sh, pr, self._text_features(text, n_words, n_chars, sh, pr, v))
         cache = v.text_cache
         if len(cache) >= TEXT_CACHE_ENTRIES:
             cache.clear()
@@ -366,7 +366,8 @@ class FeatureExtractor:
         low = text.lower()
         return any(h in low for h in self.url_hints)
 
-    def _text_features(self, text: str, st: BlockStats, shared: list, private: list, v: AttributeNames) -> int:
+    def _text_features(self, text: str, n_words: int, n_chars: int, shared: list, private: list, v: AttributeNames
+                       ) -> int:
         """Attributes of the char, token, sentence, regexp and text-density families; returns the
         number of sentence ends in `text` (0 or 1: the regexp is anchored at the end), which
         `sentence.end` and the page's `document.sentence-count` both read. The readable reference of
@@ -377,13 +378,13 @@ class FeatureExtractor:
                               else measure_text(text, self.per_character_tokens, self.re_sent_split, self.re_sent_end))
         ends = m[11] if self.count_sentence_ends else 0
         windowed = self.windowed
-        n_chars = st.n_chars or 1
+        chars = n_chars or 1
         if on.char:
             out = shared if windowed.char else private
             for (t_abs, t_rel), n in zip(v.t_char, m[0:5]):
                 if n:
                     out.append(t_abs[n])
-                    out.append(t_rel[n * 1000 // n_chars])
+                    out.append(t_rel[n * 1000 // chars])
         if on.token:
             out = shared if windowed.token else private
             nt = m[9] or 1
@@ -395,7 +396,7 @@ class FeatureExtractor:
             out = shared if windowed.sentence else private
             n_sent = m[10]
             out.append(v.t_sent_count[n_sent])
-            out.append(v.t_sent_len[st.n_words // n_sent if n_sent else 0])
+            out.append(v.t_sent_len[n_words // n_sent if n_sent else 0])
             first = text[:1]
             if first.isupper() or (first.isalpha() and not first.islower()):
                 out.append(v.sent_begin)
@@ -415,32 +416,30 @@ class FeatureExtractor:
             may_bullet = self.may_bullet
             if (may_bullet is None or may_bullet(text)) and self.re_bullet.match(text):
                 out.append(v.re_bullet)
-        if on.cue and st.n_words <= self.cues.max_words:
+        if on.cue and n_words <= self.cues.max_words:
             text_cues(self.cues, v.cues, text, shared if windowed.cue else private)
         if on.density:
-            lines = -(-st.n_chars // 80) or 1
-            (shared if windowed.density else private).append(v.t_density[st.n_words // lines])
+            lines = -(-n_chars // 80) or 1
+            (shared if windowed.density else private).append(v.t_density[n_words // lines])
         return ends
 
     # -- per document ------------------------------------------------------------------
 
-    def stats(self, blocks: list[Block]) -> list[BlockStats]:
+    def counts(self, blocks: BlockTable) -> BlockCounts:
+        """The words, characters and words in links of each block."""
         # (Counted afresh, not cached by the text as the attributes are: the compiled count reads an ASCII text at one
         # table lookup a character, cheaper than a lookup in a dict of 30,000 texts, docs/speed.md stop 74.)
         count_words = self.count_words
-        out = []
-        for b in blocks:
-            text = b.text
-            n = count_words(text)
-            out.append(BlockStats(n, len(text), n if b.in_link else 0))
-        return out
+        words = [count_words(text) for text in blocks.text]
+        return BlockCounts(words, [len(text) for text in blocks.text],
+                           [n if in_link else 0 for n, in_link in zip(words, blocks.in_link)])
 
     def _prefixed_rows(self, offset: int, rows: list[list[str]], codec=None) -> list[list]:
         """`rows` as a neighbour at `offset` sees them (`-1:name`...), named with `codec` when given."""
         get = self.neighbour_names(offset, codec).__getitem__
         return [list(map(get, row)) for row in rows]
 
-    def extract(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+    def extract(self, blocks: BlockTable, counts: BlockCounts | None = None, codec=None,
                 page: PageMarks | None = None) -> AttributeRows:
         """One attribute list per block (own features, then the neighbours' with offsets).
         `page` is what the page's markup says of it (Segmentation.page), read by the `cue` family only.
@@ -448,7 +447,7 @@ class FeatureExtractor:
         With a `codec` (cleaner.label.model.AttributeCodec) the attributes come as the codes the model
         stores, the same as `codec.encode(extract(...))`, named at the source (see `AttributeNames`): a
         block's own attributes are encoded once, not once more for each neighbour that sees them."""
-        parts = self.extract_parts(blocks, stats, codec, page)
+        parts = self.extract_parts(blocks, counts, codec, page)
         shared_rows, n = parts.shared, len(parts.private)
         # `private` rows are named already; the shared attributes are encoded here, once, as their
         # block's own (and below under each neighbour's prefix).
@@ -465,26 +464,26 @@ class FeatureExtractor:
                 row += after[i] if i + k < n else edge_after
         return result
 
-    def extract_parts(self, blocks: list[Block], stats: list[BlockStats] | None = None, codec=None,
+    def extract_parts(self, blocks: BlockTable, counts: BlockCounts | None = None, codec=None,
                       page: PageMarks | None = None, window=None) -> AttributeParts:
         """The page's attributes before the neighbour window is laid on: per block the attributes of
         the `window_families` (`shared`, what neighbours see under a prefix), readable or, with a codec and a
         `window` naming (cleaner.label.crf.WindowIds), as its integers, and the others named with `codec`
         (`private`). `extract` lays them out as rows; a scorer can take the parts as they are and never build
         the neighbours' copies (cleaner.label.crf.WindowRows)."""
-        if stats is None:
-            stats = self.stats(blocks)
+        if counts is None:
+            counts = self.counts(blocks)
         if codec is None:
             window = None
         v = self._naming(codec, window)
-        cues = page_cue_context(self.cues, v.cues, blocks, stats, page) if self.on.cue else None
+        cues = page_cue_context(self.cues, v.cues, blocks, counts, page) if self.on.cue else None
         row_pass = v.row_pass
         if row_pass is not None:  # (a model's rows: written as C integers, compiled_rows.RowPass)
-            return AttributeParts([], [], window, row_pass.run(block_columns(blocks, stats), stats, cues))
-        cue_feats = block_cues(cues, blocks, stats) if cues is not None else []
-        return self.parts_reference(blocks, stats, v, cue_feats, window)
+            return AttributeParts([], [], window, row_pass.run(block_columns(blocks, counts), cues))
+        cue_feats = block_cues(cues, blocks, counts) if cues is not None else []
+        return self.parts_reference(blocks, counts, v, cue_feats, window)
 
-    def parts_reference(self, blocks: list[Block], stats: list[BlockStats], v: AttributeNames, cue_feats: list[list],
+    def parts_reference(self, blocks: BlockTable, counts: BlockCounts, v: AttributeNames, cue_feats: list[list],
                         window=None) -> AttributeParts:
         """extract_parts' rows as lists, named by `v` (this extractor's naming of the codec and `window`), the page's
         `cue` attributes given (cleaner.page.cues.page_cues): the readable reference of compiled_rows.RowPass, which
@@ -493,22 +492,23 @@ class FeatureExtractor:
         on = self.on
         windowed = self.windowed
         # Document-level aggregates.
-        doc_words = sum(s.n_words for s in stats)
-        free_words = sum(s.n_words - s.link_words for s in stats) or 1
+        words, link_words = counts.words, counts.link_words
+        doc_words = sum(words)
+        free_words = doc_words - sum(link_words) or 1
         # div group -> [its words outside links, all its words, its words in links] (one lookup a block, not three)
         div_sums: dict[int, list[int]] = {}
         td_words: dict[int, int] = {}
-        for b, s in zip(blocks, stats):
-            free = s.n_words - s.link_words
-            sums = div_sums.get(b.div_group)
+        for div, td, w, lw in zip(blocks.div_group, blocks.td_group, words, link_words):
+            free = w - lw
+            sums = div_sums.get(div)
             if sums is None:
-                div_sums[b.div_group] = [free, s.n_words, s.link_words]
+                div_sums[div] = [free, w, lw]
             else:
                 sums[0] += free
-                sums[1] += s.n_words
-                sums[2] += s.link_words
-            td_words[b.td_group] = td_words.get(b.td_group, 0) + free
-        keys = [b.text.casefold() for b in blocks]
+                sums[1] += w
+                sums[2] += lw
+            td_words[td] = td_words.get(td, 0) + free
+        keys = [text.casefold() for text in blocks.text]
         seen: dict[str, int] = {}
         for k in keys:
             seen[k] = seen.get(k, 0) + 1
@@ -517,10 +517,10 @@ class FeatureExtractor:
         page_named: dict[int, tuple[list, list]] = {}  # id(a block's id/class tokens) -> their attributes (_block_own)
         shared_rows: list[list] = []
         rows: list[list] = []
-        for i, (b, s) in enumerate(zip(blocks, stats)):
+        for i in range(n):
             shared: list = []
             private: list = [v.bias]
-            n_sent += self._block_own(b, s, shared, private, v, page_named)
+            n_sent += self._block_own(blocks, i, counts, shared, private, v, page_named)
             if on.dup:
                 out = shared if windowed.dup else private
                 c = seen[keys[i]]
@@ -531,13 +531,13 @@ class FeatureExtractor:
                 first_seen.add(keys[i])
             if on.group:
                 out = shared if windowed.group else private
-                g = b.div_group
+                g = blocks.div_group[i]
                 out.append(v.t_div[div_sums[g][0] * 1000 // free_words] if g >= 0 else v.div_none)
-                g = b.td_group
+                g = blocks.td_group[i]
                 out.append(v.t_td[td_words[g] * 1000 // free_words] if g >= 0 else v.td_none)
             if on.density:
                 out = shared if windowed.density else private
-                sums = div_sums[b.div_group]
+                sums = div_sums[blocks.div_group[i]]
                 out.append(v.t_link[sums[2] * 1000 // (sums[1] or 1)])
             if on.position:
                 out = shared if windowed.position else private

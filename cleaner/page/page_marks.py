@@ -50,9 +50,9 @@ class PageMarks:
     element_group: list[int] = field(default_factory=list)
     group_size: list[int] = field(default_factory=list)
     # The blocks' place against the main container (cleaner.page.cues.page_relations), once a page: the cue family and
-    # the fill of the main container both read it. (blocks, stats, min_words, share, relations) of the last call.
+    # the fill of the main container both read it. (blocks, counts, min_words, share, relations) of the last call.
     relations_memo: tuple | None = field(default=None, compare=False, repr=False)
-    # (blocks, stats, repeat_min, heaviest_items' result): the cue family and the fill both ask (cleaner.page.cues)
+    # (blocks, counts, repeat_min, heaviest_items' result): the cue family and the fill both ask (cleaner.page.cues)
     heaviest_memo: tuple | None = field(default=None, compare=False, repr=False)
 
 

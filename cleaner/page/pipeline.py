@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .. import compiled_twin
 from ..config import Config
 from .decode import DecodedPage, decode_html
-from .segment import Block, ParsedHtml, Segmentation, parse_html, segment_tree
+from .segment import Block, BlockTable, ParsedHtml, Segmentation, parse_html, segment_tree
 
 
 class CpuBudget:
@@ -152,7 +152,7 @@ def read_page(data, config: Config, *, http_charset: str | None = None, segment_
     except Exception as exc:
         raise PageRejected("parse_error", _error(exc), decoded=decoded) from exc
     timings["segment"] = (time.perf_counter() - t) * 1000
-    if not seg.blocks:
+    if not len(seg.table):
         raise PageRejected("no_text", decoded=decoded, segmentation=seg)
     if budget.expired():
         raise PageRejected("timeout", decoded=decoded, segmentation=seg)
@@ -167,5 +167,5 @@ def read_page_to_score(data: bytes, config: Config) -> PageBlocks:
         return read_page(data, config)
     except PageRejected as rejected:
         decoded = rejected.decoded or DecodedPage("", "utf-8", "default", 0, None)
-        seg = rejected.segmentation or Segmentation(blocks=[], n_nodes=0, truncated=False, max_depth=0)
+        seg = rejected.segmentation or Segmentation(table=BlockTable(), n_nodes=0, truncated=False, max_depth=0)
         return PageBlocks(decoded, seg)

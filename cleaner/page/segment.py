@@ -1,4 +1,4 @@
-"""Precleaning and segmentation: decoded HTML text -> a list of text blocks (Victor's units).
+"""Precleaning and segmentation: decoded HTML text -> the page's text blocks (Victor's units), as a BlockTable.
 
 A block is a maximal run of text between two tags, so `Hello <i>world</i>!` gives three
 blocks. The CRF labels these blocks; everything it knows about markup comes from what is
@@ -118,9 +118,133 @@ class Block:
                         self.repeat, self.repeat_item, self.element))
 
 
+# A page's blocks as the stages read them: one list a field, row i of each list block i's. The walk writes a row per
+# block straight into the lists, and the features, the cues, the decision, the typer and the assembly read the
+# columns: no object is made a block (a Block made, filled, read field by field into the columns the compiled rows
+# read and freed again cost ~2.7 % of a page, docs/speed.md stop 77). `Block` stays the one block as a value, for
+# the callers that want one at a time (the seed systems, inspection, training's alignment): BlockTable.blocks().
+class BlockTable:
+    """A page's text blocks, one list a field of Block (see there what each means), in document order."""
+
+    text: list[str]
+    containers: list[tuple[str, ...]]
+    ancestors: list[frozenset[str]]
+    opened: list[dict[str, int]]
+    closed: list[dict[str, int]]
+    div_group: list[int]
+    td_group: list[int]
+    idclass: list[tuple[str, ...]]
+    in_link: list[bool]
+    depth: list[int]
+    artificial: list[str | None]
+    gap: list[str]
+    shown: list[str | None]
+    repeat: list[int]
+    repeat_item: list[int]
+    element: list[int]
+
+    def __init__(self) -> None:
+        self.text = []
+        self.containers = []
+        self.ancestors = []
+        self.opened = []
+        self.closed = []
+        self.div_group = []
+        self.td_group = []
+        self.idclass = []
+        self.in_link = []
+        self.depth = []
+        self.artificial = []
+        self.gap = []
+        self.shown = []
+        self.repeat = []
+        self.repeat_item = []
+        self.element = []
+
+    def add(self, text: str, containers: tuple[str, ...], ancestors: frozenset[str], idclass: tuple[str, ...],
+            div_group: int, td_group: int, element: int, opened: dict[str, int], closed: dict[str, int], depth: int,
+            artificial: str | None, gap: str, shown: str | None) -> None:
+        """Add the block of `text` in the element of walk frame (tag, `containers`, `ancestors`, `idclass`,
+        `div_group`, `td_group`, in_pre, `element`, in_itemscope) (see ROOT_FRAME), as both walks do: the reference
+        holds its frames as tuples, the compiled walk as C structs. Its repeated item is given after the walk
+        (mark_repeats)."""
+        self.text.append(text)
+        self.containers.append(containers)
+        self.ancestors.append(ancestors)
+        self.opened.append(opened)
+        self.closed.append(closed)
+        self.div_group.append(div_group)
+        self.td_group.append(td_group)
+        self.idclass.append(idclass)
+        self.in_link.append("a" in ancestors)
+        self.depth.append(depth)
+        self.artificial.append(artificial)
+        self.gap.append(gap)
+        self.shown.append(shown)
+        self.repeat.append(0)
+        self.repeat_item.append(-1)
+        self.element.append(element)
+
+    def append(self, b: Block) -> None:
+        """Add `b` as the last block."""
+        self.text.append(b.text)
+        self.containers.append(b.containers)
+        self.ancestors.append(b.ancestors)
+        self.opened.append(b.opened)
+        self.closed.append(b.closed)
+        self.div_group.append(b.div_group)
+        self.td_group.append(b.td_group)
+        self.idclass.append(b.idclass)
+        self.in_link.append(b.in_link)
+        self.depth.append(b.depth)
+        self.artificial.append(b.artificial)
+        self.gap.append(b.gap)
+        self.shown.append(b.shown)
+        self.repeat.append(b.repeat)
+        self.repeat_item.append(b.repeat_item)
+        self.element.append(b.element)
+
+    def block(self, i: int) -> Block:
+        """Block i, as a value (a copy: changing it leaves the table as it is)."""
+        return Block(self.text[i], self.containers[i], self.ancestors[i], self.opened[i], self.closed[i],
+                     self.div_group[i], self.td_group[i], self.idclass[i], self.in_link[i], self.depth[i],
+                     self.artificial[i], self.gap[i], self.shown[i], self.repeat[i], self.repeat_item[i],
+                     self.element[i])
+
+    def blocks(self) -> list[Block]:
+        """Every block, as values."""
+        return [self.block(i) for i in range(len(self.text))]
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlockTable) and self.columns() == other.columns()
+
+    def __repr__(self) -> str:
+        return f"BlockTable({self.blocks()!r})"
+
+    def columns(self) -> tuple:
+        """Every field's list, in Block's order."""
+        return (self.text, self.containers, self.ancestors, self.opened, self.closed, self.div_group, self.td_group,
+                self.idclass, self.in_link, self.depth, self.artificial, self.gap, self.shown, self.repeat,
+                self.repeat_item, self.element)
+
+    def __reduce__(self) -> tuple:
+        return (table_of, (self.blocks(),))  # (a compiled class is rebuilt by a call: see Block.__reduce__)
+
+
+def table_of(blocks: list[Block]) -> BlockTable:
+    """The table of `blocks`."""
+    table = BlockTable()
+    for b in blocks:
+        table.append(b)
+    return table
+
+
 @dataclass(slots=True)
 class Segmentation:
-    blocks: list[Block]
+    table: BlockTable
     n_nodes: int
     truncated: bool  # the max_blocks (or max_nodes) limit was hit
     max_depth: int
@@ -130,24 +254,33 @@ class Segmentation:
     page: PageMarks = field(default_factory=PageMarks)
     # What else the pre-parse guard cut (ParsedHtml.markup_capped; "nesting" too when nesting_capped).
     markup_capped: tuple[str, ...] = ()
+    # The blocks as values, made the first time `blocks` is asked (the table is what the stages read).
+    block_values: list[Block] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def blocks(self) -> list[Block]:
+        """The page's blocks as values (BlockTable.blocks), made once: read them, do not change them."""
+        if self.block_values is None:
+            self.block_values = self.table.blocks()
+        return self.block_values
 
 
 @dataclass(init=False)  # (the __init__ written out, compiled by mypyc: see Block)
-class BlockStats:
-    """Numbers measured on one block (cleaner.page.features.FeatureExtractor.stats), shared by the features, the cues
-    and the output statistics."""
+class BlockCounts:
+    """Numbers measured on each block of a page (cleaner.page.features.FeatureExtractor.counts), one list a number,
+    shared by the features, the cues and the output statistics."""
 
-    n_words: int
-    n_chars: int
-    link_words: int  # words inside a link
+    words: list[int]
+    chars: list[int]
+    link_words: list[int]  # words inside a link
 
-    def __init__(self, n_words: int, n_chars: int, link_words: int) -> None:
-        self.n_words = n_words
-        self.n_chars = n_chars
+    def __init__(self, words: list[int], chars: list[int], link_words: list[int]) -> None:
+        self.words = words
+        self.chars = chars
         self.link_words = link_words
 
     def __reduce__(self) -> tuple:
-        return (BlockStats, (self.n_words, self.n_chars, self.link_words))  # (as Block's)
+        return (BlockCounts, (self.words, self.chars, self.link_words))  # (as Block's)
 
 
 # The root of the element stack (see segment_blocks for the frame layout).
@@ -257,8 +390,8 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     if not fallback or below <= 0:
         return seg
     shown = 0
-    for b in seg.blocks:
-        shown += len(b.text)
+    for text in seg.table.text:
+        shown += len(text)
         if shown >= below:
             return seg
     marks = seg.page
@@ -268,7 +401,7 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
     if alt is None:
         return seg
     other = walk(ParsedHtml(LexborHTMLParser(alt), parsed.markup_capped), config)
-    if sum(len(b.text) for b in other.blocks) < shown + int(cfg["fallback_min_gain_chars"]):
+    if sum(len(text) for text in other.table.text) < shown + int(cfg["fallback_min_gain_chars"]):
         return seg
     other.title = seg.title
     if other.page.json_ld == marks.json_ld:
@@ -280,18 +413,6 @@ def segment_tree(parsed: ParsedHtml, config: Config | None = None, fallback: boo
 # it is built and loads, else its readable reference, _walk below. Found on the first page (the compiled module
 # imports this one).
 _WALK: Final[list] = []
-
-
-def block_in(text: str, containers: tuple[str, ...], ancestors: frozenset[str], idclass: tuple[str, ...],
-             div_group: int, td_group: int, element: int, opened: dict[str, int], closed: dict[str, int], depth: int,
-             artificial: str | None, gap: str, shown: str | None) -> Block:
-    """The block of `text` in the element of walk frame (tag, `containers`, `ancestors`, `idclass`, `div_group`,
-    `td_group`, in_pre, `element`, in_itemscope) (see ROOT_FRAME), as both walks emit it: the reference holds its
-    frames as tuples, the compiled walk as C structs. (The compiled walk calls this compiled function: a `Block(...)`
-    call from Cython passed its 16 arguments through Python's generic type call and argument parsing, 1.2 M
-    instructions a 2025 page.)"""
-    return Block(text, containers, ancestors, opened, closed, div_group, td_group, idclass, "a" in ancestors, depth,
-                 artificial, gap, shown, 0, -1, element)
 
 
 def _walker():
@@ -328,7 +449,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     marks = PageMarks()
     title = read_head(tree, marks)
     root = tree.body or tree.root
-    blocks: list[Block] = []
+    blocks = BlockTable()
     if root is None:
         return Segmentation(blocks, 0, False, 0, capped, title, marks, markup_capped)
 
@@ -353,7 +474,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     token_cache = TOKEN_CACHE
     if len(token_cache) >= TOKEN_CACHE_ENTRIES:
         token_cache.clear()
-    append_block = blocks.append
+    add_block = blocks.add
     push = stack.append
     pop = stack.pop
     # What lies between the last block and the next one as displayed (Block.gap): whitespace, a line break.
@@ -368,8 +489,8 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
         top = stack[-1]
         touching = not space or (space == BOX_ONLY and text[0] in CLOSING_PUNCTUATION)
         gap = "\n" if line_break else "" if touching else " "
-        append_block(block_in(text, top[1], top[2], top[3], top[4], top[5], top[7], opened, closed, len(stack) - 1,
-                              artificial, gap, shown))
+        add_block(text, top[1], top[2], top[3], top[4], top[5], top[7], opened, closed, len(stack) - 1, artificial, gap,
+                  shown)
         opened = {}
         closed = {}
         space = False
@@ -547,12 +668,12 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
     return Segmentation(blocks, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
-def mark_repeats(blocks: list[Block], element_parent: list[int], element_group: list[int], group_size: list[int],
-                  repeat_min: int) -> None:
-    """Give each block the innermost repeated item it sits in (Block.repeat, Block.repeat_item). Elements are
-    numbered in document order, so a parent's item is known before its children's. `element_group`: per element the
-    group of its signature (-1: none), `group_size`: per group its elements; numbers, so that no signature is hashed
-    again here (a tuple keeps no hash: the walk's count and this lookup hashed each element's twice)."""
+def mark_repeats(blocks: BlockTable, element_parent: list[int], element_group: list[int], group_size: list[int],
+                 repeat_min: int) -> None:
+    """Give each block the innermost repeated item it sits in (the columns BlockTable.repeat, .repeat_item). Elements
+    are numbered in document order, so a parent's item is known before its children's. `element_group`: per element
+    the group of its signature (-1: none), `group_size`: per group its elements; numbers, so that no signature is
+    hashed again here (a tuple keeps no hash: the walk's count and this lookup hashed each element's twice)."""
     item = [-1] * len(element_parent)
     for element in range(1, len(element_parent)):
         group = element_group[element]
@@ -560,10 +681,16 @@ def mark_repeats(blocks: list[Block], element_parent: list[int], element_group: 
             item[element] = element
         else:
             item[element] = item[element_parent[element]]
-    for b in blocks:
-        owner = item[b.element]
+    # (the columns made here, whole: the compiled walk leaves them empty rather than append a 0 and a -1 a block)
+    n = len(blocks.element)
+    repeat = [0] * n
+    repeat_item = [-1] * n
+    for i, e in enumerate(blocks.element):
+        owner = item[e]
         if owner >= 0:
-            b.repeat_item = owner
+            repeat_item[i] = owner
             group = element_group[owner]
             if group >= 0:
-                b.repeat = group_size[group]
+                repeat[i] = group_size[group]
+    blocks.repeat = repeat
+    blocks.repeat_item = repeat_item

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..api import CleanResult, clean_html
 from ..gold.align import align_blocks
 from ..labels import LABELS
-from ..page.segment import Block
+from ..page.segment import Block, table_of
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INPUT, EXIT_MODEL = 0, 1, 2, 3, 4
 TOP_FEATURES = 8
@@ -131,7 +131,8 @@ def analyse_page(data: bytes, *, model, config, http_charset: str | None = None,
     if with_features:
         try:
             extractor = model.extractor()
-            out.features = extractor.extract(res.blocks, extractor.stats(res.blocks), page=res.page)
+            blocks = table_of(res.blocks)
+            out.features = extractor.extract(blocks, extractor.counts(blocks), page=res.page)
         except Exception:  # the view is still useful without features
             out.features = []
     return out

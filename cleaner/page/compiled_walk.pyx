@@ -56,6 +56,7 @@ ctypedef unsigned char lxb_char_t
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     const unsigned char *PyUnicode_1BYTE_DATA(object)
+    void _list_take "PyList_SET_ITEM" (object, Py_ssize_t, PyObject *)  # (takes the reference it is given)
 
 cdef extern from *:
     """
@@ -443,6 +444,8 @@ cdef struct _Frame:
 
 
 cdef enum:
+    COLUMNS = 14  # a block's fields the walk writes (BlockTable's, in columns()'s order, but the repeat columns)
+    FIRST_ROWS = 256  # _Walk.rows' first capacity, in blocks (a median page of 2025 has 314)
     WIDENINGS = 512  # _Walk.widened's slots (a power of two)
     LENGTHENINGS = 512  # _Walk.lengthened's slots (a power of two)
     KINDS = 256  # _Walk.kind_of's slots: Lexbor's ids of HTML's own tags are below (custom elements above)
@@ -484,10 +487,13 @@ cdef class _Walk:
     cdef _Widening lengthenings[LENGTHENINGS]  # (`key`: the parent's containers)
     cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
     cdef int kinds[KINDS]
-    # The page's BlockTable and its columns, a row appended a block (BlockTable.add's, without its call)
+    # The page's BlockTable, and its blocks' rows until `finish` moves them into its lists: COLUMNS references side
+    # by side a block, each held (NULL once moved), in one buffer grown by doubling. Fourteen lists appended to a
+    # block grew by fourteen series of reallocations, past 512 bytes each a call to the system's allocator: the walk
+    # took 4-6 % longer than with a Block object a block (docs/speed.md, stop 77).
     cdef object table
-    cdef list texts, containers, ancestors, opened_counts, closed_counts, div_groups, td_groups, idclasses, in_links
-    cdef list depths, artificials, gaps, shown_texts, elements
+    cdef PyObject **rows
+    cdef Py_ssize_t n_rows, row_capacity
     cdef _Frame *frames  # frames[:depth], the root's first; `capacity` allocated
     cdef Py_ssize_t depth, capacity
     cdef _Tally opened, closed
@@ -499,6 +505,8 @@ cdef class _Walk:
     def __cinit__(self):
         self.frames = NULL
         self.depth = self.capacity = 0
+        self.rows = NULL
+        self.n_rows = self.row_capacity = 0
 
     def __dealloc__(self):
         cdef int i
@@ -515,6 +523,10 @@ cdef class _Walk:
         while self.depth:
             self.pop()
         free(self.frames)
+        cdef Py_ssize_t k
+        for k in range(self.n_rows * COLUMNS):
+            Py_XDECREF(self.rows[k])
+        free(self.rows)
 
     cdef frozenset widened(self, dict widened, frozenset ancestors, str tag):
         """_with(widened, ancestors, tag), found first by the two objects' addresses in a table of the last ones
@@ -614,13 +626,33 @@ cdef class _Walk:
         return 0
 
     cdef start(self, table):
-        """Write the blocks into `table`, a new BlockTable."""
+        """Write the blocks into `table`, a new BlockTable, when the walk ends (`finish`)."""
         self.table = table
-        self.texts, self.containers, self.ancestors = table.text, table.containers, table.ancestors
-        self.opened_counts, self.closed_counts = table.opened, table.closed
-        self.div_groups, self.td_groups, self.idclasses = table.div_group, table.td_group, table.idclass
-        self.in_links, self.depths, self.artificials = table.in_link, table.depth, table.artificial
-        self.gaps, self.shown_texts, self.elements = table.gap, table.shown, table.element
+
+    cdef finish(self):
+        """Move the rows into the table's lists, with their references (the repeat columns are made whole by
+        mark_repeats)."""
+        cdef Py_ssize_t n = self.n_rows, i, c
+        cdef list column
+        cdef list columns = []
+        for c in range(COLUMNS):
+            column = PyList_New(n)
+            for i in range(n):
+                _list_take(column, i, self.rows[i * COLUMNS + c])
+                self.rows[i * COLUMNS + c] = NULL
+            columns.append(column)
+        self.n_rows = 0
+        table = self.table
+        (table.text, table.containers, table.ancestors, table.opened, table.closed, table.div_group, table.td_group,
+         table.idclass, table.in_link, table.depth, table.artificial, table.gap, table.shown, table.element) = columns
+
+    cdef int grow_rows(self) except -1:
+        cdef Py_ssize_t capacity = self.row_capacity * 2 if self.row_capacity else FIRST_ROWS
+        cdef PyObject **grown = <PyObject **> realloc(self.rows, capacity * COLUMNS * sizeof(PyObject *))
+        if grown == NULL:
+            raise MemoryError()
+        self.rows, self.row_capacity = grown, capacity
+        return 0
 
     cdef void pop(self) noexcept:
         """Close the innermost element (its frame's objects released: read them first)."""
@@ -642,22 +674,36 @@ cdef class _Walk:
             gap = ""
         else:
             gap = " "
-        self.texts.append(text)
-        self.containers.append(<tuple> top.containers)
-        self.ancestors.append(<frozenset> top.ancestors)
-        self.opened_counts.append(self.counts_of(&self.opened))
-        self.closed_counts.append(self.counts_of(&self.closed))
-        self.div_groups.append(top.div_group)
-        self.td_groups.append(top.td_group)
-        self.idclasses.append(<tuple> top.idclass)
-        self.in_links.append("a" in <frozenset> top.ancestors)
-        self.depths.append(self.depth - 1)
-        self.artificials.append(artificial)
-        self.gaps.append(gap)
-        self.shown_texts.append(shown)
-        self.elements.append(top.element)  # (the repeat columns are made whole by mark_repeats)
+        # (every field made before the row is written: a row is whole or not there)
+        opened = self.counts_of(&self.opened)
+        closed = self.counts_of(&self.closed)
+        div_group, td_group, element, depth = top.div_group, top.td_group, top.element, self.depth - 1
+        in_link = "a" in <frozenset> top.ancestors
+        if self.n_rows == self.row_capacity:
+            self.grow_rows()
+        cdef PyObject **row = self.rows + self.n_rows * COLUMNS
+        _hold(row, 0, text)
+        _hold(row, 1, <object> top.containers)
+        _hold(row, 2, <object> top.ancestors)
+        _hold(row, 3, opened)
+        _hold(row, 4, closed)
+        _hold(row, 5, div_group)
+        _hold(row, 6, td_group)
+        _hold(row, 7, <object> top.idclass)
+        _hold(row, 8, in_link)
+        _hold(row, 9, depth)
+        _hold(row, 10, artificial)
+        _hold(row, 11, gap)
+        _hold(row, 12, shown)
+        _hold(row, 13, element)
+        self.n_rows += 1
         self.space = False
         self.line_break = False
+
+
+cdef inline void _hold(PyObject **row, int column, object value) noexcept:
+    Py_INCREF(value)
+    row[column] = <PyObject *> value
 
 
 cdef inline bint _is_space(Py_UCS4 c) noexcept:
@@ -1143,13 +1189,13 @@ def walk(parsed, config):
     w.start(BlockTable())
     w.max_chars = int(cfg["max_block_chars"])
     if root_node is None:
+        w.finish()
         return Segmentation(w.table, 0, False, 0, capped, title, marks, markup_capped)
 
     root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element, root_scope = (
         ROOT_FRAME)
     w.push(root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element,
            root_scope, 0)
-    cdef list blocks = w.texts  # (a block a text: its length is the table's)
     cdef list element_parent = [0]
     cdef list element_group = [-1]  # (the reference's numbering of signatures: mark_repeats)
     cdef list group_size
@@ -1185,7 +1231,7 @@ def walk(parsed, config):
     cdef lexbor_str_t *text_data
     by_address = None  # address -> selectolax node, for the formulas cleaner.page.math reads (built when needed)
 
-    while node != NULL and len(blocks) < max_blocks and n_nodes < max_nodes:
+    while node != NULL and w.n_rows < max_blocks and n_nodes < max_nodes:
         n_nodes += 1
         if node.type == TEXT_NODE:
             text_data = &(<lxb_dom_character_data_t *> node).data
@@ -1207,7 +1253,7 @@ def walk(parsed, config):
                         if line:
                             w.space = True
                         continue
-                    if len(blocks) >= max_blocks:
+                    if w.n_rows >= max_blocks:
                         break
                     shown = line.rstrip()
                     if not w.line_break and _space_at(shown, 0):  # spaces inside a line another node began
@@ -1324,7 +1370,7 @@ def walk(parsed, config):
                 alt = _value(attrs.alt_) if attrs.any else None
                 if alt:
                     alt = _normalised(alt)
-                    if len(alt) >= alt_min and len(blocks) < max_blocks:
+                    if len(alt) >= alt_min and w.n_rows < max_blocks:
                         w.emit(alt, "img-alt")
                         w.space = True
             # (the drawn copy of a formula read from its source shows as an empty element)
@@ -1349,7 +1395,7 @@ def walk(parsed, config):
                 script_type = _value(attrs.kind_)
                 if attrs.any and is_tex_script((script_type or "").lower()):
                     formula = tex_script_block(script_type.lower(), _deep_text(node))
-            if formula is not None and len(blocks) < max_blocks:
+            if formula is not None and w.n_rows < max_blocks:
                 text, display = formula
                 if display:
                     w.line_break = True
@@ -1381,10 +1427,11 @@ def walk(parsed, config):
                 w.line_break = True
             if node == root:
                 node = NULL
-    truncated = (len(blocks) >= max_blocks or n_nodes >= max_nodes) and node != NULL
+    truncated = (w.n_rows >= max_blocks or n_nodes >= max_nodes) and node != NULL
     group_size = groups.sizes()
     groups.release()
     merges.release()
+    w.finish()
     mark_repeats(w.table, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     marks.element_group = element_group

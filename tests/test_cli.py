@@ -509,10 +509,14 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
             (root / "wcxb" / part / name).write_bytes((data_dir / "wcxb" / part / name).read_bytes())
         rows.append(f"{i}\t{kind}\thttps://x/{i}\tx")
     (root / "wcxb" / "pages.tsv").write_text("\n".join(rows) + "\n")
+    listed = [line for line in (data_dir / "wcxb" / "snippets.jsonl").read_text().splitlines()
+              if line.strip() and json.loads(line)["id"] in ids]
+    (root / "wcxb" / "snippets.jsonl").write_text("\n".join(listed) + "\n")
     r = run("eval", root, "--model", small_model, "--jobs", "1", "-q", "--json", tmp_path / "s.json",
             "--report", tmp_path / "r.md", "--pages", tmp_path / "p.tsv")
     assert r.returncode == 0, r.stderr
     assert "| WCXB metric |" in r.stdout and "| wcxb: forum | 2 |" in r.stdout
+    assert "| snippet F1 | snippet acc |" in r.stdout
     summary = json.loads((tmp_path / "s.json").read_text())
     wcxb = summary["wcxb"]
     assert wcxb["n_docs"] == 5 and wcxb["macro_markup_f1"] is None  # plain gold: no markup figure
@@ -521,6 +525,15 @@ def test_eval_reports_wcxb_by_page_type_with_wcxbs_own_metric(tmp_path, data_dir
     assert 0 <= wcxb["macro_wcxb_f1"] <= 1 and wcxb["macro_wcxb_f1"] != wcxb["macro_f1"]
     mean = sum(t["macro_f1"] * t["n_docs"] for t in wcxb["page_types"].values()) / 5
     assert abs(mean - wcxb["macro_f1"]) < 1e-5  # the types partition the set
+    # the snippets the five pages list, every one judged once, and the types' counts partitioning the set's
+    rows_listed = [json.loads(line) for line in listed]
+    counts = wcxb["snippets"]
+    assert counts["found"] + counts["missed"] == sum(len(row.get("with", ())) for row in rows_listed) > 0
+    assert counts["kept"] + counts["left_out"] == sum(len(row.get("without", ())) for row in rows_listed) > 0
+    assert wcxb["snippet_accuracy"] == pytest.approx(
+        (counts["found"] + counts["left_out"]) / sum(counts.values()), abs=1e-6)
+    for key in counts:
+        assert sum(t["snippets"][key] for t in wcxb["page_types"].values()) == counts[key]
     report = (tmp_path / "r.md").read_text()
     assert "## By page type" in report and "| wcxb: product | 1 |" in report
     from cleaner.learn.evaluate import read_page_table

@@ -95,3 +95,25 @@ def test_the_wcxb_metric_column_shows_only_where_a_group_has_it():
     assert table.splitlines()[2].endswith("| – |")  # cleaneval-final: no WCXB metric
     (by_type,) = page_type_figures([marked, w_res], {"wcxb/1": "forum"}, wcxb)
     assert (by_type.dataset, by_type.n_docs, by_type.wcxb_f1) == ("wcxb: forum", 1, pytest.approx(0.8))
+
+
+def test_snippets_are_judged_in_the_text_a_reader_gets_and_shown_only_where_a_group_lists_them():
+    from cleaner.gold.snippets import PageSnippets, SnippetCounts
+    from cleaner.learn.evaluate import page_type_figures, snippet_scores, summary_table
+
+    marked, _ = _case(["paragraph", "paragraph", "continuation", "paragraph", "other"])
+    w_res = DocResult("wcxb/1", "wcxb", 0, score_document("<h>Prices &amp; plans\n<p>Some text", "Some text here"),
+                      ["header", "paragraph"], ["header", "paragraph"], "<h>Prices &amp; plans\n<p>Some text", 1.0)
+    # Read as the scorer reads the output: entities decoded, markers gone, the segments one a line
+    listed = {"wcxb/1": PageSnippets(with_=("prices & plans some text", "missing words"), without=("p some", "Text"))}
+    snippets = snippet_scores([marked, w_res], listed)
+    assert snippets == {"wcxb/1": SnippetCounts(found=1, missed=1, kept=1, left_out=1)}
+    plain = summary_table(figures([marked]))
+    assert "snippet" not in plain  # no page lists snippets: the old reports' columns
+    table = summary_table(figures([marked, w_res], snippets=snippets))
+    assert "| snippet F1 | snippet acc |" in table
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:]}
+    assert rows["wcxb"].endswith("| 0.500 | 0.500 |") and rows["cleaneval-final"].endswith("| – | – |")
+    (by_type,) = page_type_figures([marked, w_res], {"wcxb/1": "forum"}, None, snippets)
+    assert by_type.snippets == SnippetCounts(1, 1, 1, 1)
+

@@ -4,7 +4,8 @@ Per data set, and per wcxb page type: the scorer's macro and micro figures (word
 text-only, markup P/R/F1), block labelling accuracy on the full label set and on content
 vs noise (against the gold-aligned labels), a confusion matrix and the distribution of
 per-document F1 (plotted next to the report); for wcxb also WCXB's own metric
-(`cleaner.gold.score.wcxb_f1`), the figure its leaderboard gives.
+(`cleaner.gold.score.wcxb_f1`), the figure its leaderboard gives, and for a set that lists must-have and
+must-not snippets (wcxb's `snippets.jsonl`, `cleaner.gold.snippets`) their F1 and accuracy.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..gold.gold import read_text
 from ..gold.score import aggregate, bootstrap_interval, score_document, wcxb_f1
+from ..gold.snippets import PageSnippets, SnippetCounts, snippet_counts
 from ..label.markers import MARKERS
 from ..labels import CONTENT_LABELS, HEADER, LABELS, LIST, OTHER, PARAGRAPH
 from ..output.assemble import assemble
@@ -36,6 +39,8 @@ class SetFigures:
     confusion: dict[str, dict[str, int]]  # gold -> predicted -> count
     f1s: list[float]
     wcxb_f1: float | None = None  # mean of WCXB's per-page figure, for a group of WCXB_METRIC_SETS pages only
+    # the must-have / must-not snippets of the group's pages that list them, summed (None: no page lists any)
+    snippets: SnippetCounts | None = None
 
 
 def wcxb_scores(results, docs) -> dict[str, float]:
@@ -45,7 +50,15 @@ def wcxb_scores(results, docs) -> dict[str, float]:
     return {r.key: wcxb_f1(r.prediction, golds[r.key]) for r in results if r.key in golds}
 
 
-def _group_figures(name: str, rs: list, wcxb: dict[str, float] | None) -> SetFigures:
+def snippet_scores(results, snippets: dict[str, PageSnippets]) -> dict[str, SnippetCounts]:
+    """Page key -> how its snippets (`cleaner.gold.snippets.load_snippets`) fare in its output, read as the scorer
+    reads it (segments without markers, entities decoded: `read_text`, as scripts/peers.py scores every system),
+    for every result whose page lists snippets."""
+    return {r.key: snippet_counts(read_text(r.prediction), snippets[r.key]) for r in results if r.key in snippets}
+
+
+def _group_figures(name: str, rs: list, wcxb: dict[str, float] | None,
+                   snippets: dict[str, SnippetCounts] | None = None) -> SetFigures:
     conf: dict[str, dict[str, int]] = {g: {p: 0 for p in LABELS} for g in LABELS}
     total = correct = content_correct = 0
     for r in rs:
@@ -56,6 +69,7 @@ def _group_figures(name: str, rs: list, wcxb: dict[str, float] | None) -> SetFig
             correct += g == p
             content_correct += (g in CONTENT_LABELS) == (p in CONTENT_LABELS)
     bag = [wcxb[r.key] for r in rs if r.key in wcxb] if wcxb else []
+    listed = [snippets[r.key] for r in rs if r.key in snippets] if snippets else []
     return SetFigures(
         name,
         len(rs),
@@ -65,12 +79,15 @@ def _group_figures(name: str, rs: list, wcxb: dict[str, float] | None) -> SetFig
         conf,
         [r.score.f1 for r in rs],
         float(np.mean(bag)) if bag and len(bag) == len(rs) else None,
+        sum(listed, SnippetCounts()) if listed else None,
     )
 
 
-def figures(results, datasets: list[str] | None = None, wcxb: dict[str, float] | None = None) -> list[SetFigures]:
+def figures(results, datasets: list[str] | None = None, wcxb: dict[str, float] | None = None,
+            snippets: dict[str, SnippetCounts] | None = None) -> list[SetFigures]:
     """Group DocResults by data set (plus an 'all' row) and compute every figure; with `wcxb`
-    (`wcxb_scores`), the WCXB metric of the groups made of its pages."""
+    (`wcxb_scores`), the WCXB metric of the groups made of its pages; with `snippets` (`snippet_scores`), the
+    snippets of the groups' pages that list them."""
     groups: dict[str, list] = defaultdict(list)
     for r in results:
         groups[r.dataset].append(r)
@@ -79,11 +96,12 @@ def figures(results, datasets: list[str] | None = None, wcxb: dict[str, float] |
     for name in names + (["all"] if len(names) > 1 else []):
         rs = [r for r in results] if name == "all" else groups.get(name, [])
         if rs:
-            out.append(_group_figures(name, rs, wcxb))
+            out.append(_group_figures(name, rs, wcxb, snippets))
     return out
 
 
-def page_type_figures(results, page_types: dict[str, str], wcxb: dict[str, float] | None = None) -> list[SetFigures]:
+def page_type_figures(results, page_types: dict[str, str], wcxb: dict[str, float] | None = None,
+                      snippets: dict[str, SnippetCounts] | None = None) -> list[SetFigures]:
     """The figures of each page type (`cleaner.gold.data.load_page_types`: wcxb's article, forum, ...), as
     `figures` gives them per set; a group is named `set: type` (`wcxb: forum`)."""
     groups: dict[tuple[str, str], list] = defaultdict(list)
@@ -96,7 +114,7 @@ def page_type_figures(results, page_types: dict[str, str], wcxb: dict[str, float
         dataset, kind = group
         return dataset, PAGE_TYPES.index(kind) if kind in PAGE_TYPES else len(PAGE_TYPES), kind
 
-    return [_group_figures(f"{d}: {k}", groups[(d, k)], wcxb) for d, k in sorted(groups, key=order)]
+    return [_group_figures(f"{d}: {k}", groups[(d, k)], wcxb, snippets) for d, k in sorted(groups, key=order)]
 
 
 @dataclass
@@ -240,12 +258,16 @@ def _interval(values: list[float]) -> str:
 def summary_table(figs: list[SetFigures]) -> str:
     """The figures of each set; the interval is a 95 % bootstrap over its pages (how far the
     macro F1 could move with another sample of pages like these). When a group has WCXB's metric,
-    a last column gives it (last: readers of the older reports' columns keep their places)."""
+    a column after the others gives it, and when its pages list snippets, their F1 and accuracy after it (last:
+    readers of the older reports' columns keep their places)."""
     bag = any(f.wcxb_f1 is not None for f in figs)
+    listed = any(f.snippets is not None for f in figs)
     head = (
         "| set | docs | word P | word R | word F1 | F1 95 % interval | text-only | markup P | markup R | markup F1 "
         "| micro F1 | block acc | content acc |" + (" WCXB metric |" if bag else "")
-        + "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if bag else "") + "\n"
+        + (" snippet F1 | snippet acc |" if listed else "")
+        + "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if bag else "")
+        + ("---|---|" if listed else "") + "\n"
     )
     rows = []
     for f in figs:
@@ -256,6 +278,8 @@ def summary_table(figs: list[SetFigures]) -> str:
             f"| {_f(s['macro_markup_precision'])} "
             f"| {_f(s['macro_markup_recall'])} | {_f(s['macro_markup_f1'])} | {_f(s['micro_f1'])} "
             f"| {_f(f.block_accuracy)} | {_f(f.content_accuracy)} |" + (f" {_f(f.wcxb_f1)} |" if bag else "")
+            + ((f" {_f(f.snippets.f1)} | {_f(f.snippets.accuracy)} |" if f.snippets is not None else " – | – |")
+               if listed else "")
         )
     return head + "\n".join(rows) + "\n"
 
@@ -264,7 +288,9 @@ PAGE_TYPE_NOTE = (
     "wcxb's pages by their page type (its pages.tsv). Content is what the page exists to deliver for its type: an "
     "article's text, every post of a forum thread, a product's description and specifications, the items of a "
     "collection or listing, documentation text and code, a service page's copy. *WCXB metric*: WCXB's own per-page "
-    "figure (F1 of lowercase `\\w+` tokens as bags of words), its leaderboard's mean."
+    "figure (F1 of lowercase `\\w+` tokens as bags of words), its leaderboard's mean. *Snippet F1 / acc*: its "
+    "must-have and must-not snippets (`snippets.jsonl`) summed over the pages: a must-have found in the output is a "
+    "true positive, a must-not found a false positive; accuracy is the share of all snippets judged right."
 )
 
 

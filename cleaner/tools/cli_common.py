@@ -257,6 +257,18 @@ def page_types_from_args(args) -> dict[str, str]:
     return out
 
 
+def snippets_from_args(args) -> dict:
+    """Page key -> its must-have and must-not snippets, of the data dirs' sets that list them (wcxb/snippets.jsonl,
+    cleaner.gold.snippets)."""
+    from ..gold.snippets import load_snippets
+
+    out: dict = {}
+    for d in args.data_dirs or [str(DEFAULT_DATA)]:
+        if Path(d).is_dir():
+            out.update(load_snippets(d))
+    return out
+
+
 def chosen_folds(spec: str | None, pages, folds: dict[str, int]) -> list[int] | None:
     """`--folds 0,1` -> [0, 1] (None: every fold); a fold no page is in is a usage error."""
     if not spec:

@@ -183,7 +183,14 @@ def _stored_crf_cv(args, config, pages, many: bool, log):
 
 
 def evaluate(args) -> int:
-    from ..learn.evaluate import page_type_figures, paired_comparison, read_page_table, summary_table, wcxb_scores
+    from ..learn.evaluate import (
+        page_type_figures,
+        paired_comparison,
+        read_page_table,
+        snippet_scores,
+        summary_table,
+        wcxb_scores,
+    )
     from ..learn.evaluate import write_page_table as write_pages
     from ..learn.systems_evaluate import (
         apply_system,
@@ -296,7 +303,8 @@ def evaluate(args) -> int:
     one = results.get(kinds[0]) if not many else None  # one labeller: the CRF's per-page tables too
     if one is not None:
         wcxb = wcxb_scores(one, docs)
-        by_type = page_type_figures(one, common.page_types_from_args(args), wcxb)
+        by_type = page_type_figures(one, common.page_types_from_args(args), wcxb,
+                                    snippet_scores(one, common.snippets_from_args(args)))
         if by_type:
             print("By page type:\n\n" + summary_table(by_type))
         if baseline is not None:

@@ -17,6 +17,7 @@ from .cli_common import gold_pages_from_args as _pages
 from .cli_common import page_types_from_args as _page_types
 from .cli_common import serving_model_from_args as _load
 from .cli_common import sites_from_args as _sites
+from .cli_common import snippets_from_args as _snippets
 
 
 def _families(args):
@@ -31,9 +32,12 @@ def _families(args):
     return fams
 
 
-def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[str, str] | None = None) -> dict:
+def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[str, str] | None = None,
+                snippets: dict | None = None) -> dict:
     """Each set's figures (and "all"); with `wcxb` (cleaner.learn.evaluate.wcxb_scores) its sets' WCXB metric
-    (`macro_wcxb_f1`), with `page_types` the figures of each page type under its set's `page_types`."""
+    (`macro_wcxb_f1`), with `snippets` (snippet_scores) the snippets of the pages that list them (`snippet_f1`,
+    `snippet_accuracy` and their counts), with `page_types` the figures of each page type under its set's
+    `page_types`."""
     from ..learn.evaluate import figures, page_type_figures
 
     # Six decimals: a figure stored at four and shown at three can round differently from the
@@ -46,10 +50,14 @@ def _cv_summary(results, wcxb: dict[str, float] | None = None, page_types: dict[
         } | {"block_accuracy": round(f.block_accuracy, 6), "content_accuracy": round(f.content_accuracy, 6)}
         if f.wcxb_f1 is not None:
             out["macro_wcxb_f1"] = round(f.wcxb_f1, 6)
+        if f.snippets is not None:
+            c = f.snippets
+            out |= {"snippet_f1": round(c.f1, 6), "snippet_accuracy": round(c.accuracy, 6),
+                    "snippets": {"found": c.found, "missed": c.missed, "kept": c.kept, "left_out": c.left_out}}
         return out
 
-    summary = {f.dataset: entry(f) for f in figures(results, wcxb=wcxb)}
-    for f in page_type_figures(results, page_types or {}, wcxb):
+    summary = {f.dataset: entry(f) for f in figures(results, wcxb=wcxb, snippets=snippets)}
+    for f in page_type_figures(results, page_types or {}, wcxb, snippets):
         dataset, kind = f.dataset.split(": ", 1)
         summary[dataset].setdefault("page_types", {})[kind] = entry(f)
     return summary
@@ -108,17 +116,18 @@ def cmd_train(args) -> int:
         _, c1, c2, _ = best
         # The chosen point's figures as `eval --json` gives them (the WCXB metric, the page types), stored with
         # the model; its per-page table (--pages) is what scripts/peers.py --project-pages compares the peers with.
-        from ..learn.evaluate import wcxb_scores, write_page_table
+        from ..learn.evaluate import snippet_scores, wcxb_scores, write_page_table
 
         chosen = grid_results[(c1, c2)]
         page_types = _page_types(args)
         wcxb = wcxb_scores(chosen, docs)
-        cv_figures = _cv_summary(chosen, wcxb, page_types)
+        snippets = snippet_scores(chosen, _snippets(args))
+        cv_figures = _cv_summary(chosen, wcxb, page_types, snippets)
         if args.pages:
             print(f"per-page figures written to {write_page_table(chosen, Path(args.pages), wcxb)}", file=sys.stderr)
         if args.report:
             _write_cv_report(chosen, docs, Path(args.report), c1, c2, iters, grid_log, conventions,
-                             unseen_sites=args.unseen_sites, config=config, page_types=page_types)
+                             unseen_sites=args.unseen_sites, config=config, page_types=page_types, snippets=snippets)
     meta = model_meta(config, families, c1=c1, c2=c2, max_iterations=iters, manifest=manifest_hash(pages),
                       n_docs=len(train_docs), conventions=conventions,
                       extra={"cross_validation": cv_figures,
@@ -184,7 +193,7 @@ def _conventions_note(conventions, asked: str | None = None) -> str:
 def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, conventions=None,
                      unseen_sites=False, *, config, folds: list[int] | None = None,
                      page_types: dict[str, str] | None = None,
-                     train_without: tuple[str, int] | None = None) -> None:
+                     train_without: tuple[str, int] | None = None, snippets: dict | None = None) -> None:
     from ..label.stacking import StackingSettings
     from ..learn.evaluate import (
         expected_f1_check,
@@ -197,8 +206,9 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
     )
 
     wcxb = wcxb_scores(results, docs)
-    figs = figures(results, wcxb=wcxb)
+    figs = figures(results, wcxb=wcxb, snippets=snippets)
     untouched = [r for r in results if r.fold not in (None, 1)]
+    untouched_figs = figures(untouched, wcxb=wcxb, snippets=snippets)
     conv = _conventions_note(conventions) if conventions else ""
     how = (
         f"6-fold cross-validation by document (folds.tsv: fold k of all sets held out together; a model is trained on "
@@ -211,13 +221,13 @@ def _write_cv_report(results, docs, path: Path, c1, c2, iters, grid_log=None, co
         + "\n\n"
         "Design decisions (feature window, decision thresholds, regularisation) were made on fold 1 used as a "
         "validation fold, so the all-fold figures below are slightly optimistic for fold 1. The same figures on "
-        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(figures(untouched, wcxb=wcxb))
+        "the other folds (0, 2-5) only, which no decision looked at:\n\n" + summary_table(untouched_figs)
     )
     if grid_log and len(grid_log) > 1:
         how += "\nRegularisation grid (mean macro F1 over sets):\n\n| c1 | c2 | mean F1 |\n|---|---|---|\n" + "\n".join(
             f"| {g['c1']} | {g['c2']} | {g['mean_macro_f1']} |" for g in grid_log) + "\n"
     write_report(figs, path, "Cross-validated evaluation of the CRF cleaner", how, markup_diagnosis(results, docs),
-                 expected_f1_check(results), page_type_figures(results, page_types or {}, wcxb))
+                 expected_f1_check(results), page_type_figures(results, page_types or {}, wcxb, snippets))
     print(f"report written to {path}", file=sys.stderr)
 
 
@@ -234,6 +244,7 @@ def cmd_eval(args) -> int:
         figures,
         markup_diagnosis,
         page_type_figures,
+        snippet_scores,
         summary_table,
         wcxb_scores,
         write_report,
@@ -291,7 +302,8 @@ def cmd_eval(args) -> int:
         if args.report:
             _write_cv_report(results, docs, Path(args.report), c1, c2, iters, conventions=conventions,
                              unseen_sites=args.unseen_sites, config=config, folds=fold_ids,
-                             page_types=_page_types(args), train_without=(args.train_without, len(leave_out)))
+                             page_types=_page_types(args), train_without=(args.train_without, len(leave_out)),
+                             snippets=snippet_scores(results, _snippets(args)))
             args.report = None
         how = ""
     else:
@@ -321,9 +333,10 @@ def cmd_eval(args) -> int:
             how += " " + seen
             print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
     wcxb = wcxb_scores(results, docs)
+    snippets = snippet_scores(results, _snippets(args))
     page_types = _page_types(args)
-    figs = figures(results, wcxb=wcxb)
-    by_type = page_type_figures(results, page_types, wcxb)
+    figs = figures(results, wcxb=wcxb, snippets=snippets)
+    by_type = page_type_figures(results, page_types, wcxb, snippets)
     print(summary_table(figs))
     if by_type:
         print("By page type:\n\n" + summary_table(by_type))
@@ -341,7 +354,7 @@ def cmd_eval(args) -> int:
                             expected_f1_check(results), by_type)
         print(f"report written to {path}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps(_cv_summary(results, wcxb, page_types), indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(_cv_summary(results, wcxb, page_types, snippets), indent=2) + "\n")
     return EXIT_OK
 
 

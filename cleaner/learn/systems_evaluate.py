@@ -25,7 +25,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -38,7 +38,7 @@ from ..label.systems import make_system
 from ..label.systems.base import PageInput
 from ..output.assemble import assemble
 from ..page.pipeline import read_page_to_score
-from ..page.segment import table_of
+from ..page.segment import BlockTable
 from .cv import cross_validate_folds
 from .evaluate import SetFigures, figures
 from .train import DocResult
@@ -58,6 +58,7 @@ class SysDoc:
     gold_words: int
     prep_ms: float  # CPU ms of decode + segment
     html_path: str = ""
+    table: BlockTable = field(default_factory=BlockTable)  # the page's blocks as the assembly reads them (page.blocks')
 
     @property
     def n_blocks(self) -> int:
@@ -77,12 +78,12 @@ def prepare_docs(pages, config: Config | None = None, folds: dict | None = None,
         gold = p.read_gold()
         al = align_blocks(seg.blocks, gold)
         docs.append(SysDoc(p.key, p.dataset, folds.get(p.key), PageInput(seg.blocks, decoded.text), al.labels, gold,
-                           al.coverage, al.gold_words, ms, str(p.html_path)))
+                           al.coverage, al.gold_words, ms, str(p.html_path), seg.table))
     return docs
 
 
 def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
-    out = assemble(table_of(doc.page.blocks), labels)
+    out = assemble(doc.table, labels)
     return DocResult(doc.key, doc.dataset, doc.fold, score_document(out.cleaneval, doc.gold), doc.labels, labels,
                      out.cleaneval, doc.coverage, ms=ms)
 
@@ -90,7 +91,7 @@ def score_labels(doc: SysDoc, labels: list[str], ms: float | None) -> DocResult:
 def _label_timed(system, doc: SysDoc) -> tuple[list[str], float]:
     t = time.thread_time()
     labels = system.predict(doc.page)
-    assemble(table_of(doc.page.blocks), labels)
+    assemble(doc.table, labels)  # (as cleaner.learn.systems_clean assembles the page's table)
     return labels, doc.prep_ms + (time.thread_time() - t) * 1000
 
 

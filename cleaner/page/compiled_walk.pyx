@@ -487,11 +487,10 @@ cdef class _Walk:
     cdef _Widening lengthenings[LENGTHENINGS]  # (`key`: the parent's containers)
     cdef PyObject *kind_tags[KINDS]  # by Lexbor's tag id: the tag str whose kind kinds[id] is (a reference held)
     cdef int kinds[KINDS]
-    # The page's BlockTable, and its blocks' rows until `finish` moves them into its lists: COLUMNS references side
-    # by side a block, each held (NULL once moved), in one buffer grown by doubling. Fourteen lists appended to a
-    # block grew by fourteen series of reallocations, past 512 bytes each a call to the system's allocator: the walk
-    # took 4-6 % longer than with a Block object a block (docs/speed.md, stop 77).
-    cdef object table
+    # The blocks' rows until `finish` moves them into the page's BlockTable: COLUMNS references side by side a block,
+    # each held (NULL once moved), in one buffer grown by doubling. Fourteen lists appended to a block grew by fourteen
+    # series of reallocations, past 512 bytes each a call to the system's allocator: the walk took 4-6 % longer than
+    # with a Block object a block (docs/speed.md, stop 77).
     cdef PyObject **rows
     cdef Py_ssize_t n_rows, row_capacity
     cdef _Frame *frames  # frames[:depth], the root's first; `capacity` allocated
@@ -625,13 +624,9 @@ cdef class _Walk:
         self.depth += 1
         return 0
 
-    cdef start(self, table):
-        """Write the blocks into `table`, a new BlockTable, when the walk ends (`finish`)."""
-        self.table = table
-
     cdef finish(self):
-        """Move the rows into the table's lists, with their references (the repeat columns are made whole by
-        mark_repeats)."""
+        """The page's BlockTable, the rows moved into its lists with their references (the repeat columns are made
+        whole by mark_repeats)."""
         cdef Py_ssize_t n = self.n_rows, i, c
         cdef list column
         cdef list columns = []
@@ -642,9 +637,10 @@ cdef class _Walk:
                 self.rows[i * COLUMNS + c] = NULL
             columns.append(column)
         self.n_rows = 0
-        table = self.table
+        table = BlockTable()
         (table.text, table.containers, table.ancestors, table.opened, table.closed, table.div_group, table.td_group,
          table.idclass, table.in_link, table.depth, table.artificial, table.gap, table.shown, table.element) = columns
+        return table
 
     cdef int grow_rows(self) except -1:
         cdef Py_ssize_t capacity = self.row_capacity * 2 if self.row_capacity else FIRST_ROWS
@@ -1186,11 +1182,9 @@ def walk(parsed, config):
     title = read_head(tree, marks)
     root_node = tree.body or tree.root
     cdef _Walk w = _Walk()
-    w.start(BlockTable())
     w.max_chars = int(cfg["max_block_chars"])
     if root_node is None:
-        w.finish()
-        return Segmentation(w.table, 0, False, 0, capped, title, marks, markup_capped)
+        return Segmentation(w.finish(), 0, False, 0, capped, title, marks, markup_capped)
 
     root_tag, root_containers, root_ancestors, root_idclass, root_div, root_td, root_pre, root_element, root_scope = (
         ROOT_FRAME)
@@ -1431,12 +1425,12 @@ def walk(parsed, config):
     group_size = groups.sizes()
     groups.release()
     merges.release()
-    w.finish()
-    mark_repeats(w.table, element_parent, element_group, group_size, repeat_min)
+    table = w.finish()
+    mark_repeats(table, element_parent, element_group, group_size, repeat_min)
     marks.element_parent = element_parent
     marks.element_group = element_group
     marks.group_size = group_size
-    return Segmentation(w.table, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
+    return Segmentation(table, n_nodes, truncated, max_depth - 1, capped, title, marks, markup_capped)
 
 
 def main_subtree(list words, list element_parent, double share):

@@ -119,10 +119,11 @@ class Block:
 
 
 # A page's blocks as the stages read them: one list a field, row i of each list block i's. The walk writes a row per
-# block straight into the lists, and the features, the cues, the decision, the typer and the assembly read the
-# columns: no object is made a block (a Block made, filled, read field by field into the columns the compiled rows
-# read and freed again cost ~2.7 % of a page, docs/speed.md stop 77). `Block` stays the one block as a value, for
-# the callers that want one at a time (the seed systems, inspection, training's alignment): BlockTable.blocks().
+# block (the compiled walk into a buffer it moves into the lists at its end), and the features, the cues, the
+# decision, the typer and the assembly read the columns: no object is made a block (a Block made, filled, read field
+# by field into the columns the compiled rows read and freed again cost ~2.7 % of a page: docs/speed.md, stops 76-77).
+# `Block` stays the one block as a value, for the callers that want one at a time (the seed systems, inspection,
+# training's alignment): BlockTable.blocks().
 class BlockTable:
     """A page's text blocks, one list a field of Block (see there what each means), in document order."""
 

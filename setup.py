@@ -51,8 +51,11 @@ class BuildPyWithCompiledStages(build_py):
             print(f"[native] {PURE_PYTHON_ENV} is set: the package is installed as pure Python", file=sys.stderr)
             return
         package = Path(self.build_lib) / "cleaner"
+        # Without a profile (README, "Profile-guided build"): its training imports the package, whose dependencies
+        # this isolated build environment does not have.
+        env = {k: v for k, v in os.environ.items() if k != "WEBCLEANER_PROFILE_PAGES"}
         proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_native.py"), "--if-stale",
-                               "--package", str(package)])
+                               "--package", str(package)], env=env)
         if proc.returncode != 0:
             raise SystemExit(
                 "webcleaner: the compiled stages could not be built (they need a C compiler and the Python headers: "

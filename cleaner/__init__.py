@@ -67,6 +67,7 @@ CYTHON_MODULES = ("page.compiled_walk", "page.compiled_guard", "page.compiled_te
                   "label.compiled_chain", "label.compiled_codes", "output.compiled_corpus")
 NATIVE_DIR = "_native"
 PURE_PYTHON_ENV = "WEBCLEANER_PURE_PYTHON"
+PROFILE_TRAINING_ENV = "WEBCLEANER_PROFILE_TRAINING"  # set by scripts/build_native.py for its training run only
 
 
 def source_digest(path: Path) -> str:
@@ -113,7 +114,13 @@ def native_build_status(package_dir: Path) -> tuple[Path | None, str]:
                           "(rerun scripts/build_native.py)")
         if not module_path(native, module, suffix).is_file():
             return None, f"incomplete: {module_path(Path(), module, suffix)} is missing"
-    return native, "compiled: " + ", ".join(sorted(sources))
+    profile = manifest.get("profile")
+    if isinstance(profile, dict) and profile.get("pages") is None and not os.environ.get(PROFILE_TRAINING_ENV):
+        # (scripts/build_native.py's instrumented build, used only by its own training run)
+        return None, ("an instrumented build, left by an interrupted profile-guided build "
+                      "(rerun scripts/build_native.py)")
+    how = f"compiled, profile-guided ({profile.get('summary')})" if isinstance(profile, dict) else "compiled"
+    return native, how + ": " + ", ".join(sorted(sources))
 
 
 def _use_native() -> tuple[Path | None, str]:

@@ -7,6 +7,7 @@ the Python source gives, and a build that no longer matches its source is never 
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import pickle
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import sampled_pages
+from conftest import make_warc, sampled_pages
 
 import cleaner
 from cleaner.api import clean_html
@@ -155,6 +156,59 @@ def test_a_missing_damaged_or_foreign_build_is_not_used(tmp_path):
     manifest.write_text(json.dumps(dict(data, sources={m.rpartition(".")[2]: d for m, d in data["sources"].items()})))
     native, why = cleaner.native_build_status(pkg)
     assert native is None and why.startswith("stale: built for other modules")
+
+
+def test_a_profile_guided_build_says_so_and_an_interrupted_one_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.delenv(cleaner.PROFILE_TRAINING_ENV, raising=False)
+    pkg = _fake_package(tmp_path / "a")
+    manifest = pkg / cleaner.NATIVE_DIR / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(dict(data, profile={"pages": 1131, "summary": "1131 pages of data"})))
+    native, why = cleaner.native_build_status(pkg)
+    assert native is not None and why.startswith("compiled, profile-guided (1131 pages of data): ")
+    # the instrumented build a profile-guided build trains with (slower, writing counts at exit), left in place when
+    # the build was killed during its training: rebuilt by --if-stale, never run
+    manifest.write_text(json.dumps(dict(data, profile={"summary": "instrumented, training"})))
+    native, why = cleaner.native_build_status(pkg)
+    assert native is None and "instrumented build" in why
+    monkeypatch.setenv(cleaner.PROFILE_TRAINING_ENV, "1")  # (the build script's own training run)
+    assert cleaner.native_build_status(pkg)[0] is not None
+
+
+def _build_script():
+    spec = importlib.util.spec_from_file_location("build_native", ROOT / "scripts" / "build_native.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_profile_training_cleans_pages_as_the_job_does(tmp_path):
+    # The training run of a profile-guided build (scripts/build_native.py --profile-pages), against the build in
+    # place: it reads a folder of HTML files and WARC files, and cleans each page with its Markdown and corpus columns.
+    pages = sampled_pages(DATA, 400)
+    folder = tmp_path / "html"
+    folder.mkdir()
+    for k, page in enumerate(pages[:6]):
+        (folder / f"{k}.html").write_bytes(page.read_html())
+    warc = make_warc(tmp_path / "sample.warc.gz", str(DATA / "dragnet" / "html"), "--limit", "5")
+    env = dict(os.environ, **{cleaner.PROFILE_TRAINING_ENV: "1"})
+    proc = subprocess.run([sys.executable, "-c", _build_script()._TRAIN, str(ROOT), "1500", str(folder), str(warc)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    count, summary = proc.stdout.strip().splitlines()[-1].removeprefix("TRAINED ").split(" ", 1)
+    assert int(count) > 6 and "cleaned" in summary and "html, sample.warc.gz" in summary
+    # at most the limit, spread over every source
+    proc = subprocess.run([sys.executable, "-c", _build_script()._TRAIN, str(ROOT), "3", str(folder)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.stdout.strip().splitlines()[-1].startswith("TRAINED 3 ")
+
+
+def test_a_profile_guided_build_without_its_pages_says_why_before_compiling(tmp_path):
+    build = _build_script()
+    with pytest.raises(build.ProfileFailed, match="no such file or folder: .*nowhere"):
+        build._profile_guided(cleaner, ROOT / "cleaner", tmp_path / "out", {}, tmp_path, [str(tmp_path / "nowhere")],
+                              1500)
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_build_script_reports_a_current_build():

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
                          "of the shared data's layout, any folder of .html files, or WARC files; default: "
                          f"${PROFILE_ENV} (paths separated by {os.pathsep!r}), else no profile")
     ap.add_argument("--profile-limit", type=int, default=1500, metavar="N",
-                    help="at most N pages of them, spread evenly (default 1500, about half a minute)")
+                    help="at most N pages of them, spread evenly (default 1500: a training of about half a minute)")
     ap.add_argument("--package", type=Path, default=PACKAGE, metavar="DIR",
                     help="the copy of the package to build (default: this checkout's cleaner/)")
     args = ap.parse_args(argv)
@@ -141,13 +141,16 @@ class ProfileFailed(Exception):
 # -fprofile-partial-training: code the training never ran (a stage the pages did not reach, an error path) is
 # compiled as without a profile, not shrunk as cold. No flag here changes what the code computes (no fast-math:
 # every float is rounded as before, and the outputs are the plain build's, byte for byte: docs/speed.md, stop 78).
-# Every compilation's (beside -O3 and the modules' own): -fno-plt calls Python's C API through the GOT in one indirect
+PROFILE_GENERATE = "-fprofile-generate -fprofile-update=single"
+PROFILE_USE = "-fprofile-use -fprofile-partial-training -fprofile-correction -Wno-missing-profile"
+# The --profile-pages of a build that is not given any (scripts/setup_env.sh's; setup.py's wheel builds remove it,
+# their isolated environment cannot run the training: README, "Profile-guided build").
+PROFILE_ENV = "WEBCLEANER_PROFILE_PAGES"
+
+# Every compilation's, beside -O3 and the modules' own: -fno-plt calls Python's C API through the GOT in one indirect
 # call, not a jump to a PLT stub that jumps again (libpython is a shared library on most builds): 0.5 % fewer
 # instructions a page, 0-4 % less CPU (docs/speed.md, stop 78). It changes no computation.
 COMPILE_FLAGS = "-fno-plt"
-PROFILE_GENERATE = "-fprofile-generate -fprofile-update=single"
-PROFILE_USE = "-fprofile-use -fprofile-partial-training -fprofile-correction -Wno-missing-profile"
-PROFILE_ENV = "WEBCLEANER_PROFILE_PAGES"  # the --profile-pages of a build run by `pip install` (setup.py)
 
 
 def _compile(cleaner, package: Path, tmp_path: Path, cflags: str, ldflags: str = "", force: bool = False) -> Path:

@@ -29,6 +29,19 @@ def make_warc(out: Path, *args: str, date: str = WARC_DATE) -> Path:
     return out
 
 
+def load_script(name: str):
+    """scripts/<name>.py as a module named `name`, registered in sys.modules (a script's process pool pickles its
+    functions by their module's name)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def sampled_pages(data_dir: Path = DATA, every: int = 1):
     """Every `every`-th page of the shared sets but HEAVY_SETS (cleaner.gold.data.find_pages' order)."""
     from cleaner.gold.data import find_pages

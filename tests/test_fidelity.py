@@ -7,18 +7,15 @@ compared, how tokens are aligned) and runs it on larger samples; docs/fidelity.m
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-
 from browser_setup import chromium_or_skip, scriptless_context
+from conftest import load_script
+
 from cleaner.api import clean_html
 from cleaner.gold.data import find_pages
-from cleaner.page.decode import decode_html
 from cleaner.gold.gold import read_gold
 from cleaner.label.model import load_model
-from conftest import ROOT
+from cleaner.page.decode import decode_html
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -26,11 +23,7 @@ PER_SET = 6  # 42 pages of 7 sets, about 25 s
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("fidelity", ROOT / "scripts" / "fidelity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fidelity"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("fidelity")
 
 
 @pytest.fixture(scope="module")

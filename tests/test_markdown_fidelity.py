@@ -7,12 +7,11 @@ The browser is Debian's chromium (tests/browser_setup.py), driven by Playwright 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import pytest
 from browser_setup import chromium_or_skip, scriptless_context
-from conftest import ROOT
+from conftest import load_script
 
 from cleaner.api import clean_html
 from cleaner.gold.data import read_html_file
@@ -25,11 +24,7 @@ PAGES = ("0390", "0435", "2534", "0053", "0062")
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_warc, sampled_pages
+from conftest import load_script, make_warc, sampled_pages
 
 import cleaner
 from cleaner.api import clean_html
@@ -176,10 +176,7 @@ def test_a_profile_guided_build_says_so_and_an_interrupted_one_is_not_used(tmp_p
 
 
 def _build_script():
-    spec = importlib.util.spec_from_file_location("build_native", ROOT / "scripts" / "build_native.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_native")
 
 
 def test_the_profile_training_cleans_pages_as_the_job_does(tmp_path):

@@ -9,13 +9,12 @@ take 0.1-0.3 s here.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import threading
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import load_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,10 +23,7 @@ from cleaner.page.markup_guard import MarkupLimits, guard_markup
 
 
 def _bombs():
-    spec = importlib.util.spec_from_file_location("parser_bombs", ROOT / "scripts" / "parser_bombs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("parser_bombs")
 
 
 BOMBS = _bombs()

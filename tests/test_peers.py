@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
-import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, load_script
 
 from cleaner.gold.data import Page
 
 
 def _peers():
-    spec = importlib.util.spec_from_file_location("peers", ROOT / "scripts" / "peers.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["peers"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("peers")
 
 
 def _page(tmp_path, dataset: str, id_: str, gold: str) -> Page:

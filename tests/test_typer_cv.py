@@ -4,17 +4,13 @@ or a typer decision made with it would rest on a different model than the one sh
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
+from conftest import HEAVY_SETS, load_script
 
 from cleaner.config import load_config
 from cleaner.gold.data import find_pages, load_folds
 from cleaner.gold.score import aggregate
 from cleaner.learn.train import cross_validate, prepare
-
-from conftest import HEAVY_SETS, ROOT
 
 EVERY = 40  # 55 pages of all four sets and all six folds
 # One process throughout: a pool forked from the pytest worker inherits the threads of the tests that ran in it before
@@ -32,11 +28,7 @@ NO_TYPER = FAST + '[markers]\nenabled = false\n'
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("typer_cv", ROOT / "scripts" / "typer_cv.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["typer_cv"] = module  # its pool pickles functions by module name
-    spec.loader.exec_module(module)
-    return module
+    return load_script("typer_cv")
 
 
 def _cv_markup(data_dir, overlay_path) -> dict[str, float]:

@@ -5,13 +5,13 @@ sample files and checked against their bytes (see docs/warc.md)."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import io
 import random
 import zlib
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
@@ -729,10 +729,7 @@ def test_sniff_html():
 # --------------------------------------------------------------------------------------------
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("make_warc", ROOT / "scripts" / "make_warc.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_warc")
 
 
 def test_make_warc_cli(tmp_path):

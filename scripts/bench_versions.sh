@@ -27,6 +27,7 @@ git worktree add --detach "$ref" "$rev" >/dev/null
 ln -s "$PWD/.venv" "$ref/.venv"
 # A profile-guided build of the tree (scripts/setup_env.sh makes one beside the shared data) is ~4 % faster than a
 # plain one of the same code (docs/speed.md, stop 78): REV is then built profile-guided too, on the same pages.
+# (The tree's build is read before its own rebuild: a tree with no build, or a plain one, is compared plain.)
 profile=()
 if .venv/bin/python -c "import json, sys; sys.exit(not json.load(open('cleaner/_native/manifest.json')).get('profile'))" \
     2>/dev/null; then
@@ -38,9 +39,8 @@ if .venv/bin/python -c "import json, sys; sys.exit(not json.load(open('cleaner/_
 fi
 for dir in "$ref" "$PWD"; do  # (a revision before stop 25 has no compiled stages: it runs as Python)
   if [ -f "$dir/scripts/build_native.py" ]; then
-    extra=()
-    [ "$dir" = "$ref" ] && extra=("${profile[@]}")
-    (cd "$dir" && .venv/bin/python scripts/build_native.py --if-stale "${extra[@]}") \
+    # (the tree's own build too, when stale: made again profile-guided, not plain beside a profile-guided REV)
+    (cd "$dir" && .venv/bin/python scripts/build_native.py --if-stale "${profile[@]}") \
       || echo "[bench] $dir runs as pure Python" >&2
   fi
 done

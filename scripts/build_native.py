@@ -192,8 +192,8 @@ def _compile(cleaner, package: Path, tmp_path: Path, cflags: str, ldflags: str =
 
 def _stage(cleaner, lib: Path, out: Path, sources: dict[str, str], profile: dict | None) -> None:
     """Put the build of `lib` in `out` (the package's _native/), with its manifest: the sources' digests, and
-    `profile`, what a profile-guided build was trained on (None: no profile; "training": the instrumented build
-    a profile-guided build runs its pages through, replaced at once)."""
+    `profile`, what a profile-guided build was trained on (None: no profile; without "pages": the instrumented build
+    a profile-guided build runs its pages through, replaced at once, which cleaner.native_build_status refuses)."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     built = sorted(lib.rglob(f"*{suffix}"))  # each module and its shared library (<module>__mypyc)
     staging = lib.parent.parent / "native"
@@ -235,23 +235,24 @@ def _profile_guided(cleaner, package: Path, out: Path, sources: dict[str, str], 
     except BuildFailed as why:
         raise ProfileFailed(f"the instrumented build failed: {why}") from None
     _stage(cleaner, instrumented, out, sources, {"summary": "instrumented, training"})
-    env = {k: v for k, v in os.environ.items() if k != cleaner.PURE_PYTHON_ENV}
-    env[cleaner.PROFILE_TRAINING_ENV] = "1"
-    proc = subprocess.run([sys.executable, "-c", _TRAIN, str(package.parent), str(limit), *pages],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
-    trained = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
-    if not trained or not trained[0].startswith("TRAINED "):
-        shutil.rmtree(out, ignore_errors=True)  # (never the instrumented build in place: it is slower)
-        raise ProfileFailed(f"the training failed: {(proc.stderr or proc.stdout).strip()[-600:]}")
-    count, summary = trained[0][len("TRAINED "):].split(" ", 1)
-    if int(count) == 0:
-        shutil.rmtree(out, ignore_errors=True)
-        raise ProfileFailed(f"no page to train on in {', '.join(pages)}")
     try:
-        final = _compile(cleaner, package, tmp_path, PROFILE_USE, force=True)
-    except BuildFailed as why:
-        shutil.rmtree(out, ignore_errors=True)
-        raise ProfileFailed(f"the build from the profile failed: {why}") from None
+        env = {k: v for k, v in os.environ.items() if k != cleaner.PURE_PYTHON_ENV}
+        env[cleaner.PROFILE_TRAINING_ENV] = "1"
+        proc = subprocess.run([sys.executable, "-c", _TRAIN, str(package.parent), str(limit), *pages],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        trained = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
+        if not trained or not trained[0].startswith("TRAINED "):
+            raise ProfileFailed(f"the training failed: {(proc.stderr or proc.stdout).strip()[-600:]}")
+        count, summary = trained[0][len("TRAINED "):].split(" ", 1)
+        if int(count) == 0:
+            raise ProfileFailed(f"no page to train on in {', '.join(pages)}")
+        try:
+            final = _compile(cleaner, package, tmp_path, PROFILE_USE, force=True)
+        except BuildFailed as why:
+            raise ProfileFailed(f"the build from the profile failed: {why}") from None
+    except ProfileFailed:
+        shutil.rmtree(out, ignore_errors=True)  # (never the instrumented build left in place: it is slower)
+        raise
     profile = {"pages": int(count), "summary": summary, "flags": PROFILE_USE}
     _stage(cleaner, final, out, sources, profile)
     return profile
@@ -277,6 +278,8 @@ from cleaner.output.corpus import default_corpus_columns
 from cleaner.tools.runtime import tune_gc
 from cleaner.warc.read import WarcFileStats, iter_html_records
 
+limit = int(sys.argv[2])
+
 def readers(source):
     path = Path(source)
     if path.is_dir():
@@ -289,14 +292,15 @@ def readers(source):
         files = sorted(f for f in path.rglob("*") if f.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")))
         return [lambda f=f: gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
                 for f in files]
-    out = []
+    out = []  # (a WARC's first `limit` pages: its payloads are held until the training, a crawl's file is not)
     with open(path, "rb") as fh:
         for rec in iter_html_records(fh, str(path), WarcFileStats()):
             if rec.payload and not rec.payload_truncated:
                 out.append(lambda data=rec.payload: data)
+                if len(out) >= limit:
+                    break
     return out
 
-limit = int(sys.argv[2])
 todo = [r for source in sys.argv[3:] for r in readers(source)]
 step = max(1, -(-len(todo) // limit))
 todo = todo[::step]
@@ -311,8 +315,6 @@ for read in todo:
     cleaned += result.status == "cleaned"
 print(f"TRAINED {len(todo)} {len(todo)} pages ({cleaned} cleaned) of {', '.join(Path(s).name for s in sys.argv[3:])}")
 """
-
-
 
 
 def _cython_version() -> str:

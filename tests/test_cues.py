@@ -489,3 +489,61 @@ def test_every_block_carries_its_pages_url_shape_and_the_heaviest_items_it_conjo
     rows_ = FeatureExtractor(load_config(), DEFAULT_FAMILIES + ("cue",)).extract(seg.table, page=seg.page)
     assert all("cue.url=none" in row for row in rows_)
     assert {a for row in rows_ for a in row if "url=" in a} == {"cue.url=none", "cue.items=heaviest@url=none"}
+
+
+# -- the section a heading names -------------------------------------------------------------------------------
+
+def _sections(html: str) -> list[tuple[str, list[str]]]:
+    """(text, its `cue.section` attributes) of each block of `html`, as clean_html's features see them."""
+    seg = segment_blocks(html)
+    rows = FeatureExtractor(load_config(), CUE_FAMILIES).extract(seg.table, page=seg.page)
+    return [(b.text, sorted(a for a in row if a.startswith("cue.section="))) for b, row in zip(seg.blocks, rows)]
+
+
+_PRODUCT = _json_ld('{"@type": "Product", "name": "Kettle"}')
+
+
+def test_a_heading_that_names_its_section_marks_the_cards_after_it_up_to_the_sections_end():
+    # A product page: the description, then a shelf of other products under "Customers also bought" (in a wrapper
+    # of its own: the heading's parent holds only it), then reviews under a heading of the same level.
+    html = (f"<html><head>{_PRODUCT}</head><body><main><h1>Steel kettle</h1>"
+            "<p>A kettle of brushed steel that boils a litre in three minutes.</p>"
+            "<section><div class='title'><h2>Customers who bought this item also bought</h2></div>"
+            "<div class='cards'><div class='card'><h3>Teapot</h3><p>A teapot of glass.</p></div>"
+            "<div class='card'><h3>Mug</h3><p>A mug of stone.</p></div></div></section>"
+            "<h2>Customer reviews</h2><p>Boils fast and looks good.</p><h2>Details</h2><p>Weight 1.2 kg.</p>"
+            "</main><footer><p>Shop footer text</p></footer></body></html>")
+    got = dict(_sections(html))
+    related = ["cue.section=related", "cue.section=related@product"]
+    review = ["cue.section=review", "cue.section=review@product"]
+    assert got["Customers who bought this item also bought"] == related
+    assert got["Teapot"] == got["A mug of stone."] == related  # (an <h3> inside does not end an <h2>'s section)
+    assert got["Customer reviews"] == got["Boils fast and looks good."] == review
+    # The description before, the next section of the same level, and what lies outside the heading's parent: none.
+    assert got["A kettle of brushed steel that boils a litre in three minutes."] == []
+    assert got["Details"] == got["Weight 1.2 kg."] == got["Shop footer text"] == []
+
+
+def test_a_section_cue_needs_a_short_heading_and_a_pages_type_conjoins_it():
+    # A paragraph that begins with "Comments" names nothing; a long heading neither; a thread's replies are a
+    # forum's (the conjoined name tells them from an article's comments).
+    forum = _json_ld('{"@type": "DiscussionForumPosting", "headline": "Kettles"}')
+    html = (f"<html><head>{forum}</head><body><div><h2>12 Comments</h2><p>I agree with the post.</p></div>"
+            "<p>Comments are welcome below.</p>"
+            "<div><h2>Comments on the history of kettles in the long nineteenth century and after</h2>"
+            "<p>A reply.</p></div></body></html>")
+    got = _sections(html)
+    assert got[0] == ("12 Comments", ["cue.section=comment", "cue.section=comment@forum"])
+    assert got[1][1] == ["cue.section=comment", "cue.section=comment@forum"]
+    assert all(not attrs for _, attrs in got[2:])
+
+
+def test_a_model_trained_before_the_section_cue_reads_pages_without_it():
+    from cleaner.config import with_legacy_values
+
+    own = {"features": {"cues": {"max_words": 12}}}
+    assert with_legacy_values(own)["features"]["cues"] == {"max_words": 12, "section": {"enabled": False}}
+    assert with_legacy_values(own)["features"]["per_character_tokens"] is False
+    assert own == {"features": {"cues": {"max_words": 12}}}  # (the model's own config is not changed)
+    assert with_legacy_values({"features": {"cues": {"section": {"enabled": True}}}})["features"]["cues"] == {
+        "section": {"enabled": True}}

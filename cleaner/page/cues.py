@@ -730,7 +730,7 @@ class PageCueContext:
 
     def __init__(self, names: CueNames, kind: object, url: object, heaviest_url: object, heaviest_at: object,
                  repeat_at: object, relations: list[int] | None, heaviest: list[bool] | None, links_min: float,
-                 code_tags: frozenset[str], section: list[int] | None, section_at: object) -> None:
+                 code_tags: frozenset[str], section: list[int] | None, section_at: list) -> None:
         self.names = names
         self.kind = kind  # cue.page=<type>
         self.url = url  # cue.url=<shape>, None without the URL cue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cleaner.output.assemble import assemble
-from cleaner.learn.evaluate import figures, markup_diagnosis, write_report
+from cleaner.learn.evaluate import figures, markup_diagnosis, read_page_table, write_report
 from cleaner.gold.score import score_document
 from cleaner.learn.train import DocResult, PreparedDoc
 
@@ -117,3 +117,37 @@ def test_snippets_are_judged_in_the_text_a_reader_gets_and_shown_only_where_a_gr
     (by_type,) = page_type_figures([marked, w_res], {"wcxb/1": "forum"}, None, snippets)
     assert by_type.snippets == SnippetCounts(1, 1, 1, 1)
 
+
+
+def test_compare_pages_pairs_two_cv_tables_by_set_and_wcxb_page_type(tmp_path):
+    from conftest import load_script
+
+    from cleaner.learn.evaluate import PAGE_COLUMNS
+
+    compare_pages = load_script("compare_pages")
+
+    def table(path, rows):
+        path.write_text("\n".join(["\t".join(PAGE_COLUMNS)] + ["\t".join(map(str, r)) for r in rows]) + "\n")
+        return path
+
+    # page, dataset, fold, P, R, F1, text_only, markup, expected, WCXB metric (wcxb only)
+    before = table(tmp_path / "a.tsv", [
+        ("wcxb/1", "wcxb", 0, 0.5, 0.9, 0.6, "", "", "", 0.62), ("wcxb/2", "wcxb", 1, 0.8, 0.8, 0.8, "", "", "", 0.8),
+        ("wcxb/3", "wcxb", 2, 0.9, 0.9, 0.9, "", "", "", 0.9), ("chaos/a", "chaos", 0, 1, 1, 0.95, "", "", "", ""),
+        ("chaos/b", "chaos", 1, 1, 1, 0.9, "", "", "", ""), ("chaos/gone", "chaos", 1, 1, 1, 0.9, "", "", "", "")])
+    after = table(tmp_path / "b.tsv", [
+        ("wcxb/1", "wcxb", 0, 0.7, 0.9, 0.7, "", "", "", 0.72), ("wcxb/2", "wcxb", 1, 0.8, 0.8, 0.8, "", "", "", 0.8),
+        ("wcxb/3", "wcxb", 2, 0.9, 0.9, 0.9, "", "", "", 0.9), ("chaos/a", "chaos", 0, 1, 1, 0.94, "", "", "", ""),
+        ("chaos/b", "chaos", 1, 1, 1, 0.9, "", "", "", "")])
+    types = {"wcxb/1": "product", "wcxb/2": "product", "wcxb/3": "article"}
+    rows = compare_pages.compare(read_page_table(before), read_page_table(after), types).splitlines()
+    line = {r.split(" | ")[0].lstrip("| "): r for r in rows if r.startswith("| ")}
+    # wcxb's product pages in WCXB's metric (+0.10 on one of two pages), word F1 and precision beside it.
+    assert line["wcxb product"].startswith("| wcxb product | 2 | 0.7100 | 0.7600 | +0.0500 (word F1 +0.0500) |")
+    assert line["wcxb product"].endswith("| +0.1000 / +0.0000 | 1 / 0 |")
+    assert "| wcxb article | 1 | 0.9000 | 0.9000 | +0.0000 (word F1 +0.0000) | – |" in line["wcxb article"]
+    # The other sets in word F1; a page one table lacks is left out and said.
+    assert line["chaos"].startswith("| chaos | 2 | 0.9250 | 0.9200 | -0.0050 |")
+    assert line["chaos"].endswith("| 0 / 1 |")
+    assert line["all (word F1)"].startswith("| all (word F1) | 5 |")
+    assert rows[-1] == "1 pages are in one table only: left out."

@@ -46,22 +46,18 @@ FAMILY_KEYS = {"features": {"cues": "cue"}}
 # Keys added to those sections after models were trained, with the value that reproduces what such a model was
 # trained with: a model whose own feature config (CrfModel.feature_config) lacks one reads it with this value, so
 # that adding a key never changes what a shipped or stored model's features are.
-LEGACY_VALUES = {"features": {"per_character_tokens": False, "cues": {"section": {"enabled": False}}}}
+LEGACY_VALUES = {"features": {"per_character_tokens": False}}
 
 
 def with_legacy_values(own: dict | None) -> dict:
     """A model's own feature config with every key of LEGACY_VALUES it lacks (keys added after it was trained)
-    set to the value it was trained with, at any depth."""
-    return _with_missing(dict(own or {}), LEGACY_VALUES)
-
-
-def _with_missing(have: dict, values: dict) -> dict:
-    out = dict(have)
-    for key, value in values.items():
-        if key not in out:
-            out[key] = copy.deepcopy(value)
-        elif isinstance(value, dict) and isinstance(out[key], dict):
-            out[key] = _with_missing(out[key], value)
+    set to the value it was trained with."""
+    out = dict(own or {})
+    for section, values in LEGACY_VALUES.items():
+        have = out.get(section) or {}
+        missing = {k: v for k, v in values.items() if k not in have}
+        if missing:
+            out[section] = dict(have, **missing)
     return out
 
 

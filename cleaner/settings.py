@@ -134,14 +134,6 @@ class UrlCue:
 
 
 @dataclass(frozen=True)
-class SectionCue:
-    enabled: bool = setting()
-    max_words: int = setting(**POSITIVE)  # a heading of at most this many words names its section
-    climb: int = setting(ge=0)  # ancestors above the heading's parent tried for the section's element
-    text: dict[str, str] = setting()  # cue -> regexp searched in a heading's text
-
-
-@dataclass(frozen=True)
 class Cues:
     max_words: int = setting(ge=0)
     idclass: dict[str, list[str]] = setting()  # cue -> substrings of an id/class token
@@ -151,7 +143,6 @@ class Cues:
     code: CodeCue = setting()
     main: MainCue = setting()
     url: UrlCue = setting()
-    section: SectionCue = setting()
 
 
 @dataclass(frozen=True)

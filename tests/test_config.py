@@ -35,7 +35,6 @@ def _keys(cls, prefix: str = "") -> set[str]:
 
 def _toml_keys(data: dict, prefix: str = "", open_tables=("train.convention_of", "model.by_convention",
                                                       "features.cues.idclass", "features.cues.text",
-                                                      "features.cues.section.text",
                                                       "features.cues.page.types", "features.cues.page.og_type",
                                                       "features.cues.page.itemprop")) -> set[str]:
     out = set()

@@ -120,7 +120,7 @@ cdef class _PageCues:
 
     cdef Py_ssize_t kind, url, heaviest_url, heaviest_at, repeat_at, repeat_links, heaviest_id, heaviest_outside, code
     cdef bint has_url, has_heaviest_url
-    cdef list relations, heaviest, main, section, section_names, section_at
+    cdef list relations, heaviest, main
     cdef dict in_code  # ancestors -> inside a code tag (block_cues')
     cdef double links_min
     cdef frozenset code_tags
@@ -137,7 +137,6 @@ cdef class _PageCues:
         self.relations, self.heaviest, self.main = c.relations, c.heaviest, names.main
         self.in_code = {}
         self.links_min, self.code_tags = c.links_min, c.code_tags
-        self.section, self.section_names, self.section_at = c.section, names.section, c.section_at
 
 
 cdef uint64_t _fold_sig(str folded, bint ascii_text) noexcept:
@@ -348,7 +347,7 @@ cdef class RowPass:
         """Block i's `cue` attributes that need the page (cleaner.page.cues.block_cues, its reference), from what
         page_cue_context read of it (`c`)."""
         cdef PyObject *found
-        cdef Py_ssize_t words, relation = -1, cue
+        cdef Py_ssize_t words, relation = -1
         _push(out, c.kind)
         if c.has_url:
             _push(out, c.url)
@@ -377,11 +376,6 @@ cdef class RowPass:
             code = c.in_code[anc] = not c.code_tags.isdisjoint(anc)
         if code:
             _push(out, c.code)
-        if c.section is not None:
-            cue = PyLong_AsSsize_t(<object> PyList_GET_ITEM(c.section, i))
-            if cue >= 0:
-                _push(out, PyLong_AsSsize_t(<object> PyList_GET_ITEM(c.section_names, cue)))
-                _push(out, PyLong_AsSsize_t(<object> PyList_GET_ITEM(c.section_at, cue)))
         return 0
 
     def run(self, tuple columns, object cues):

@@ -328,12 +328,6 @@ class CueSettings:
         self.url_slug_min_separators = int(uc["slug_min_separators"])
         self.main_min_words = int(cc["main"]["min_words"])
         self.main_share = float(cc["main"]["share"])
-        sc = cc["section"]
-        self.section = bool(sc["enabled"])
-        self.section_max_words = int(sc["max_words"])
-        self.section_climb = int(sc["climb"])
-        self.section_names = [str(k) for k in sc["text"]]
-        self.section_rx = [re.compile(v) for v in sc["text"].values()]
 
 
 class CueNames:
@@ -358,11 +352,6 @@ class CueNames:
         self.url = {shape: name("cue.url=" + shape) for shape in URL_SHAPES}
         self.heaviest_url = {shape: name("cue.items=heaviest@url=" + shape) for shape in URL_SHAPES}
         self.main = [name("cue.main=" + where) for where in MAIN_RELATIONS]
-        # A block in the section a heading names (section_cues), and the same conjoined with the page's type: the
-        # reviews of a product page are not its content, a forum thread's replies are.
-        self.section = [name("cue.section=" + cue) for cue in settings.section_names]
-        self.section_at = {kind: [name("cue.section=" + cue + "@" + kind) for cue in settings.section_names]
-                           for kind in kinds}
 
 
 def idclass_cues(names: CueNames, tokens: tuple[str, ...]) -> list:
@@ -646,82 +635,6 @@ def url_shape(url: str, settings: CueSettings) -> str:
     return "other"
 
 
-# The heading elements, by level (section_cues).
-HEADING_LEVELS: Final = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-
-
-def heading_level(ancestors: frozenset[str]) -> int:
-    """The level of the outermost heading element a block lies in (1 for <h1>), 0 outside any."""
-    level = 0
-    for tag in ancestors:
-        found = HEADING_LEVELS.get(tag, 0)
-        if found and (not level or found < level):
-            level = found
-    return level
-
-
-def _descends(element: int, top: int, element_parent: list[int]) -> bool:
-    """Whether `element` is `top` or lies inside it (elements are numbered in document order: every ancestor of an
-    element comes before it)."""
-    while element > top:
-        element = element_parent[element]
-    return element == top
-
-
-def section_cues(settings: CueSettings, blocks: BlockTable, counts: BlockCounts,
-                 element_parent: list[int]) -> list[int] | None:
-    """Per block, the index of the section cue ([features.cues.section.text]) of the heading whose section it lies
-    in, -1 outside any (None: no heading names one). A heading (a block of at most `max_words` words inside an
-    <h1>-<h6>) whose text matches a cue opens a section: the blocks after it inside the heading's parent element (or
-    the nearest of its `climb` further ancestors that holds the next block: "<div class=title><h3>Reviews</h3></div>
-    <ul>...") up to the next heading of the same or a higher level, the heading itself included. Why: "Customers also
-    bought", "Reviews", "12 Comments", "Related posts" name what follows them, cards and posts whose own text
-    says nothing of where they stand; the `cue.text` of the heading alone reaches only the heading."""
-    n_elements = len(element_parent)
-    if not n_elements:
-        return None
-    texts, ancestors, elements, words = blocks.text, blocks.ancestors, blocks.element, counts.words
-    n = len(texts)
-    out: list[int] | None = None
-    i = 0
-    while i < n:
-        level = heading_level(ancestors[i]) if words[i] <= settings.section_max_words else 0
-        element = elements[i]
-        cue = -1
-        if level and 0 < element < n_elements:
-            text = texts[i].strip()
-            for k, rx in enumerate(settings.section_rx):
-                if rx.search(text):
-                    cue = k
-                    break
-        if cue < 0:
-            i += 1
-            continue
-        if out is None:
-            out = [-1] * n
-        out[i] = cue
-        # The section's element: the heading's parent, or a further ancestor when that holds nothing more.
-        top = element_parent[element]
-        j = i + 1
-        if j < n:
-            climbs = 0
-            while climbs < settings.section_climb and top > 0 and not (
-                    0 <= elements[j] < n_elements and _descends(elements[j], top, element_parent)):
-                top = element_parent[top]
-                climbs += 1
-        while j < n:
-            inner = elements[j]
-            if not (0 <= inner < n_elements and _descends(inner, top, element_parent)):
-                break
-            other = heading_level(ancestors[j])
-            if other and other <= level and inner != element:
-                break
-            out[j] = cue
-            j += 1
-        i = j
-    return out
-
-
 class PageCueContext:
     """What the `cue` attributes that need the page read of it (page_cue_context), in one naming: the page's
     type and URL shape named, the blocks' relation to the main container and which blocks lie in the heaviest
@@ -730,7 +643,7 @@ class PageCueContext:
 
     def __init__(self, names: CueNames, kind: object, url: object, heaviest_url: object, heaviest_at: object,
                  repeat_at: object, relations: list[int] | None, heaviest: list[bool] | None, links_min: float,
-                 code_tags: frozenset[str], section: list[int] | None, section_at: list) -> None:
+                 code_tags: frozenset[str]) -> None:
         self.names = names
         self.kind = kind  # cue.page=<type>
         self.url = url  # cue.url=<shape>, None without the URL cue
@@ -741,8 +654,6 @@ class PageCueContext:
         self.heaviest = heaviest  # per block, whether it lies in the heaviest repeated group (None: not asked)
         self.links_min = links_min  # an item whose words are this share of link text or more: cue.repeat-links
         self.code_tags = code_tags
-        self.section = section  # per block, the index of its section cue (-1: none; None: no section on the page)
-        self.section_at = section_at  # the section cues' names conjoined with the page's type, by that index
 
 
 def page_cue_context(settings: CueSettings, names: CueNames, blocks: BlockTable, counts: BlockCounts,
@@ -759,11 +670,9 @@ def page_cue_context(settings: CueSettings, names: CueNames, blocks: BlockTable,
         shape = url_shape(page.canonical or page.head_meta.get("og:url", ""), settings) if page is not None else "none"
         url = names.url[shape]
         heaviest_url = names.heaviest_url[shape]
-    section = (section_cues(settings, blocks, counts, page.element_parent)
-               if settings.section and page is not None else None)
     return PageCueContext(names, names.page[kind_name], url, heaviest_url, names.heaviest_at[kind_name],
                           names.repeat_at[kind_name], relations, heaviest, settings.repeat_links_min,
-                          settings.code_tags, section, names.section_at[kind_name])
+                          settings.code_tags)
 
 
 def page_cues(settings: CueSettings, names: CueNames, blocks: BlockTable, counts: BlockCounts,
@@ -786,7 +695,6 @@ def block_cues(c: PageCueContext, blocks: BlockTable, counts: BlockCounts) -> li
             item_links[item] = item_links.get(item, 0) + lw
     names = c.names
     relations, heaviest, url, heaviest_url = c.relations, c.heaviest, c.url, c.heaviest_url
-    section = c.section
     in_code: dict[frozenset[str], bool] = {}  # ancestors -> inside a code tag (a page has a few dozen such sets)
     out: list[list] = []
     for i in range(len(blocks)):
@@ -816,10 +724,5 @@ def block_cues(c: PageCueContext, blocks: BlockTable, counts: BlockCounts) -> li
             code = in_code[anc] = not c.code_tags.isdisjoint(anc)
         if code:
             row.append(names.code)
-        if section is not None:
-            cue = section[i]
-            if cue >= 0:
-                row.append(names.section[cue])
-                row.append(c.section_at[cue])
         out.append(row)
     return out

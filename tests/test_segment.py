@@ -108,6 +108,20 @@ def test_blocks_under_hidden_elements_are_marked():
                       "shown": False, "also shown": False, "text": False}
 
 
+def test_overlays_shut_when_the_page_opens_are_marked_hidden():
+    # A <dialog> without `open` is not drawn (the HTML standard's style sheet); a modal dialog and an element a script
+    # framework cloaks until it has drawn it are shut when the page opens (wcxb/0580: a shop's terms of service in a
+    # Vue modal). An open dialog, a non-modal one and `aria-modal="false"` are shown.
+    html = ('<dialog id="d"><p>closed dialog</p></dialog><dialog open><p>open dialog</p></dialog>'
+            '<div role="dialog" aria-modal="true" class="z-takeover"><h3>Terms of service</h3><p>terms</p></div>'
+            '<div v-cloak v-show="isOpen"><p>vue drawer</p></div><div x-cloak><p>alpine pop-up</p></div>'
+            '<section ng-cloak><p>angular panel</p></section><div role="dialog" aria-modal="false"><p>modeless</p></div>'
+            '<div role="dialog"><p>plain dialog role</p></div><p>text</p>')
+    marked = {b.text: HIDDEN in b.ancestors for b in segment_blocks(html).blocks}
+    assert marked == {"closed dialog": True, "open dialog": False, "Terms of service": True, "terms": True,
+                      "vue drawer": True, "alpine pop-up": True, "angular panel": True, "modeless": False,
+                      "plain dialog role": False, "text": False}
+
 def test_blocks_their_table_and_counts_survive_pickling_and_copying():
     # Pools hand blocks back inside prepared documents (cleaner train, typer_cv): the compiled classes are rebuilt
     # through their __init__, which pickle's default (the class called without arguments) cannot do

@@ -281,19 +281,19 @@ cdef class _Attributes:
     """The attributes the walk reads of one element (what the reference looks up in `node.attributes`). The id and
     class are decoded as read; the others are kept as Lexbor's attributes and decoded only when the walk asks (most
     are only tested: decoding every link's href and every style cost 0.2 M instructions a page of 2025)."""
-    cdef bint any, has_hidden, has_itemscope
+    cdef bint any, has_hidden, has_itemscope, has_cloak, has_open
     cdef object ident, class_, itemprop
-    cdef void *href_, *style_, *aria_hidden_, *content_, *datetime_, *role_, *itemtype_, *alt_, *kind_
+    cdef void *href_, *style_, *aria_hidden_, *content_, *datetime_, *role_, *itemtype_, *alt_, *kind_, *aria_modal_
 
     cdef void read(self, lxb_dom_node_t *element):
         cdef void *attr = first_attribute(element)
         cdef const lxb_char_t *name
         cdef size_t length = 0
         self.any = attr != NULL
-        self.has_hidden = self.has_itemscope = False
+        self.has_hidden = self.has_itemscope = self.has_cloak = self.has_open = False
         self.ident = self.class_ = self.itemprop = None
         self.href_ = self.style_ = self.aria_hidden_ = self.content_ = self.datetime_ = NULL
-        self.role_ = self.itemtype_ = self.alt_ = self.kind_ = NULL
+        self.role_ = self.itemtype_ = self.alt_ = self.kind_ = self.aria_modal_ = NULL
         while attr != NULL:
             name = attribute_name(attr, &length)
             if name != NULL and 2 <= length <= 11:
@@ -326,6 +326,13 @@ cdef class _Attributes:
                     self.alt_ = attr
                 elif _is(name, length, b"type", 4):
                     self.kind_ = attr
+                elif _is(name, length, b"aria-modal", 10):
+                    self.aria_modal_ = attr
+                elif _is(name, length, b"open", 4):
+                    self.has_open = True
+                elif (_is(name, length, b"v-cloak", 7) or _is(name, length, b"x-cloak", 7)
+                      or _is(name, length, b"ng-cloak", 8)):
+                    self.has_cloak = True  # (segment.CLOAKS)
             attr = next_attribute(attr)
 
     cdef bint has_href(self) noexcept:
@@ -920,9 +927,10 @@ cdef enum:
     IMG = NAMED * 8
     MATH = NAMED * 9
     SCRIPT = NAMED * 10
+    DIALOG = NAMED * 11
 
 _NAMED_TAGS = {"a": A, "article": ARTICLE, "pre": PRE, "code": CODE, "div": DIV, "td": TD, "th": TH, "img": IMG,
-               "math": MATH, "script": SCRIPT}
+               "math": MATH, "script": SCRIPT, "dialog": DIALOG}
 
 
 cdef int _kind_of(dict kinds, str tag, frozenset drop, frozenset line_tags, frozenset repeat_skip) except -1:
@@ -1334,10 +1342,12 @@ def walk(parsed, config):
             if tag not in ancestors:
                 ancestors = w.widened(widened, ancestors, tag)
             in_itemscope = parent.in_itemscope
+            if HIDDEN not in ancestors and ((named == DIALOG and not attrs.has_open) or (attrs.any and (
+                    ((attrs.has_hidden or attrs.has_aria_hidden() or attrs.has_style())
+                     and hides(attrs.has_hidden, _value(attrs.aria_hidden_), _value(attrs.style_)))
+                    or attrs.has_cloak or _bytes_are(attrs.aria_modal_, b"true", 4)))):
+                ancestors = w.widened(widened, ancestors, HIDDEN)
             if attrs.any:
-                if (HIDDEN not in ancestors and (attrs.has_hidden or attrs.has_aria_hidden() or attrs.has_style())
-                        and hides(attrs.has_hidden, _value(attrs.aria_hidden_), _value(attrs.style_))):
-                    ancestors = w.widened(widened, ancestors, HIDDEN)
                 itemprop = attrs.itemprop
                 if itemprop:
                     if MAIN not in ancestors and itemprop == "articleBody":

@@ -303,7 +303,24 @@ _HIDING_STYLES: Final = ("display:none", "visibility:hidden")
 
 def _is_hidden(attrs: dict) -> bool:
     """Whether an element's own attributes hide it (what a browser shows without running scripts)."""
-    return hides("hidden" in attrs, attrs.get("aria-hidden"), attrs.get("style"))
+    return (hides("hidden" in attrs, attrs.get("aria-hidden"), attrs.get("style"))
+            or closed_overlay(any(a in attrs for a in CLOAKS), attrs.get("aria-modal")))
+
+
+# Attributes of script frameworks (Vue, Alpine, AngularJS) that hide an element until the framework has drawn it; a page
+# styles them `display: none` ([v-cloak] { display: none }) and the framework then shows what its own state says: the
+# modals, drawers and pop-ups such pages hold are shut when the page opens.
+CLOAKS: Final = ("v-cloak", "x-cloak", "ng-cloak")
+
+
+def closed_overlay(cloaked: bool, aria_modal: str | None) -> bool:
+    """Whether an element is an overlay shut when the page opens: an element a framework hides until it has drawn it
+    (CLOAKS), or a modal dialog (`aria-modal="true"`: a dialog that, open, blocks the page, so a page that shows its
+    text at once has it shut). A `<dialog>` without `open` is not shown either (the HTML standard's own style sheet);
+    the walks test its tag. On the shared pages (5-word shingles found in the gold, outermost such elements): closed
+    `<dialog>`s 0 of 3,792, cloaked elements 242 of 36,850, modals 2,800 of 115,478 (wcxb/0580: Allbirds' terms of
+    service, 11,000 words in a Vue modal, kept whole by the default)."""
+    return cloaked or aria_modal == "true"
 
 
 def hides(has_hidden: bool, aria_hidden: str | None, style: str | None) -> bool:
@@ -589,9 +606,9 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
             in_itemscope = parent[8]
+            if HIDDEN not in ancestors and ((tag == "dialog" and "open" not in attrs) or (attrs and _is_hidden(attrs))):
+                ancestors = ancestors | {HIDDEN}
             if attrs:
-                if HIDDEN not in ancestors and _is_hidden(attrs):
-                    ancestors = ancestors | {HIDDEN}
                 itemprop = attrs.get("itemprop")
                 if itemprop:
                     if MAIN not in ancestors and itemprop == "articleBody":

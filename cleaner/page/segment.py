@@ -289,7 +289,8 @@ ROOT_FRAME: Final[tuple] = ("", (), frozenset(), (), -1, -1, False, 0, False)
 
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
-# `aria-hidden="true"`, or an inline style with `display: none` / `visibility: hidden`). A container class
+# `aria-hidden="true"`, an inline style with `display: none` / `visibility: hidden`, or an overlay shut when the page
+# opens: closed_overlay). A container class
 # names it (`[features] class_hidden = ["#hidden"]` in conf/default.toml). On the shared pages 30,850 of the
 # 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints), but the rest hold 826
 # words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.

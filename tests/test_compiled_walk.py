@@ -38,6 +38,9 @@ CASES = {
                "<div style='VISIBILITY: HIDDEN'>g</div><div style='display:nOnE;content:\"é\"'>h</div>"
                "<div style='display:block;overflow:hidden'>i</div><div style='border:none'>j</div><div style=''>k</div>"
                "<div style='display:non'>l</div><div style='visibility:hidde'>m</div>"),
+    "overlays": ("<dialog>a</dialog><dialog open>b</dialog><dialog open=''>c</dialog><div aria-modal=true>d</div>"
+                 "<div aria-modal=TRUE>e</div><div aria-modal=false>f</div><div aria-modal>g</div><div v-cloak>h</div>"
+                 "<div x-cloak=''>i</div><section ng-cloak><p>j</p></section><div v-clo>k</div><p>l</p>"),
     "main": "<div role=main><p>a</p></div><div itemprop=articleBody>b</div>",
     "microdata": ("<div itemscope itemtype='https://schema.org/Product http://schema.org/Thing/'>"
                   "<span itemprop=name>n</span><time itemprop=datePublished datetime=2024-01-02>d</time>"

@@ -108,15 +108,13 @@ def main(argv=None) -> int:
         # Digests first: a module edited while the build runs is then stale, not silently compiled in.
         sources = {m: cleaner.source_digest(cleaner.source_path(package, m)) for m in modules}
         try:
+            profile = None
             if profile_pages:
                 try:
                     profile = _profile_guided(cleaner, package, out, sources, tmp_path, profile_pages,
                                               args.profile_limit)
                 except ProfileFailed as why:
                     print(f"[native] no profile-guided build ({why}): building without a profile", file=sys.stderr)
-                    profile = None
-            else:
-                profile = None
             if profile is None:
                 _stage(cleaner, _compile(cleaner, package, tmp_path, ""), out, sources, None)
         except BuildFailed as why:

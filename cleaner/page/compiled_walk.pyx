@@ -350,6 +350,17 @@ cdef class _Attributes:
         cdef size_t length = 0
         return self.aria_hidden_ != NULL and attribute_value(self.aria_hidden_, &length) != NULL
 
+    cdef bint hidden(self, bint dialog) except -1:
+        """segment._is_hidden: the element (a <dialog> when `dialog`) is hidden from the reader."""
+        if dialog and not self.has_open:
+            return True
+        if not self.any:
+            return False
+        if self.has_cloak or _bytes_are(self.aria_modal_, b"true", 4):  # (segment.closed_overlay)
+            return True
+        return ((self.has_hidden or self.has_aria_hidden() or self.has_style())
+                and hides(self.has_hidden, _value(self.aria_hidden_), _value(self.style_)))
+
     cdef bint role_is_main(self) noexcept:
         """`attrs.get("role") == "main"`."""
         return _bytes_are(self.role_, b"main", 4)
@@ -1342,10 +1353,7 @@ def walk(parsed, config):
             if tag not in ancestors:
                 ancestors = w.widened(widened, ancestors, tag)
             in_itemscope = parent.in_itemscope
-            if HIDDEN not in ancestors and ((named == DIALOG and not attrs.has_open) or (attrs.any and (
-                    ((attrs.has_hidden or attrs.has_aria_hidden() or attrs.has_style())
-                     and hides(attrs.has_hidden, _value(attrs.aria_hidden_), _value(attrs.style_)))
-                    or attrs.has_cloak or _bytes_are(attrs.aria_modal_, b"true", 4)))):
+            if HIDDEN not in ancestors and attrs.hidden(named == DIALOG):
                 ancestors = w.widened(widened, ancestors, HIDDEN)
             if attrs.any:
                 itemprop = attrs.itemprop

@@ -290,10 +290,9 @@ ROOT_FRAME: Final[tuple] = ("", (), frozenset(), (), -1, -1, False, 0, False)
 
 # A pseudo-tag among a block's ancestors: some ancestor is hidden from the reader (the `hidden` attribute,
 # `aria-hidden="true"`, an inline style with `display: none` / `visibility: hidden`, or an overlay shut when the page
-# opens: closed_overlay). A container class
-# names it (`[features] class_hidden = ["#hidden"]` in conf/default.toml). On the shared pages 30,850 of the
-# 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints), but the rest hold 826
-# words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.
+# opens: _is_hidden). A container class names it (`[features] class_hidden = ["#hidden"]` in conf/default.toml). On
+# the shared pages 30,850 of the 30,895 blocks in hidden elements are gold boilerplate (menus, pop-ups, form hints),
+# but the rest hold 826 words of content (tabs a script reveals): a CRF attribute, not a rule that drops the text.
 HIDDEN: Final = "#hidden"
 # A pseudo-tag among a block's ancestors: some ancestor says it holds the page's main content by an attribute
 # rather than a tag (`role="main"`, `itemprop="articleBody"`); `[features] class_main` lists it beside <article>
@@ -302,10 +301,14 @@ MAIN: Final = "#main"
 _HIDING_STYLES: Final = ("display:none", "visibility:hidden")
 
 
-def _is_hidden(attrs: dict) -> bool:
-    """Whether an element's own attributes hide it (what a browser shows without running scripts)."""
-    return (hides("hidden" in attrs, attrs.get("aria-hidden"), attrs.get("style"))
-            or closed_overlay(any(a in attrs for a in CLOAKS), attrs.get("aria-modal")))
+def _is_hidden(tag: str, attrs: dict) -> bool:
+    """Whether an element is hidden from the reader by its tag and its own attributes: a `<dialog>` without `open`
+    (the HTML standard's own style sheet does not draw it), the hiding attributes (`hides`) and an overlay shut when
+    the page opens (`closed_overlay`). The compiled walk reads the same (compiled_walk._Attributes.hidden)."""
+    if tag == "dialog" and "open" not in attrs:
+        return True
+    return bool(attrs) and (hides("hidden" in attrs, attrs.get("aria-hidden"), attrs.get("style"))
+                            or closed_overlay(any(a in attrs for a in CLOAKS), attrs.get("aria-modal")))
 
 
 # Attributes of script frameworks (Vue, Alpine, AngularJS) that hide an element until the framework has drawn it; a page
@@ -317,8 +320,7 @@ CLOAKS: Final = ("v-cloak", "x-cloak", "ng-cloak")
 def closed_overlay(cloaked: bool, aria_modal: str | None) -> bool:
     """Whether an element is an overlay shut when the page opens: an element a framework hides until it has drawn it
     (CLOAKS), or a modal dialog (`aria-modal="true"`: a dialog that, open, blocks the page, so a page that shows its
-    text at once has it shut). A `<dialog>` without `open` is not shown either (the HTML standard's own style sheet);
-    the walks test its tag. On the shared pages (5-word shingles found in the gold, outermost such elements): closed
+    text at once has it shut). On the shared pages (5-word shingles found in the gold, outermost such elements): closed
     `<dialog>`s 0 of 3,792, cloaked elements 242 of 36,850, modals 2,800 of 115,478 (wcxb/0580: Allbirds' terms of
     service, 11,000 words in a Vue modal, kept whole by the default)."""
     return cloaked or aria_modal == "true"
@@ -607,7 +609,7 @@ def _walk(parsed: ParsedHtml, config: Config) -> Segmentation:
             if tag not in ancestors:
                 ancestors = ancestors | {tag}
             in_itemscope = parent[8]
-            if HIDDEN not in ancestors and ((tag == "dialog" and "open" not in attrs) or (attrs and _is_hidden(attrs))):
+            if HIDDEN not in ancestors and _is_hidden(tag, attrs):
                 ancestors = ancestors | {HIDDEN}
             if attrs:
                 itemprop = attrs.get("itemprop")

@@ -92,16 +92,18 @@ def test_train_then_eval_on_a_folder_of_annotated_pages(tmp_path, data_dir):
 
 def test_train_with_cv_stores_its_figures_and_writes_its_per_page_table(tmp_path, data_dir):
     """`train --cv --pages` keeps what `eval --cv --pages` gives (the table scripts/peers.py --project-pages
-    reads) and stores the chosen point's figures in the sidecar, saying whether sites were held out; --pages
-    without --cv is a usage error."""
+    reads) and stores the chosen point's figures in the sidecar, saying whether sites were held out; with
+    --fold-models it keeps the fold models, which rescore to the same table. --pages without --cv, and --fold-models
+    over a grid of points, are usage errors."""
     folder = tmp_path / "annotated"
     folder.mkdir()
     for i in ("1", "2", "3", "4", "5", "6", "7", "8"):
         (folder / f"{i}.html").write_bytes((data_dir / f"cleaneval-dev/html/{i}.html").read_bytes())
         (folder / f"{i}.txt").write_bytes((data_dir / f"cleaneval-dev/gold/{i}.txt").read_bytes())
     model, pages = tmp_path / "m.crfsuite", tmp_path / "p.tsv"
+    folds = tmp_path / "folds"
     r = run("train", folder, "--out", model, "--cv", "--c1", "0.05", "--c2", "1", "--max-iterations", "5",
-            "--jobs", "1", "-q", "--pages", pages)
+            "--jobs", "1", "-q", "--pages", pages, "--fold-models", folds)
     assert r.returncode == 0, r.stderr
     meta = json.loads((tmp_path / "m.crfsuite.json").read_text())
     rows = pages.read_text().splitlines()
@@ -111,8 +113,17 @@ def test_train_with_cv_stores_its_figures_and_writes_its_per_page_table(tmp_path
     assert abs(meta["cross_validation"]["annotated"]["macro_f1"] - mean_f1) < 1e-5
     assert meta["cross_validation_unseen_sites"] is False
     assert "cross-validated by document (macro" in run("models", model).stdout
+    # --fold-models kept each fold's model: rescoring with them gives the training's cross-validation, page by page
+    assert len(list(folds.glob("fold-?.crfsuite"))) == len({row.split("\t")[2] for row in rows[1:]})
+    again = tmp_path / "again.tsv"
+    r = run("eval", folder, "--cv", "--c1", "0.05", "--c2", "1", "--max-iterations", "5", "--jobs", "1", "-q",
+            "--fold-models", folds, "--rescore", "--pages", again)
+    assert r.returncode == 0, r.stderr
+    assert again.read_text() == pages.read_text()
     r = run("train", folder, "--out", tmp_path / "n.crfsuite", "--pages", tmp_path / "q.tsv")
     assert r.returncode == 2 and "add --cv" in r.stderr
+    r = run("train", folder, "--out", tmp_path / "n.crfsuite", "--cv", "--fold-models", folds)  # a grid of points
+    assert r.returncode == 2 and "--c1" in r.stderr
 
 
 def test_eval_scores_a_convention_aware_model_by_each_sets_own_convention(tmp_path, data_dir):

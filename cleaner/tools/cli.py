@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE.md", help="with --cv: write the cross-validation report (and FILE.png)")
     p.add_argument("--pages", metavar="FILE.tsv", help="with --cv: write each held-out page's figures of the chosen "
                    "c1/c2, as `eval --cv --pages` does (for --against, scripts/peers.py --project-pages)")
+    p.add_argument("--fold-models", metavar="DIR", help="with --cv and one c1/c2 point (--c1, --c2): keep each "
+                   "fold's model as DIR/fold-<k>.crfsuite, as `eval --cv --fold-models` does (to score the held-out "
+                   "pages again under other decision settings with `eval --cv --fold-models DIR --rescore`)")
     p.add_argument("--conventions", action="store_true",
                    help="train a convention-aware model: each page is given the annotation convention of its "
                    "set's gold ([train] conventions, convention_of; docs/conventions.md), and the convention is "

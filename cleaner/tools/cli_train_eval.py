@@ -74,6 +74,10 @@ def cmd_train(args) -> int:
 
     if args.pages and not args.cv:
         return _fail(EXIT_USAGE, "--pages writes the cross-validation's per-page figures: add --cv")
+    if args.fold_models and not (args.cv and args.c1 is not None):
+        # (one directory holds one point's fold models: a grid's points would overwrite each other's)
+        return _fail(EXIT_USAGE, "--fold-models keeps the cross-validation's fold models of one c1/c2 point: add "
+                                 "--cv --c1 C1 --c2 C2")
     config = _config(args)
     families = _families(args)
     pages, folds = _pages(args)
@@ -103,7 +107,8 @@ def cmd_train(args) -> int:
         grid = [(a, b) for a in tc["c1_grid"] for b in tc["c2_grid"]] if args.c1 is None else [(c1, c2)]
         for a, b in grid:
             res = cross_validate(docs, config, c1=a, c2=b, max_iterations=iters, processes=args.jobs,
-                                 progress=not args.quiet, conventions=conventions, sites=sites)
+                                 progress=not args.quiet, conventions=conventions, sites=sites,
+                                 models_dir=args.fold_models, families=families)
             summary = _cv_summary(res)
             grid_results[(a, b)] = res
             sets = [v["macro_f1"] for k, v in summary.items() if k != "all"]

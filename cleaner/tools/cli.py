@@ -135,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "a listing's items), article (an article page's headline and text, as news golds keep it), "
                    "cleaneval (everything a reader takes for the page's text) or dragnet (the article and its "
                    "comments); "
-                   "default: [model] convention (main). Without --model it picks the model too (`cleaner models`); "
+                   "default: [model] convention (main). Without --model it picks the model too (`cleaner models`): "
+                   "cleaneval and dragnet are served by cleaneval-2012, trained on pages of 2007-2013; for all the "
+                   "text of today's pages add --model default (docs/modern.md section 30); "
                    "a model given by --model that was trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/label/systems): a non-CRF kind takes its system file as --model (none for "

@@ -118,7 +118,6 @@ def test_snippets_are_judged_in_the_text_a_reader_gets_and_shown_only_where_a_gr
     assert by_type.snippets == SnippetCounts(1, 1, 1, 1)
 
 
-
 def test_compare_pages_pairs_two_cv_tables_by_set_and_wcxb_page_type(tmp_path):
     from conftest import load_script
 

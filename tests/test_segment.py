@@ -122,6 +122,7 @@ def test_overlays_shut_when_the_page_opens_are_marked_hidden():
                       "vue drawer": True, "alpine pop-up": True, "angular panel": True, "modeless": False,
                       "plain dialog role": False, "text": False}
 
+
 def test_blocks_their_table_and_counts_survive_pickling_and_copying():
     # Pools hand blocks back inside prepared documents (cleaner train, typer_cv): the compiled classes are rebuilt
     # through their __init__, which pickle's default (the class called without arguments) cannot do

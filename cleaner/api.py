@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .config import Config, PerConfig, load_config
+from .label.convention import ConventionError
 from .label.crf_model import CrfModel
 from .label.decide import DecisionSettings, headline_block, settle
-from .label.model import model_for_convention
+from .label.model import ServingModel, model_for_convention
 from .output.assemble import LabelStats, assemble
 from .output.markdown import MarkdownOptions, MarkdownOut, render_markdown
 from .page.cues import main_container
@@ -175,7 +176,7 @@ def clean_html(
     data: bytes,
     *,
     http_charset: str | None = None,
-    model: CrfModel | None = None,
+    model: CrfModel | ServingModel | None = None,
     config: Config | None = None,
     keep_blocks: bool = False,
     all_marginals: bool = False,
@@ -187,16 +188,28 @@ def clean_html(
     `convention`: what to keep (docs/conventions.md): "main" (the main content: on an article page the article
     only), "cleaneval" or "dragnet"; None: the config's [model] convention (main). Without `model`, the
     convention also picks the model, the packaged one [model.by_convention] names for it (cleaneval-2012 for
-    cleaneval and dragnet); a `model` given cleans by it if it is convention-aware. A convention the model does
-    not know, or any convention for a model given that was trained without conventions, raises ConventionError
-    at once: a wrong argument, not a page's failure, so it is not turned into a rejection of every page.
+    cleaneval and dragnet), or for a page in HTML5 markup the one [model.html5_by_convention] names (the default
+    for cleaneval); a `model` given cleans by it if it is convention-aware. A convention the model does not know,
+    or any convention for a model given that was trained without conventions, raises ConventionError at once: a
+    wrong argument, not a page's failure, so it is not turned into a rejection of every page. `model` may also be
+    the ServingModel that cleaner.label.model.model_for_convention resolved once for many pages (what a batch
+    caller hands over): it cleans by its own convention.
 
     `markdown`: also render the kept blocks as Markdown into `CleanResult.markdown` (cleaner.output.markdown;
     True, or MarkdownOptions(links=..., images=..., emphasis=...)); the text and the labels are the same either way."""
-    serving = model_for_convention(config or load_config(), model, convention) if convention else None
+    if isinstance(model, ServingModel):
+        if convention and convention != model.chosen:
+            raise ConventionError(f"the model handed over cleans by convention {model.chosen!r}, not {convention!r}: "
+                                  "resolve it for that convention (model_for_convention)")
+        serving: ServingModel | None = model
+    else:
+        serving = model_for_convention(config or load_config(), model, convention) if convention else None
     try:
         config = config or load_config()
-        serving = serving or model_for_convention(config, model)
+        if serving is None:
+            assert not isinstance(model, ServingModel)
+            serving = model_for_convention(config, model)
+        serving = serving.for_page(data)  # (the HTML5 pages' model, where the convention has one)
         budget = float(config["limits"]["time_budget_s"])
         try:
             with _deadline(budget):

@@ -181,6 +181,8 @@ class Model:
     # convention -> the packaged model that cleans by it when no model is given
     # (cleaner.label.model.model_for_convention)
     by_convention: dict[str, str] = setting(items={"packaged_model": True})
+    # convention -> the packaged model that cleans its pages in HTML5 markup instead (cleaner.page.doctype)
+    html5_by_convention: dict[str, str] = setting(items={"packaged_model": True})
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import cleaner
+from cleaner.label.model import ServingModel
 from cleaner.output.run_settings import output_settings
 from cleaner.output.schema import SCHEMA_VERSION
 
@@ -40,9 +41,19 @@ def code_version() -> dict:
     return out
 
 
+def _model_record(serving: ServingModel) -> dict:
+    assert serving.path is not None  # (a model named on the command line, or a packaged one)
+    model = serving.model
+    return {"path": str(serving.path.resolve()),  # a packaged model's name: its file
+            "hash": model.hash, "feature_version": model.feature_version,
+            # the convention the model was given as input (None: a model trained without conventions, which
+            # [model.by_convention] names for the run's convention: it cleans as it was trained)
+            "tagging_convention": serving.convention,
+            "labels": model.labels}
+
+
 def run_record(*, run_id: str, job: str, command: list[str], started: datetime, elapsed: float, config: Any,
-               settings: dict, model: Any, model_path: str, convention: str | None,
-               tagging_convention: str | None, files: list[InputFile],
+               settings: dict, serving: ServingModel, files: list[InputFile],
                todo: list[InputFile],
                inputs_skipped: list[dict], skipped_done: dict, superseded: dict, crawl_of: dict[str, str],
                per_file: dict[str, list[PieceOutcome]], pieces: dict[str, PieceOutcome], dist: dict,
@@ -107,16 +118,15 @@ def run_record(*, run_id: str, job: str, command: list[str], started: datetime, 
         **engine,
         "config_source": config.source,
         "config": dict(config.data, job=j),
-        "model": {"path": model_path, "hash": model.hash,
-                  "feature_version": model.feature_version,
+        "model": {**_model_record(serving),
                   # the convention the pages were cleaned by (None: --model named a model trained without conventions)
-                  "convention": convention,
-                  # the one the model was given as input (None: a model trained without conventions, which
-                  # [model.by_convention] names for `convention`: it cleans as it was trained)
-                  "tagging_convention": tagging_convention,
-                  "labels": model.labels},
-        # what shapes the rows (format, convention, model, config): a run into this output with others is refused
-        "output_settings": output_settings(j["format"], convention, model.hash, config),
+                  "convention": serving.chosen,
+                  # the model of the pages in HTML5 markup, where the convention has its own
+                  # ([model.html5_by_convention]; each row's model_hash says which cleaned it); None: the model above
+                  # cleaned every page
+                  "html5_pages": _model_record(serving.html5) if serving.html5 is not None else None},
+        # what shapes the rows (format, convention, models, config): a run into this output with others is refused
+        "output_settings": output_settings(j["format"], serving.chosen, serving.hash, config),
         "inputs": [f.uri for f in files],
         "inputs_skipped": inputs_skipped,
         "skipped_done": skipped_done,

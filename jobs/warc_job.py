@@ -37,6 +37,7 @@ from .runs import (
     same_version,
 )
 from .storage import HadoopFS, InputError, LocalFS, base_name, is_local, local_path, resolve_local
+from .worker import model_payload
 
 
 class Interrupted(Exception):
@@ -59,10 +60,6 @@ class WarcJob:
         self.args = build_parser().parse_args(self.argv)
         self.prepared = False
         self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
-        # The convention the pages are cleaned by, and the one the model is given (set in prepare; None: a model
-        # trained without conventions, given by --model / serving the convention as its own model).
-        self.convention: str | None = None
-        self.tagging_convention: str | None = None
 
     # --- before any engine -------------------------------------------------------------------------------
 
@@ -82,12 +79,10 @@ class WarcJob:
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
         except ConventionError as exc:
             raise JobError(4, f"invalid {'--convention' if a.convention else 'config'}: {exc}") from exc
-        self.model, self.convention = serving.model, serving.chosen
-        self.tagging_convention = serving.convention
-        # The workers are sent this model's bytes and read the convention it tags with from the config they are sent.
+        self.serving, self.model = serving, serving.model
+        # The workers are sent the models' bytes (jobs.worker._state): the model reads the convention it tags with
+        # from the config they are sent, the HTML5 pages' model (if any) is sent with its own.
         self.config = serving.config_for(self.config)
-        assert serving.path is not None  # (a model named on the command line, or a packaged one)
-        self.model_path = str(serving.path.resolve())  # a packaged model's name: its file
         if a.input_base and not a.input_list:
             raise JobError(2, "--input-base prefixes the entries of --input-list: give --input-list FILE too")
         items = list(a.input)
@@ -190,10 +185,12 @@ class WarcJob:
     def _worker_payload(self) -> dict:
         """What every worker builds its model and config from (jobs.worker._state), sent once."""
         config_key = self.config.section_hash(tuple(self.config.data), self.model.meta.get("families", ()))
+        html5 = self.serving.html5
         return {
-            "key": f"{self.model.hash}:{config_key}",
-            "model": self.model.data, "meta": self.model.meta, "markers": self.model.markers,
-            "first_pass": self.model.first_pass,
+            "key": f"{self.serving.hash}:{config_key}",
+            **model_payload(self.model),
+            # the HTML5 pages' model and the convention it is given ([model.html5_by_convention]), or None
+            "html5": None if html5 is None else {**model_payload(html5.model), "convention": html5.convention},
             "config": self.config.to_json(), "config_source": self.config.source,
         }
 
@@ -285,7 +282,7 @@ class WarcJob:
                                   f"'{','.join(earlier)}' or use another output directory")
         # One output holds rows of one kind: a run with another format, convention, model or config (--skip-done
         # with --convention cleaneval after a run by the default) is refused, naming the difference.
-        now = output_settings(j["format"], self.convention, self.model.hash, self.config)
+        now = output_settings(j["format"], self.serving.chosen, self.serving.hash, self.config)
         for rid, rec in sorted(published.items()):
             difference = settings_difference(recorded_settings(rec), now)
             if difference:
@@ -411,8 +408,7 @@ class WarcJob:
         elapsed = time.perf_counter() - t0
         record = run_record(
             run_id=run_id, job=self.name, command=[self.command, *self.argv], started=started, elapsed=elapsed,
-            config=self.config, settings=j, model=self.model, model_path=self.model_path,
-            convention=self.convention, tagging_convention=self.tagging_convention, files=files, todo=todo,
+            config=self.config, settings=j, serving=self.serving, files=files, todo=todo,
             inputs_skipped=self.skipped_inputs, skipped_done=skipped_done, superseded=self.superseded,
             crawl_of=crawl_of, per_file=per_file, pieces=finished, dist=dist, out=out, staging=staging,
             parquet_files=parquet_files, rows_written=rows_written, engine=self._engine_record(spark))

@@ -1,9 +1,10 @@
 """Executor side of the job (imported on the Python workers; no Spark imports needed).
 
 * The model and config arrive once per worker process as one broadcast value
-  {"key", "model", "meta", "markers", "first_pass", "config"}; `_state()` builds the CrfModel/Config from it once and
-  keeps them in a module-level cache keyed by model hash + config hash, so the CRFsuite
-  tagger is opened once per Python worker and reused by every later task of that worker
+  {"key", "model", "meta", "markers", "first_pass", "html5", "config"} ("html5": the model of the pages in HTML5
+  markup and its convention, where the run's convention has one, [model.html5_by_convention]); `_state()` builds
+  the ServingModel/Config from it once and keeps them in a module-level cache keyed by the models' hashes + config
+  hash, so the CRFsuite tagger is opened once per Python worker and reused by every later task of that worker
   (Spark reuses Python workers: spark.python.worker.reuse, on by default).
 * `process_partition` is the per-partition generator (cc-pyspark's `process_warcs`): for
   each piece of its task (a whole WARC or a record range) it streams HTML records with
@@ -41,6 +42,7 @@ import cleaner
 from cleaner.api import CleanResult, clean_html
 from cleaner.config import Config
 from cleaner.label.crf_model import CrfModel
+from cleaner.label.model import ServingModel
 from cleaner.output.corpus import CorpusColumns
 from cleaner.output.markdown import markdown_options
 from cleaner.output.schema import build_row, row_values
@@ -60,7 +62,7 @@ else:
     except ImportError:  # pragma: no cover - workers always have pyspark
         _AccumulatorParam = object
 
-_STATE: dict[str, tuple[CrfModel, Config]] = {}
+_STATE: dict[str, tuple[ServingModel, Config]] = {}
 _MODEL_LOADS = 0
 _CORPUS: dict[str, CorpusColumns] = {}  # by the [corpus] section's hash: MinHash parameters drawn once
 
@@ -82,26 +84,43 @@ class PieceStatsParam(_AccumulatorParam):
         return merged
 
 
-def _state(bc) -> tuple[CrfModel, Config, bool]:
-    """(model, config, opened_now) for the broadcast, built once per Python process."""
+def model_payload(model: CrfModel) -> dict:
+    """What a worker rebuilds `model` from (_state): its file's bytes, its sidecar and its companions."""
+    return {"model": model.data, "meta": model.meta, "markers": model.markers, "first_pass": model.first_pass}
+
+
+def _opened_model(value: dict, config: Config) -> CrfModel:
+    model = CrfModel(value["model"], value["meta"], value.get("markers"), value.get("first_pass"))
+    model.open()  # open CRFsuite (and the typer, the first pass) now, once
+    # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
+    # a config would read conf/default.toml from disk, which a packed environment on an
+    # executor does not have (the model's own [segment]/[features] win either way).
+    model._extractor = model.extractor(config)
+    return model
+
+
+def _state(bc) -> tuple[ServingModel, Config, bool]:
+    """(serving model, config, opened_now) for the broadcast, built once per Python process."""
     global _MODEL_LOADS
     value = bc.value
     key = value["key"]
     hit = _STATE.get(key)
     if hit is not None:
         return hit[0], hit[1], False
-    model = CrfModel(value["model"], value["meta"], value.get("markers"), value.get("first_pass"))
-    model.open()  # open CRFsuite (and the typer, the first pass) now, once
     config = Config.from_json(value["config"], source=value.get("config_source", "<broadcast>"))
-    # Build the feature extractor from the broadcast config now: CrfModel.extractor() without
-    # a config would read conf/default.toml from disk, which a packed environment on an
-    # executor does not have (the model's own [segment]/[features] win either way).
-    model._extractor = model.extractor(config)
+    model = _opened_model(value, config)
+    # The convention the model is given is the broadcast config's (ServingModel.config_for); the HTML5 pages' model
+    # comes with its own. (No file: a worker's models are the bytes it was sent.)
+    tags = model.tagging_convention(config)
+    html5 = value.get("html5")
+    serving = ServingModel(model, None, tags, tags,
+                           None if html5 is None else ServingModel(_opened_model(html5, config), None,
+                                                                   html5["convention"], html5["convention"]))
     tune_gc(config)  # this Python worker's work is cleaning pages ([runtime], cleaner/tools/runtime.py)
     _STATE.clear()  # one model per process: a new job's model replaces the old one
-    _STATE[key] = (model, config)
+    _STATE[key] = (serving, config)
     _MODEL_LOADS += 1
-    return model, config, True
+    return serving, config, True
 
 
 POISON_REASON = "poison"
@@ -245,10 +264,11 @@ def corpus_columns(config: Config) -> CorpusColumns:
 RECORD_HOOK: Callable[[str, int], None] | None = None
 
 
-def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
+def process_piece(piece: dict, serving: ServingModel, config: Config, settings: dict
                   ) -> Generator[tuple, None, PieceOutcome]:
     """Yield the row tuples of one piece; return its outcome (jobs/outcomes.py) when done."""
     uri = piece["uri"]
+    model = serving.model  # (what a record rejected before cleaning names)
     corpus = corpus_columns(config)
     markdown = markdown_options(config.settings.corpus)  # (None: no markdown column)
     t0 = time.perf_counter()
@@ -281,7 +301,7 @@ def process_piece(piece: dict, model: CrfModel, config: Config, settings: dict
                                          feature_version=model.feature_version)
                 elif poison is None:
                     _inject_fault(rec.url, fault)
-                    result = clean_html(rec.payload, http_charset=rec.http_charset, model=model,
+                    result = clean_html(rec.payload, http_charset=rec.http_charset, model=serving,
                                         config=config, markdown=markdown or False)
                 else:
                     result = CleanResult("rejected", POISON_REASON, error=poison,
@@ -351,10 +371,10 @@ def check_lease(settings: dict) -> None:
 def process_partition(iterator, bc, acc, settings: dict):
     """mapPartitions function: task specs in, row tuples out (each piece's outcome to `acc`, as a dict)."""
     for task in iterator:
-        model, config, opened = _state(bc)
+        serving, config, opened = _state(bc)
         for piece in task["pieces"]:
             check_lease(settings)
-            done = yield from process_piece(piece, model, config, settings)
+            done = yield from process_piece(piece, serving, config, settings)
             done.task, done.pid, done.max_rss_kb = task["task"], os.getpid(), _max_rss_kb()
             done.model_loads_in_process, done.opened_model = _MODEL_LOADS, opened
             done.gc_thresholds, done.native = list(gc.get_threshold()), cleaner.NATIVE_STATUS

@@ -59,12 +59,12 @@ def worker_only(warc: Path, rounds: int) -> None:
 
     import jobs.worker as worker
     from cleaner.config import load_config
-    from cleaner.label.model import load_model
+    from cleaner.label.model import model_for_convention
     from cleaner.output.schema import COLUMNS, SCHEMA
     from cleaner.tools.runtime import tune_gc
 
-    config, model = load_config(), load_model(None)
-    model.open()
+    config = load_config()
+    model = model_for_convention(config)  # (the packaged default, opened)
     tune_gc(config)
     empty = worker.corpus_columns(config).columns("")
 

@@ -29,6 +29,17 @@ def make_warc(out: Path, *args: str, date: str = WARC_DATE) -> Path:
     return out
 
 
+def two_markups(data_dir, folder: Path) -> Path:
+    """dragnet/42 (XHTML 1.0) and the same page declared HTML5, as xhtml.html and html5.html in `folder`."""
+    page = (data_dir / "dragnet" / "html" / "42.html").read_bytes()
+    xhtml_doctype = page[:page.index(b">") + 1]
+    assert b"XHTML 1.0" in xhtml_doctype
+    folder.mkdir()
+    (folder / "xhtml.html").write_bytes(page)
+    (folder / "html5.html").write_bytes(b"<!DOCTYPE html>" + page[len(xhtml_doctype):])
+    return folder
+
+
 def load_script(name: str):
     """scripts/<name>.py as a module named `name`, registered in sys.modules (a script's process pool pickles its
     functions by their module's name)."""

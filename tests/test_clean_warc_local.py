@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT, WARC_DATE, make_warc
+from conftest import ROOT, WARC_DATE, make_warc, two_markups
 
 DATE = WARC_DATE
 KEY = ("warc_file", "warc_offset", "record_id")
@@ -139,6 +139,32 @@ def test_clean_warc_cleans_by_the_convention_asked(data_dir, no_spark, tmp_path)
                      env=no_spark)
     assert old.returncode == 4 and "not trained with annotation conventions" in old.stderr
     assert not (tmp_path / "old").exists()
+
+
+def test_clean_warc_cleans_cleaneval_pages_in_html5_markup_by_the_default(data_dir, no_spark, tmp_path):
+    """[model.html5_by_convention] in the worker processes: under `cleaneval`, the page in HTML5 markup is cleaned by
+    the default, the older one by cleaneval-2012; each row names its model, the run record both."""
+    from cleaner.label.model import load_model
+
+    warc = make_warc(tmp_path / "two.warc.gz", two_markups(data_dir, tmp_path / "pages"))
+    out = tmp_path / "out"
+    r = clean_warc(warc, "--out", out, "--jobs", "2", "--convention", "cleaneval", env=no_spark)
+    assert r.returncode == 0, r.stderr[-3000:]
+    default, old = load_model(), load_model("cleaneval-2012")
+    record = json.loads((out / ".run.json").read_text())
+    model = record["model"]
+    assert (model["convention"], model["hash"], model["tagging_convention"]) == ("cleaneval", old.hash, None)
+    assert model["path"].endswith("cleaneval-2012.crfsuite")
+    assert model["html5_pages"]["path"].endswith("default.crfsuite")
+    assert (model["html5_pages"]["hash"], model["html5_pages"]["tagging_convention"]) == (default.hash, "cleaneval")
+    assert record["output_settings"]["model_hash"] == f"{old.hash}+{default.hash}"
+    by_page = {row["url"].rsplit("/", 1)[-1]: row for row in rows_of(out)}
+    assert {name: row["model_hash"] for name, row in by_page.items()} == {"xhtml.html": old.hash,
+                                                                         "html5.html": default.hash}
+    assert all(row["status"] == "cleaned" for row in by_page.values())
+    # a run of `main` into the same output is refused: other models, another convention
+    again = clean_warc(warc, "--out", out, "--jobs", "1", "--skip-done", env=no_spark)
+    assert again.returncode == 5 and f"model {old.hash}+{default.hash}, this run {default.hash}" in again.stderr
 
 
 def test_skip_done_overwrite_and_refusals_work_as_in_the_job(warcs, no_spark, tmp_path):

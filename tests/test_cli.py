@@ -149,6 +149,32 @@ def test_eval_scores_a_convention_aware_model_by_each_sets_own_convention(tmp_pa
     assert r.returncode == 2 and "--conventions" in r.stderr
 
 
+def test_eval_scores_each_page_by_the_model_that_cleans_it(tmp_path, data_dir):
+    """`eval --convention cleaneval` without --model scores what `clean --convention cleaneval` ships: the pages in
+    HTML5 markup (washingtonpost.com's blog in CleanPortalEval) by the default, the others by cleaneval-2012
+    ([model.html5_by_convention]); each page's figures are those of its model asked for by name."""
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    for name in ("washingtonpost.com_blog1_10", "washingtonpost.com_blog1_4", "bbc.co.uk_news_01", "bbc.co.uk_news_02"):
+        (folder / f"{name}.html").write_bytes((data_dir / f"cleanportaleval/html/{name}.html").read_bytes())
+        (folder / f"{name}.txt").write_bytes((data_dir / f"cleanportaleval/gold/{name}.txt").read_bytes())
+
+    def page_f1(*args) -> dict[str, str]:
+        pages = tmp_path / "pages.tsv"
+        r = run("eval", folder, "--jobs", "1", "-q", "--pages", pages, "--report", tmp_path / "r.md", *args)
+        assert r.returncode == 0, r.stderr
+        rows = [line.split("\t") for line in pages.read_text().splitlines()]
+        return {row[0].split("/")[-1]: row[rows[0].index("word_f1")] for row in rows[1:]}
+
+    routed = page_f1("--convention", "cleaneval")
+    report = (tmp_path / "r.md").read_text()
+    assert "in HTML5 markup (2 pages" in report and "not in HTML5 markup (2 pages" in report
+    default = page_f1("--model", "default", "--convention", "cleaneval")
+    old = page_f1("--model", "cleaneval-2012")  # (trained without conventions: it is cleaneval's model)
+    assert routed == {name: (default if name.startswith("washingtonpost") else old)[name] for name in routed}
+    assert default != old
+
+
 def test_cv_on_unseen_sites_reports_how_it_split(tmp_path, data_dir):
     folder = tmp_path / "annotated"
     folder.mkdir()
@@ -265,6 +291,8 @@ def test_models_describes_each_packaged_model_and_its_cross_validated_figures(sm
     assert old["kind"] == "stacked (first pass: decided labels), marker typer"
     # which conventions each cleans by when no --model is given (conf/default.toml [model.by_convention])
     assert (models[0]["serves"], old["serves"]) == (["main", "article"], ["cleaneval", "dragnet"])
+    # and whose pages in HTML5 markup ([model.html5_by_convention]): cleaneval's go to the default
+    assert (models[0]["serves_html5_pages"], old["serves_html5_pages"]) == (["cleaneval"], [])
     assert "cleaneval-2012.pass1.crfsuite" in old["files"] and "the packaged default until issue 29" in old["note"]
     cv = json.loads(sidecar_path(DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite")).read_text())[
         "cross_validation"]["cleaneval-final"]

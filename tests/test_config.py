@@ -34,9 +34,10 @@ def _keys(cls, prefix: str = "") -> set[str]:
 
 
 def _toml_keys(data: dict, prefix: str = "", open_tables=("train.convention_of", "model.by_convention",
-                                                      "features.cues.idclass", "features.cues.text",
-                                                      "features.cues.page.types", "features.cues.page.og_type",
-                                                      "features.cues.page.itemprop")) -> set[str]:
+                                                      "model.html5_by_convention", "features.cues.idclass",
+                                                      "features.cues.text", "features.cues.page.types",
+                                                      "features.cues.page.og_type", "features.cues.page.itemprop")
+               ) -> set[str]:
     out = set()
     for k, v in data.items():
         name = f"{prefix}{k}"

@@ -320,16 +320,84 @@ def test_each_convention_is_cleaned_by_the_model_the_config_names_for_it(post_wi
     assert (serving.model.hash, serving.convention, serving.chosen) == (old.hash, None, "dragnet")
 
 
-def test_cli_records_the_model_that_cleaned_by_the_convention(post_with_comments):
-    from cleaner.label.model import load_model
+XHTML_DOCTYPE = (b'<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+                 b'"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">')
 
-    cli = [sys.executable, "-m", "cleaner.tools.cli", "clean", str(post_with_comments), "--format", "jsonl", "-q"]
-    hashes = {}
+
+@pytest.mark.parametrize("head, html5", [
+    (b"<!DOCTYPE html>", True), (b"<!doctype HTML >", True), (b"\xef\xbb\xbf<!DocType\n html>", True),
+    (b"<?xml version='1.0'?>\n<!-- built 2025 --><!DOCTYPE html>", True),
+    (b'<!DOCTYPE html SYSTEM "about:legacy-compat">', True), (b'<text id="x">\n<!DOCTYPE html>', True),
+    (XHTML_DOCTYPE, False), (b'<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN">', False), (b"<html>", False),
+    (b"", False), (b"<!DOCTYPE htmlx>", False), ("<!DOCTYPE html>".encode("utf-16"), False),
+    (b" " * 4096 + b"<!DOCTYPE html>", False),  # past the first 4 KB: not where a doctype is
+])
+def test_a_page_in_html5_markup_is_told_by_its_doctype(head, html5):
+    from cleaner.page.doctype import declares_html5
+
+    assert declares_html5(head + b"<html><body><p>Text.</p></body></html>") is html5
+
+
+def test_cleaneval_pages_in_html5_markup_are_cleaned_by_the_default(post_with_comments):
+    """[model.html5_by_convention]: without a model, `cleaneval` sends a page in HTML5 markup to the default (by the
+    cleaneval convention), which keeps more of today's pages than cleaneval-2012, and an older page to cleaneval-2012,
+    better on the pages of its era (docs/modern.md section 31). Only the doctype decides: the same page in both
+    markups is cleaned by each as each would clean it alone. `dragnet`, `main` and a model given are not routed."""
+    from cleaner.api import clean_html
+    from cleaner.label.model import load_model, model_for_convention
+
+    old_markup = post_with_comments.read_bytes()
+    assert old_markup.startswith(XHTML_DOCTYPE)
+    html5 = b"<!DOCTYPE html>" + old_markup[len(XHTML_DOCTYPE):]
+    default, old = load_model(), load_model("cleaneval-2012")
+    serving = model_for_convention(load_config(), None, "cleaneval")
+    assert (serving.model.hash, serving.convention, serving.chosen) == (old.hash, None, "cleaneval")
+    assert (serving.html5.model.hash, serving.html5.convention) == (default.hash, "cleaneval")
+    assert serving.hash == f"{old.hash}+{default.hash}"  # what an output's settings record
+    assert serving.for_page(html5) is serving.html5 and serving.for_page(old_markup) is serving
+    for page, model, convention in ((old_markup, old, None), (html5, default, "cleaneval")):
+        alone = clean_html(page, model=model, convention=convention)
+        for routed in (clean_html(page, convention="cleaneval"), clean_html(page, model=serving),
+                       clean_html(page, config=load_config().overlay({"model": {"convention": "cleaneval"}}))):
+            assert routed.ok and routed.model_hash == model.hash and routed.cleaneval == alone.cleaneval
+    # the default keeps the post's readers' comments under cleaneval (everything a reader sees), as cleaneval-2012
+    assert COMMENT in clean_html(html5, convention="cleaneval").plain
+    for convention, model in (("dragnet", old), ("main", default)):
+        assert model_for_convention(load_config(), None, convention).html5 is None
+        assert clean_html(html5, convention=convention).model_hash == model.hash
+    assert model_for_convention(load_config(), "cleaneval-2012").html5 is None
+    assert clean_html(html5, model=old).model_hash == old.hash
+    # a ServingModel handed over cleans by its own convention: asking it for another is the caller's mistake
+    with pytest.raises(ConventionError, match="cleans by convention 'cleaneval', not 'main'"):
+        clean_html(html5, model=serving, convention="main")
+    # an overlay can take the route away: cleaneval-2012 then cleans every page
+    unrouted = load_config().overlay({"model": {"html5_by_convention": {"cleaneval": "cleaneval-2012"}}})
+    assert model_for_convention(unrouted, None, "cleaneval").html5 is None
+
+
+def test_cli_records_the_model_that_cleaned_by_the_convention(post_with_comments, tmp_path):
+    """Each page's line names the model that cleaned it (under `cleaneval`, the HTML5 page's the default's); the
+    output's settings name both, so that a later run with other models does not write into it."""
+    from cleaner.label.model import load_model
+    from cleaner.output.run_settings import SETTINGS_FILE
+
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "a-xhtml.html").write_bytes(post_with_comments.read_bytes())
+    (pages / "b-html5.html").write_bytes(b"<!DOCTYPE html>" + post_with_comments.read_bytes()[len(XHTML_DOCTYPE):])
+    cli = [sys.executable, "-m", "cleaner.tools.cli", "clean", str(pages), "--format", "json", "-q"]
+    hashes, recorded = {}, {}
     for convention in ("", "cleaneval"):
-        r = subprocess.run(cli + (["--convention", convention] if convention else []), capture_output=True, text=True)
+        out = tmp_path / (convention or "main")
+        r = subprocess.run(cli + ["--out", str(out)] + (["--convention", convention] if convention else []),
+                           capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
-        hashes[convention] = json.loads(r.stdout)["model_hash"]
-    assert hashes == {"": load_model().hash, "cleaneval": load_model("cleaneval-2012").hash}
+        hashes[convention] = [json.loads((out / f"{name}.json").read_text())["model_hash"]
+                              for name in ("a-xhtml", "b-html5")]
+        recorded[convention] = json.loads((out / SETTINGS_FILE).read_text())["model_hash"]
+    default, old = load_model().hash, load_model("cleaneval-2012").hash
+    assert hashes == {"": [default, default], "cleaneval": [old, default]}
+    assert recorded == {"": default, "cleaneval": f"{old}+{default}"}
 
 
 def test_the_pair_table_grows_past_its_buffer_and_keeps_what_it_gave():

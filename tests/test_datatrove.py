@@ -100,6 +100,13 @@ def test_the_step_cleans_by_the_convention_asked(data_dir):
     assert comment in WebCleanerExtractor(convention="dragnet").extract(html)
     with pytest.raises(ConventionError, match="unknown convention 'opinion'"):
         WebCleanerExtractor(convention="opinion").extract(html)
+    # under cleaneval, the page in HTML5 markup is cleaned by the default ([model.html5_by_convention])
+    from cleaner.label.model import load_model
+
+    html5 = "<!DOCTYPE html>" + html[html.index(">") + 1:]
+    step = WebCleanerExtractor(convention="cleaneval")
+    assert step.clean(html)[1]["cleaner_model"] == load_model("cleaneval-2012").hash
+    assert step.clean(html5)[1]["cleaner_model"] == load_model().hash
 
 
 def test_the_projects_warc_reader_accounts_for_every_record_and_cleans_what_clean_warc_cleans(warc_dir, tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT, WARC_DATE, make_warc
+from conftest import ROOT, WARC_DATE, make_warc, two_markups
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -233,7 +233,7 @@ def test_a_packaged_model_by_name_from_any_folder(warcs, tmp_path, monkeypatch):
     job = CleanWarcJob(["--input", str(warcs["a"]), "--output", str(tmp_path / "o"), "--model", "cleaneval-2012"])
     job.prepare()
     packaged = DEFAULT_MODEL_PATH.with_name("cleaneval-2012.crfsuite").resolve()
-    assert job.model_path == str(packaged)  # what .run.json records
+    assert job.serving.path.resolve() == packaged  # what .run.json records
     assert job.model.hash == load_model(packaged).hash
 
 
@@ -886,3 +886,12 @@ def test_the_job_cleans_by_the_convention_asked(spark, data_dir, tmp_path):
         texts[convention] = row["text"]
     assert post in texts[""] and comment not in texts[""]
     assert post in texts["dragnet"] and comment in texts["dragnet"]
+    # cleaneval: the page in HTML5 markup goes to the default ([model.html5_by_convention]), in the workers too
+    warc = make_warc(tmp_path / "two.warc.gz", two_markups(data_dir, tmp_path / "pages"))
+    record = run_job(spark, "--input", warc, "--output", tmp_path / "cleaneval", "--partition-by", "",
+                     "--convention", "cleaneval")
+    default, old = load_model(), load_model("cleaneval-2012")
+    assert (record["model"]["hash"], record["model"]["html5_pages"]["hash"]) == (old.hash, default.hash)
+    assert record["model"]["html5_pages"]["tagging_convention"] == "cleaneval"
+    rows = {row["url"].rsplit("/", 1)[-1]: row["model_hash"] for row in read_rows(tmp_path / "cleaneval")}
+    assert rows == {"xhtml.html": old.hash, "html5.html": default.hash}

@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from cleaner.config import load_config
-from cleaner.label.model import load_model
+from cleaner.label.model import model_for_convention
 from conftest import make_warc
 from jobs import scan, worker
 from jobs.outcomes import Outcome, PieceOutcome, systematic_failure
@@ -29,9 +29,8 @@ def _clean(piece: dict, model, config) -> tuple[list[tuple], PieceOutcome]:
 
 @pytest.fixture(scope="module")
 def model_and_config():
-    model = load_model(None)
-    model.open()
-    return model, load_config()
+    config = load_config()
+    return model_for_convention(config), config
 
 
 def test_a_file_cleaned_in_record_ranges_is_counted_as_the_file_cleaned_whole(tmp_path, data_dir, model_and_config):

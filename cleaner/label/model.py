@@ -18,11 +18,12 @@ attributes under and training CRFsuite on them (cleaner.label.attribute_codes), 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..config import Config
 from ..packaged import DEFAULT_MODEL_PATH, packaged_model_names, packaged_model_path
+from ..page.doctype import declares_html5
 from ..page.features import FAMILIES
 from .attribute_codes import ATTRIBUTE_ENCODING, CODEC, AttributeCodec, open_tagger, train_crf
 from .crf_model import CrfModel, Labelling, attribute_code, attribute_weights, first_pass_view
@@ -78,17 +79,38 @@ def resolve_model_path(spec: str | Path | None) -> Path:
 
 @dataclass(frozen=True)
 class ServingModel:
-    """The model that cleans pages, and by which convention (model_for_convention)."""
+    """The model that cleans pages, and by which convention (model_for_convention); with `html5`, the model that
+    cleans the pages in HTML5 markup instead (for_page)."""
 
     model: CrfModel = field(repr=False)
     path: Path | None  # its file (what a run record names); None: a model handed over in memory
     convention: str | None  # what the model is given as input; None: a model trained without conventions
     chosen: str | None  # the convention the pages are cleaned by; None: a model without conventions given by name
+    # The model of the same convention for the pages that declare HTML5 markup ([model.html5_by_convention]; None:
+    # this one cleans every page). Its own `convention` is what it is given: a convention-aware model serving a
+    # convention whose other pages go to a model trained without conventions.
+    html5: ServingModel | None = None
+
+    def for_page(self, data: bytes) -> ServingModel:
+        """The model that cleans the page `data` (its raw bytes): `html5` for a page in HTML5 markup
+        (cleaner.page.doctype), else this one."""
+        return self.html5 if self.html5 is not None and declares_html5(data) else self
+
+    @property
+    def served(self) -> tuple[ServingModel, ...]:
+        """Every model that cleans pages: this one, then the HTML5 pages' (what a run record lists)."""
+        return (self,) if self.html5 is None else (self, self.html5)
+
+    @property
+    def hash(self) -> str:
+        """What the pages' text depends on of the models: the model's hash, with the HTML5 pages' model's after it
+        (an output's settings: a run whose pages are cleaned by other models does not write into it)."""
+        return "+".join(served.model.hash for served in self.served)
 
     def config_for(self, config: Config) -> Config:
         """`config` as this model cleans with it: its [model] convention the one the model tags with ("" for a
-        model without conventions), so that a process handed the model and this config (a Spark worker, the
-        datatrove step) tags as the caller resolved."""
+        model without conventions), so that a process handed the model and this config tags as the caller
+        resolved. (The HTML5 pages' model carries its own: hand over the ServingModel itself when it has one.)"""
         return config.overlay({"model": {"convention": self.convention or ""}})
 
 
@@ -97,11 +119,13 @@ def model_for_convention(config: Config, model: CrfModel | str | Path | None = N
     """The model that cleans pages by `convention` (`--convention`, `clean_html(convention=...)`; None: `config`'s
     [model] convention), the one place every caller (cleaner clean and eval, clean_html, the WARC jobs, the
     datatrove step) resolves it. `model` given (a CrfModel, a file or a packaged model's name, `--model M`): M
-    cleans, by the convention if M is convention-aware; M refuses a convention it does not know, or any convention
-    asked of it if it was trained without (CrfModel.tagging_convention). No `model`: the packaged model that
-    `config`'s [model.by_convention] names for the convention (the packaged default for a convention it does not
-    list, which refuses one it does not know); a model without conventions serving one tags without it, as it was
-    trained: it is that convention's model. Raises ModelError (an unreadable model) or ConventionError."""
+    cleans every page, by the convention if M is convention-aware; M refuses a convention it does not know, or any
+    convention asked of it if it was trained without (CrfModel.tagging_convention). No `model`: the packaged model
+    that `config`'s [model.by_convention] names for the convention (the packaged default for a convention it does
+    not list, which refuses one it does not know), and for the pages in HTML5 markup the one
+    [model.html5_by_convention] names, where it names another; a model without conventions serving one tags
+    without it, as it was trained: it is that convention's model. Raises ModelError (an unreadable model) or
+    ConventionError."""
     if model:
         crf = model if isinstance(model, CrfModel) else load_model(model)
         path = None if isinstance(model, CrfModel) else resolve_model_path(model)
@@ -109,7 +133,15 @@ def model_for_convention(config: Config, model: CrfModel | str | Path | None = N
         return ServingModel(crf, path, tags, tags)
     chosen = convention or config["model"].get("convention") or ""
     served = config["model"].get("by_convention", {}).get(chosen)
-    path = packaged_model_path(served) if served else DEFAULT_MODEL_PATH
+    serving = _packaged(packaged_model_path(served) if served else DEFAULT_MODEL_PATH, chosen)
+    html5 = config["model"].get("html5_by_convention", {}).get(chosen)
+    if html5 and packaged_model_path(html5) != serving.path:
+        serving = replace(serving, html5=_packaged(packaged_model_path(html5), chosen))
+    return serving
+
+
+def _packaged(path: Path, chosen: str) -> ServingModel:
+    """The packaged model `path` serving the convention `chosen` ("" for the config's default)."""
     cached = _PACKAGED.get(path)
     crf = cached if cached is not None else _PACKAGED.setdefault(path, load_model(path))
     if crf.conventions is None:

@@ -45,15 +45,14 @@ def cmd_clean(args) -> int:
     from ..output.run_settings import output_settings
 
     config, serving = _load(args)
-    model = serving.model
     as_json = fmt == "json"
     markdown = (MarkdownOptions(**{name: getattr(args, name, False) for name in MARKDOWN_FLAGS})
                 if fmt == "markdown" else False)
     shape = fmt + "".join(f" --{name}" for name in MARKDOWN_FLAGS if getattr(args, name, False))  # (recorded)
-    settings = output_settings(shape, serving.chosen, model.hash, config)
+    settings = output_settings(shape, serving.chosen, serving.hash, config)
     return clean_files(
         pages, skipped, args.out, fmt,
-        lambda data: clean_html(data, model=model, config=config, keep_blocks=as_json, all_marginals=as_json,
+        lambda data: clean_html(data, model=serving, config=config, keep_blocks=as_json, all_marginals=as_json,
                                 markdown=markdown),
         quiet=args.quiet, progress=args.progress, overwrite=args.overwrite,
         max_blocks=int(config["limits"]["max_blocks"]), config=config, skip_done=args.skip_done,

@@ -38,9 +38,13 @@ def describe_model(path: Path) -> dict:
         kind.append("conventions " + " / ".join(model.conventions.names) + " (--convention)")
     if model.typer is not None:
         kind.append("marker typer")
-    # the conventions it cleans by when no --model is given (conf/default.toml [model.by_convention])
-    serves = [convention for convention, name in load_config()["model"]["by_convention"].items()
-              if packaged_model_path(name).resolve() == Path(path).resolve()]
+    # the conventions it cleans by when no --model is given (conf/default.toml [model.by_convention]), and those
+    # whose pages in HTML5 markup it cleans ([model.html5_by_convention])
+    def serving(table: str) -> list[str]:
+        return [convention for convention, name in load_config()["model"][table].items()
+                if packaged_model_path(name).resolve() == Path(path).resolve()]
+
+    serves, serves_html5 = serving("by_convention"), serving("html5_by_convention")
     cv = {ds: {"pages": f.get("n_docs"), "word_f1": f.get("macro_f1"), "text_only": f.get("macro_text_only"),
                "markup_f1": f.get("macro_markup_f1")}
           for ds, f in (meta.get("cross_validation") or {}).items() if ds != "all"}
@@ -50,6 +54,7 @@ def describe_model(path: Path) -> dict:
         "hash": model.hash,
         "kind": ", ".join(kind),
         "serves": serves,
+        "serves_html5_pages": serves_html5,
         "files": [f.name for f in files],
         "bytes": sum(f.stat().st_size for f in files),
         "training_documents": meta.get("training_documents"),
@@ -85,6 +90,9 @@ def cmd_models(args) -> int:
         if d["serves"]:
             print(f"  cleans by --convention {' / '.join(d['serves'])} when no --model is given "
                   "([model.by_convention])")
+        if d["serves_html5_pages"]:
+            print(f"  cleans the pages in HTML5 markup (<!DOCTYPE html>) by --convention "
+                  f"{' / '.join(d['serves_html5_pages'])} when no --model is given ([model.html5_by_convention])")
         if d["note"]:
             print(f"  {d['note']}")
         if d["cross_validation"]:

@@ -313,30 +313,37 @@ def cmd_eval(args) -> int:
         how = ""
     else:
         _, serving = _load(args)
-        model = serving.model
-        config = model.feature_config(config)
-        docs = prepare(pages, config, tuple(model.meta.get("families") or ()) or None, folds,
-                       processes=args.jobs, progress=not args.quiet)
         from ..label.decide import DecisionSettings
 
-        # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
-        # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
-        asked = serving.convention if args.convention else None
-        settings = DecisionSettings.from_config(config)
-        conventions = model.conventions
-        results = [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
-                   for d in docs]
-        how = (f"model {model.hash} applied to every page (no cross-validation: figures are optimistic for its "
-               "training pages).")
-        if conventions is not None:
-            how += _conventions_note(conventions, asked)
-        elif args.convention:  # no --model: the model [model.by_convention] names, trained without conventions
-            how += (f" `--convention {serving.chosen}` is served by this model ([model.by_convention]), trained "
-                    "without conventions: every page is cleaned as it was trained.")
-        seen = _trained_on(model, pages)
-        if seen:
-            how += " " + seen
-            print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
+        results, docs, notes = [], [], []
+        # Each page is scored by the model that cleans it (ServingModel.for_page: the HTML5 pages' own, where the
+        # convention has one), with that model's features.
+        for served, group in _pages_by_model(serving, pages):
+            model = served.model
+            model_config = model.feature_config(config)
+            group_docs = prepare(group, model_config, tuple(model.meta.get("families") or ()) or None, folds,
+                                 processes=args.jobs, progress=not args.quiet)
+            # A convention-aware model cleans each set's pages by the convention of the set's gold (the model's
+            # own by_dataset), as `eval --cv --conventions` scores them, unless --convention names one for all.
+            asked = served.convention if args.convention else None
+            settings = DecisionSettings.from_config(model_config)
+            conventions = model.conventions
+            results += [predict(model, d, settings, asked or (conventions.of(d.dataset) if conventions else None))
+                        for d in group_docs]
+            docs += group_docs
+            how = (f"model {model.hash} applied to every page{_html5_share(serving, served, group)} (no "
+                   "cross-validation: figures are optimistic for its training pages).")
+            if conventions is not None:
+                how += _conventions_note(conventions, asked)
+            elif args.convention:  # no --model: the model [model.by_convention] names, trained without conventions
+                how += (f" `--convention {serving.chosen}` is served by this model ([model.by_convention]), "
+                        "trained without conventions: every page is cleaned as it was trained.")
+            seen = _trained_on(model, group)
+            if seen:
+                how += " " + seen
+                print(f"cleaner: note: {seen.replace('**', '').replace('`', '')}", file=sys.stderr)
+            notes.append(how)
+        how = " ".join(notes)
     wcxb = wcxb_scores(results, docs)
     snippets = snippet_scores(results, _snippets(args))
     page_types = _page_types(args)
@@ -361,6 +368,27 @@ def cmd_eval(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(_cv_summary(results, wcxb, page_types, snippets), indent=2) + "\n")
     return EXIT_OK
+
+
+def _pages_by_model(serving, pages) -> list[tuple]:
+    """[(the model, the pages it cleans)], each in the order of `pages` (ServingModel.for_page)."""
+    from ..page.doctype import declares_html5
+
+    if serving.html5 is None:
+        return [(serving, pages)]
+    html5 = [declares_html5(p.read_html()) for p in pages]
+    older = [p for p, h in zip(pages, html5) if not h]
+    newer = [p for p, h in zip(pages, html5) if h]
+    return [(served, group) for served, group in ((serving, older), (serving.html5, newer)) if group]
+
+
+def _html5_share(serving, served, group) -> str:
+    """What the report says of which pages a model cleaned, when two share them."""
+    if serving.html5 is None:
+        return ""
+    which = "in HTML5 markup" if served is serving.html5 else "not in HTML5 markup"
+    return (f" {which} ({len(group)} pages; `--convention {serving.chosen}` without --model: "
+            "[model.html5_by_convention])")
 
 
 def _trained_on(model, pages) -> str:

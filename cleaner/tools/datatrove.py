@@ -77,7 +77,7 @@ class WebCleanerExtractor(BaseExtractor):
         self.output = output
         self.markdown_options = markdown_options
         self.convention = convention
-        self._loaded = None  # (model, config): loaded on first use, so the step pickles small for executors
+        self._loaded = None  # (serving model, config): loaded on first use, so the step pickles small for executors
         self._warned_error = False  # a sandbox error is logged once, then only counted
 
     def _load(self):
@@ -85,13 +85,13 @@ class WebCleanerExtractor(BaseExtractor):
             config = load_config(self.config_path)
             # ConventionError: a wrong argument, said at once
             serving = model_for_convention(config, self.model_name, self.convention)
-            self._loaded = (serving.model, serving.config_for(config))
+            self._loaded = (serving, serving.config_for(config))
         return self._loaded
 
     def clean(self, text: str) -> tuple[str, dict]:
         """(the document's new text, what to add to its metadata)."""
-        model, config = self._load()  # the config's [model] convention: the one the model tags with
-        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=model, config=config,
+        serving, config = self._load()  # (the model of each page: the HTML5 pages' one, where the convention has one)
+        res = clean_html(text.encode("utf-8", "surrogatepass"), http_charset="utf-8", model=serving, config=config,
                          markdown=(self.markdown_options or True) if self.output == "markdown" else False)
         meta = {"cleaner_status": res.status, "cleaner_reason": res.reason,
                 **res.metadata_columns(),  # title, published, author, ... (docs/metadata.md)

@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", metavar="M.crfsuite",
                     help="CRF model: a file, or a packaged model's name, default or cleaneval-2012 (default: the "
                     "packaged model of the convention, [model.by_convention]: default for main, cleaneval-2012 for "
-                    "cleaneval and dragnet)")
+                    "cleaneval and dragnet, but default for a cleaneval page in HTML5 markup, "
+                    "[model.html5_by_convention])")
     ap.add_argument("--convention", metavar="NAME",
                     help="what to keep (docs/conventions.md): main (the main content: on an article page the "
                     "article only), cleaneval (everything a reader takes for the page's text) or dragnet (the article "

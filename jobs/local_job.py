@@ -62,7 +62,8 @@ def add_parser(sub) -> None:
     p.add_argument("--config", "--conf", dest="config", metavar="TOML",
                    help="config overlay (default: conf/default.toml only; the job's settings in [job])")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012) "
-                   "or a model file (default: the packaged model of the convention, [model.by_convention])")
+                   "or a model file (default: the packaged model of the convention, [model.by_convention], and "
+                   "for a page in HTML5 markup [model.html5_by_convention])")
     p.add_argument("--convention", metavar="NAME",
                    help="what to keep (docs/conventions.md): main (the main content: on an article page the article "
                    "only), cleaneval or dragnet (default: [model] convention, main); without --model it picks the "

@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: 1)")
     p.add_argument("--model", metavar="M", help="model: a packaged model's name (default, cleaneval-2012: "
                    "`cleaner models`) or a model file (default: the packaged model of the convention, "
-                   "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet)")
+                   "[model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet, but default "
+                   "for a cleaneval page in HTML5 markup, [model.html5_by_convention])")
     p.add_argument("--config", metavar="TOML", help="config overlay (default: conf/default.toml)")
     p.add_argument("--convention", metavar="NAME",
                    help="what to keep (docs/conventions.md): main (the page's main content: on an article page the "
@@ -136,8 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "cleaneval (everything a reader takes for the page's text) or dragnet (the article and its "
                    "comments); "
                    "default: [model] convention (main). Without --model it picks the model too (`cleaner models`): "
-                   "cleaneval and dragnet are served by cleaneval-2012, trained on pages of 2007-2013; for all the "
-                   "text of today's pages add --model default (docs/modern.md section 30); "
+                   "cleaneval and dragnet are served by cleaneval-2012, trained on pages of 2007-2013, except that "
+                   "a cleaneval page in HTML5 markup (<!DOCTYPE html>: today's pages) goes to the default "
+                   "(docs/modern.md section 31); "
                    "a model given by --model that was trained without conventions (cleaneval-2012) refuses it")
     p.add_argument("--model-kind", choices=MODEL_KINDS, default="crf",
                    help="labeller (cleaner/label/systems): a non-CRF kind takes its system file as --model (none for "
@@ -223,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --model, a convention-aware model: score every page under this convention (main, "
                    "article, cleaneval, dragnet) instead of each set's own (chaos, big5, fundus, wcxb and your own "
                    "sets: main; CleanEval's sets: cleaneval; Dragnet: dragnet); without --model, score the model "
-                   "[model.by_convention] names for it")
+                   "[model.by_convention] names for it (and for its pages in HTML5 markup the one "
+                   "[model.html5_by_convention] names)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--pages", metavar="FILE.tsv", help="write each page's figures (word P/R/F1, text-only, markup F1, "
                    "expected F1, fold), to compare another run with this one page by page (--against); the CRF's "

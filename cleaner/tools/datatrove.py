@@ -52,7 +52,8 @@ class WebCleanerExtractor(BaseExtractor):
 
     Args:
         model: a packaged model's name (default, cleaneval-2012) or a model file; None: the packaged model of the
-            convention ([model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet).
+            convention ([model.by_convention]: default for main, cleaneval-2012 for cleaneval and dragnet; under
+            cleaneval a page in HTML5 markup goes to the default, [model.html5_by_convention]).
         config: a config overlay (TOML file) of conf/default.toml; None: the packaged config.
         convention: what to keep (docs/conventions.md): main, cleaneval or dragnet; None: the config's [model]
             convention (main). Checked against the model on first use.

@@ -371,15 +371,13 @@ def cmd_eval(args) -> int:
 
 
 def _pages_by_model(serving, pages) -> list[tuple]:
-    """[(the model, the pages it cleans)], each in the order of `pages` (ServingModel.for_page)."""
-    from ..page.doctype import declares_html5
-
+    """[(the model, the pages it cleans)], each group in the order of `pages`: the choice cleaning makes
+    (ServingModel.for_page)."""
     if serving.html5 is None:
         return [(serving, pages)]
-    html5 = [declares_html5(p.read_html()) for p in pages]
-    older = [p for p, h in zip(pages, html5) if not h]
-    newer = [p for p, h in zip(pages, html5) if h]
-    return [(served, group) for served, group in ((serving, older), (serving.html5, newer)) if group]
+    chosen = [serving.for_page(p.read_html()) for p in pages]
+    return [(served, group) for served in serving.served
+            if (group := [p for p, model in zip(pages, chosen) if model is served])]
 
 
 def _html5_share(serving, served, group) -> str:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Per-page CPU time of the cleaning core, per stage, over the shared pages (one core).
 
-    .venv/bin/python scripts/bench_core.py [--data ../shared/data] [--every 1] [--model M] [--repeat 1]
+    .venv/bin/python scripts/bench_core.py [--data ../shared/data] [--every 1] [--model M] [--convention NAME]
+        [--config TOML] [--repeat 1]
 
 Prints the median / p90 CPU milliseconds per page of each stage (decode, parse (Lexbor),
 segment (the walk that cuts the tree into blocks), features, first_pass (stacked models), crf,
@@ -40,7 +41,7 @@ import cleaner  # noqa: E402
 from cleaner.api import STAGES, clean_html  # noqa: E402
 from cleaner.config import load_config  # noqa: E402
 from cleaner.gold.data import find_pages  # noqa: E402
-from cleaner.label.model import load_model  # noqa: E402
+from cleaner.label.model import model_for_convention  # noqa: E402
 from cleaner.tools.runtime import tune_gc  # noqa: E402
 
 
@@ -53,7 +54,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--every", type=int, default=1, help="take every N-th page (quick runs)")
-    ap.add_argument("--model", help="model (default: packaged)")
+    ap.add_argument("--model", help="model (default: the packaged model of the convention)")
+    ap.add_argument("--convention", help="clean by this convention, as `cleaner clean --convention` does (without "
+                    "--model, the model it picks: under cleaneval, each page's by its markup)")
+    ap.add_argument("--config", help="config overlay (default: conf/default.toml)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--shuffle", type=int, metavar="SEED",
                     help="clean the pages in a random order (seeded): the shared pages come grouped by site, and "
@@ -67,16 +71,18 @@ def main(argv=None) -> int:
                          "conf/default.toml; default) or Python's own")
     args = ap.parse_args(argv)
 
-    config = load_config()
+    config = load_config(args.config)
     if args.gc == "tuned":
         tune_gc(config)
-    model = load_model(args.model)
+    serving = model_for_convention(config, args.model, args.convention)  # (the model(s) `cleaner clean` would use)
+    config = serving.config_for(config)
     pages = find_pages(args.data)[:: args.every]
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(pages)
     blobs = [(p.dataset, p.read_html()) for p in pages]
     peers = {name: make_system(name, None) for name in filter(None, args.peers.split(","))}
-    clean_html(blobs[0][1], model=model, config=config)  # warm-up: tagger, regexps, tables
+    for served in serving.served:  # warm-up: tagger, regexps, tables (of each model: the HTML5 pages' too)
+        clean_html(blobs[0][1], model=served, config=config)
     for peer in peers.values():
         peer(blobs[0][1])
     best: list[tuple[float, object] | None] = [None] * len(blobs)
@@ -86,7 +92,7 @@ def main(argv=None) -> int:
             # The thread's CPU clock: while clean_html's CPU-time budget timer is armed, Linux reads
             # the process's CPU clock in scheduler ticks (4 ms here), the thread's stays exact.
             c0 = time.thread_time()
-            res = clean_html(data, model=model, config=config)
+            res = clean_html(data, model=serving, config=config)
             cpu = (time.thread_time() - c0) * 1000
             if best[i] is None or cpu < best[i][0]:
                 best[i] = (cpu, res)
@@ -106,7 +112,8 @@ def main(argv=None) -> int:
     rows["all"] = [e for v in list(rows.values()) for e in v]
 
     cols = list(STAGES) + ["total_cpu"]
-    print(f"model {model.hash}, {len(blobs)} pages, CPU ms per page (stages: wall ms, single thread), "
+    print(f"model {serving.hash} ({serving.chosen or 'default convention'}), {len(blobs)} pages, CPU ms per page "
+          "(stages: wall ms, single thread), "
           f"gc thresholds {gc.get_threshold()}, {cleaner.NATIVE_STATUS}\n")
     print("| set | pages | median blocks | " + " | ".join(f"{c} med" for c in cols) + " | total p90 | total mean |")
     print("|---|---|---|" + "---|" * (len(cols) + 2))

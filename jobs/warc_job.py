@@ -61,6 +61,11 @@ class WarcJob:
         self.prepared = False
         self.lease: Lease | None = None  # taken in prepare (a local output) or run (a remote one)
 
+    @property
+    def model(self):
+        """The model that cleans the run's pages (the HTML5 pages' aside: self.serving.html5); set by prepare."""
+        return self.serving.model
+
     # --- before any engine -------------------------------------------------------------------------------
 
     def prepare(self) -> None:
@@ -79,7 +84,7 @@ class WarcJob:
             raise JobError(4, f"unreadable model: {exc}{hint}") from exc
         except ConventionError as exc:
             raise JobError(4, f"invalid {'--convention' if a.convention else 'config'}: {exc}") from exc
-        self.serving, self.model = serving, serving.model
+        self.serving = serving
         # The workers are sent the models' bytes (jobs.worker._state): the model reads the convention it tags with
         # from the config they are sent, the HTML5 pages' model (if any) is sent with its own.
         self.config = serving.config_for(self.config)
@@ -184,11 +189,11 @@ class WarcJob:
 
     def _worker_payload(self) -> dict:
         """What every worker builds its model and config from (jobs.worker._state), sent once."""
-        config_key = self.config.section_hash(tuple(self.config.data), self.model.meta.get("families", ()))
-        html5 = self.serving.html5
+        model, html5 = self.serving.model, self.serving.html5
+        config_key = self.config.section_hash(tuple(self.config.data), model.meta.get("families", ()))
         return {
             "key": f"{self.serving.hash}:{config_key}",
-            **model_payload(self.model),
+            **model_payload(model),
             # the HTML5 pages' model and the convention it is given ([model.html5_by_convention]), or None
             "html5": None if html5 is None else {**model_payload(html5.model), "convention": html5.convention},
             "config": self.config.to_json(), "config_source": self.config.source,

@@ -18,8 +18,7 @@ import re
 
 DOCTYPE_WINDOW = 4096  # bytes searched from the page's start
 
-_HTML5_DOCTYPE = re.compile(rb"<!doctype\s+html\s*(?:system\s+(?:\"about:legacy-compat\"|'about:legacy-compat')\s*)?>",
-                            re.IGNORECASE)
+_HTML5_DOCTYPE = re.compile(rb"<!doctype\s+html\s*(?:system\s+[\"']about:legacy-compat[\"']\s*)?>", re.IGNORECASE)
 
 
 def declares_html5(data: bytes) -> bool:

@@ -40,11 +40,13 @@ def describe_model(path: Path) -> dict:
         kind.append("marker typer")
     # the conventions it cleans by when no --model is given (conf/default.toml [model.by_convention]), and those
     # whose pages in HTML5 markup it cleans ([model.html5_by_convention])
-    def serving(table: str) -> list[str]:
-        return [convention for convention, name in load_config()["model"][table].items()
+    tables = load_config()["model"]
+
+    def conventions_in(table: str) -> list[str]:
+        return [convention for convention, name in tables[table].items()
                 if packaged_model_path(name).resolve() == Path(path).resolve()]
 
-    serves, serves_html5 = serving("by_convention"), serving("html5_by_convention")
+    serves, serves_html5 = conventions_in("by_convention"), conventions_in("html5_by_convention")
     cv = {ds: {"pages": f.get("n_docs"), "word_f1": f.get("macro_f1"), "text_only": f.get("macro_text_only"),
                "markup_f1": f.get("macro_markup_f1")}
           for ds, f in (meta.get("cross_validation") or {}).items() if ds != "all"}
